@@ -1,0 +1,1 @@
+//! Benchmark support code shared by the criterion benches.

@@ -1,0 +1,4 @@
+//! `amrex-array4`: work in progress.
+#![no_std]
+#[cfg(feature = "std")]
+extern crate std;

@@ -1,0 +1,4 @@
+//! `amrex-basefab`: work in progress.
+#![no_std]
+#[cfg(feature = "std")]
+extern crate std;

@@ -1,0 +1,2 @@
+//! DLPack PyCapsule glue: work in progress.
+#![no_std]

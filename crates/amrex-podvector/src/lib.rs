@@ -1,0 +1,4 @@
+//! `amrex-podvector`: work in progress.
+#![no_std]
+#[cfg(feature = "std")]
+extern crate std;

@@ -1,0 +1,1 @@
+//! Python module: work in progress.

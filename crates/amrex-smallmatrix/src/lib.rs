@@ -1,0 +1,4 @@
+//! `amrex-smallmatrix`: work in progress.
+#![no_std]
+#[cfg(feature = "std")]
+extern crate std;

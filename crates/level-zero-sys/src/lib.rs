@@ -1,0 +1,1 @@
+//! Level Zero loader bindings: work in progress.
