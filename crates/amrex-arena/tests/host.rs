@@ -89,15 +89,17 @@ fn copy_fill_and_reallocate() {
     // SAFETY: `p` is a live 32-byte allocation of this arena.
     let p = unsafe { a.reallocate(p, layout, 64) }.unwrap();
     let big = Layout::array::<u32>(16).unwrap();
+    // SAFETY: 32 is within the 64-byte allocation.
+    let upper = unsafe { p.add(32) };
     // SAFETY: the first 32 bytes survived; fill the next 32.
-    unsafe { a.fill_bytes(p.add(32), 0xff, 32) }.unwrap();
+    unsafe { a.fill_bytes(upper, 0xff, 32) }.unwrap();
     let mut back = [0u32; 16];
     // SAFETY: 64 bytes each side.
     unsafe { a.copy_to_host(back.as_mut_ptr().cast(), p, 64) }.unwrap();
     assert_eq!(&back[..8], &src);
     assert!(back[8..].iter().all(|&x| x == u32::MAX));
     // SAFETY: copy the first half onto the second half: disjoint.
-    unsafe { a.copy_within(p.add(32), p, 32) }.unwrap();
+    unsafe { a.copy_within(upper, p, 32) }.unwrap();
     // SAFETY: 64 bytes each side.
     unsafe { a.copy_to_host(back.as_mut_ptr().cast(), p, 64) }.unwrap();
     assert_eq!(&back[8..], &src);
