@@ -1,0 +1,479 @@
+//! Owning handles ([`ManagedTensor`], [`LegacyManagedTensor`]) and the export builder.
+//!
+//! # One allocation per export
+//! [`ManagedTensor::from_owner`] makes a single heap block laid out as
+//! `ExportCtx { header, ndim, owner }` followed by `ndim` extents and `ndim` strides. The
+//! header (`DLManagedTensorVersioned` or `DLManagedTensor`) sits at offset 0 and its
+//! `manager_ctx` points at the block itself, so the deleter finds everything from the
+//! pointer it is given. The owner is moved in: a `Vec`, a container, or an `Arc` clone —
+//! none of which costs a second allocation.
+//!
+//! # The deleter
+//! The deleter is an `extern "C"` function, so a panic in the owner's `Drop` cannot unwind
+//! into C: Rust aborts the process instead (`extern "C"` functions are `nounwind`). It runs
+//! on whatever thread the consumer calls it from; that is why owners must be `Send`.
+
+use crate::error::{DlpackError, ErrorKind};
+use crate::ffi::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor, flags};
+use crate::view::{TensorView, TensorViewMut, validate};
+use crate::{DataType, Device, DlpackElement};
+use alloc::alloc::{dealloc, handle_alloc_error};
+use core::alloc::Layout;
+use core::ffi::c_void;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+/// What a container hands to [`ManagedTensor::from_owner`]: the tensor to describe.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorSpec<'s> {
+    /// First element (exported with `byte_offset = 0`); NULL when the tensor has no elements.
+    pub data: *mut c_void,
+    /// Where the memory lives.
+    pub device: Device,
+    /// Element type.
+    pub dtype: DataType,
+    /// Extents.
+    pub shape: &'s [i64],
+    /// Strides in elements, one per extent (always present, as DLPack ≥ 1.2 requires).
+    pub strides: &'s [i64],
+    /// `READ_ONLY` / `IS_COPIED` bits.
+    pub flags: u64,
+}
+
+impl<'s> TensorSpec<'s> {
+    /// A host tensor of `T` with the given layout and no flags.
+    pub fn host<T: DlpackElement>(data: *const T, shape: &'s [i64], strides: &'s [i64]) -> Self {
+        Self {
+            data: data.cast_mut().cast(),
+            device: Device::CPU,
+            dtype: T::DTYPE,
+            shape,
+            strides,
+            flags: 0,
+        }
+    }
+
+    /// The same spec with `flags` set.
+    pub fn with_flags(mut self, flags: u64) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// The same spec on `device`.
+    pub fn on_device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+}
+
+/// The two managed-tensor headers, so the export code is written once.
+trait Header: Sized {
+    fn make(
+        tensor: DLTensor,
+        ctx: *mut c_void,
+        flags: u64,
+        deleter: unsafe extern "C" fn(*mut Self),
+    ) -> Self;
+}
+
+impl Header for DLManagedTensorVersioned {
+    fn make(
+        dl_tensor: DLTensor,
+        manager_ctx: *mut c_void,
+        flags: u64,
+        d: unsafe extern "C" fn(*mut Self),
+    ) -> Self {
+        Self {
+            version: DLPackVersion::CURRENT,
+            manager_ctx,
+            deleter: Some(d),
+            flags,
+            dl_tensor,
+        }
+    }
+}
+
+impl Header for DLManagedTensor {
+    fn make(
+        dl_tensor: DLTensor,
+        manager_ctx: *mut c_void,
+        _flags: u64,
+        d: unsafe extern "C" fn(*mut Self),
+    ) -> Self {
+        Self {
+            dl_tensor,
+            manager_ctx,
+            deleter: Some(d),
+        }
+    }
+}
+
+/// The single allocation behind an export. Invariants:
+/// 1. `header` is at offset 0, so a `*mut H` handed to the deleter is a `*mut ExportCtx<H, O>`.
+/// 2. The block was allocated with `export_layout::<H, O>(ndim)`.
+/// 3. The `2 * ndim` i64 after the struct hold the extents then the strides; the header's
+///    `shape`/`strides` point there (NULL when `ndim == 0`).
+/// 4. `owner` is initialised until the deleter drops it, exactly once.
+#[repr(C)]
+struct ExportCtx<H, O> {
+    header: H,
+    ndim: usize,
+    owner: O,
+}
+
+fn export_layout<H, O>(ndim: usize) -> (Layout, usize) {
+    let dims = Layout::array::<i64>(2 * ndim).unwrap_or_else(|_| dims_overflow());
+    let (layout, offset) = Layout::new::<ExportCtx<H, O>>()
+        .extend(dims)
+        .unwrap_or_else(|_| dims_overflow());
+    (layout.pad_to_align(), offset)
+}
+
+#[cold]
+fn dims_overflow() -> ! {
+    panic!("DLPack export: rank too large to lay out")
+}
+
+unsafe extern "C" fn export_deleter<H, O>(header: *mut H) {
+    if header.is_null() {
+        return;
+    }
+    let ctx = header.cast::<ExportCtx<H, O>>();
+    // SAFETY: invariant 1: the pointer we handed out is the start of a live ExportCtx.
+    let ndim = unsafe { (*ctx).ndim };
+    let owner = ctx
+        .cast::<u8>()
+        .wrapping_add(core::mem::offset_of!(ExportCtx<H, O>, owner));
+    // SAFETY: invariant 4: the owner is initialised at that offset and dropped here exactly
+    // once, since the DLPack contract lets the deleter run only once.
+    unsafe { core::ptr::drop_in_place(owner.cast::<O>()) };
+    let (layout, _) = export_layout::<H, O>(ndim);
+    // SAFETY: invariant 2: allocated by the global allocator with this layout.
+    unsafe { dealloc(ctx.cast(), layout) };
+}
+
+/// Builds an export; see the module docs.
+///
+/// # Safety
+/// As [`ManagedTensor::from_owner`].
+unsafe fn build<H: Header, O: Send>(owner: O, spec: &TensorSpec<'_>) -> NonNull<H> {
+    assert_eq!(
+        spec.shape.len(),
+        spec.strides.len(),
+        "DLPack export: shape and strides must have the same length"
+    );
+    let ndim = spec.shape.len();
+    let ndim_i32 = i32::try_from(ndim).unwrap_or_else(|_| dims_overflow());
+    let (layout, dims_offset) = export_layout::<H, O>(ndim);
+    // SAFETY: the layout has non-zero size (it contains the header).
+    let block = unsafe { alloc::alloc::alloc(layout) };
+    let Some(block) = NonNull::new(block) else {
+        handle_alloc_error(layout)
+    };
+    let ctx = block.cast::<ExportCtx<H, O>>();
+    let (shape, strides) = if ndim == 0 {
+        (core::ptr::null_mut(), core::ptr::null_mut())
+    } else {
+        // SAFETY: `dims_offset` is within the block (from `Layout::extend`).
+        let dims = unsafe { block.as_ptr().add(dims_offset) }.cast::<i64>();
+        // SAFETY: the block has room for 2 * ndim i64 at `dims`, aligned (Layout::extend).
+        unsafe { core::ptr::copy_nonoverlapping(spec.shape.as_ptr(), dims, ndim) };
+        // SAFETY: `dims + ndim` is still inside the 2 * ndim array.
+        let dims_strides = unsafe { dims.add(ndim) };
+        // SAFETY: room for ndim more i64 there.
+        unsafe { core::ptr::copy_nonoverlapping(spec.strides.as_ptr(), dims_strides, ndim) };
+        (dims, dims_strides)
+    };
+    let tensor = DLTensor {
+        data: spec.data,
+        device: spec.device,
+        ndim: ndim_i32,
+        dtype: spec.dtype,
+        shape,
+        strides,
+        byte_offset: 0,
+    };
+    let header = H::make(
+        tensor,
+        block.as_ptr().cast(),
+        spec.flags,
+        export_deleter::<H, O>,
+    );
+    // SAFETY: `ctx` is a fresh, aligned allocation of the right layout (invariants 1–4).
+    unsafe {
+        ctx.write(ExportCtx {
+            header,
+            ndim,
+            owner,
+        })
+    };
+    ctx.cast::<H>()
+}
+
+macro_rules! managed_common {
+    ($name:ident, $header:ty) => {
+        impl<'a> $name<'a> {
+            /// Exports memory kept alive by `owner`: one allocation holds the header, the
+            /// owner, the extents and the strides; dropping the tensor (or the consumer
+            /// calling the deleter) drops `owner` exactly once.
+            ///
+            /// # Safety
+            /// For as long as `owner` lives (and `'a` lasts), `spec.data` must point to memory
+            /// of `spec.device` holding the elements `spec.shape`/`spec.strides` reach, of
+            /// type `spec.dtype`, readable and — unless `spec.flags` has `READ_ONLY` —
+            /// writable by the consumer without data races. `spec.data` is NULL only when
+            /// the tensor has no elements. Moving `owner` must not move that memory.
+            ///
+            /// # Panics
+            /// If `spec.shape` and `spec.strides` differ in length.
+            pub unsafe fn from_owner<O: Send + 'a>(owner: O, spec: &TensorSpec<'_>) -> Self {
+                // SAFETY: forwarded to the caller.
+                let ptr = unsafe { build::<$header, O>(owner, spec) };
+                debug_assert!({
+                    // SAFETY: just built from a valid spec.
+                    unsafe { validate(&(*ptr.as_ptr()).dl_tensor) }.is_ok()
+                });
+                Self {
+                    ptr,
+                    _lifetime: PhantomData,
+                }
+            }
+
+            /// Gives up ownership: the returned pointer must reach a consumer that calls
+            /// its deleter once (or be passed back to `from_raw`).
+            pub fn into_raw(self) -> *mut $header {
+                let ptr = self.ptr.as_ptr();
+                core::mem::forget(self);
+                ptr
+            }
+
+            /// The raw managed tensor, still owned by `self`.
+            pub fn as_raw(&self) -> *const $header {
+                self.ptr.as_ptr()
+            }
+
+            fn tensor(&self) -> &DLTensor {
+                // SAFETY: invariant 1: the header is live while `self` is.
+                unsafe { &(*self.ptr.as_ptr()).dl_tensor }
+            }
+
+            /// Read access to the validated tensor.
+            pub fn view(&self) -> TensorView<'_> {
+                // SAFETY: invariant 2: validated on construction; alive while `self` is.
+                unsafe { TensorView::new_unchecked(self.tensor(), self.flags()) }
+            }
+
+            /// Exclusive access to the tensor; refused for `READ_ONLY` tensors.
+            pub fn view_mut(&mut self) -> Result<TensorViewMut<'_>, DlpackError> {
+                TensorViewMut::from_view(self.view())
+            }
+
+            /// Where the memory lives.
+            pub fn device(&self) -> Device {
+                self.tensor().device
+            }
+
+            /// Element type.
+            pub fn dtype(&self) -> DataType {
+                self.tensor().dtype
+            }
+
+            /// Extents.
+            pub fn shape(&self) -> &[i64] {
+                self.view().shape()
+            }
+        }
+
+        impl Drop for $name<'_> {
+            fn drop(&mut self) {
+                let ptr = self.ptr.as_ptr();
+                // SAFETY: invariant 1; we own the tensor, so we call its deleter once.
+                if let Some(deleter) = unsafe { (*ptr).deleter } {
+                    // SAFETY: the deleter of a tensor we own, called exactly once.
+                    unsafe { deleter(ptr) };
+                }
+            }
+        }
+
+        // SAFETY: DLPack lets the deleter run on any thread; exports only accept `Send`
+        // owners, and importers take responsibility for the producer's promise.
+        unsafe impl Send for $name<'_> {}
+        // SAFETY: shared access only reads the header and the (validated) data.
+        unsafe impl Sync for $name<'_> {}
+    };
+}
+
+/// An owning `DLManagedTensorVersioned` (DLPack ≥ 1.0). Dropping it calls the deleter once.
+///
+/// The lifetime ties an export of borrowed data to the borrow: `ManagedTensor<'a>` built
+/// from a `&'a mut [T]` cannot outlive the slice in safe code. Owned exports and imports
+/// are `ManagedTensor<'static>`.
+///
+/// Invariants:
+/// 1. `ptr` points to a live `DLManagedTensorVersioned` this handle owns.
+/// 2. Its `dl_tensor` passed validation and its memory stays alive until the deleter runs.
+/// 3. Its major version is 1.
+#[derive(Debug)]
+pub struct ManagedTensor<'a> {
+    ptr: NonNull<DLManagedTensorVersioned>,
+    _lifetime: PhantomData<&'a mut ()>,
+}
+
+managed_common!(ManagedTensor, DLManagedTensorVersioned);
+
+impl<'a> ManagedTensor<'a> {
+    /// Adopts a tensor from a producer.
+    ///
+    /// A major version other than 1 is refused after calling the deleter, reading nothing
+    /// but `version` and `deleter`. A tensor that fails validation is refused after calling
+    /// the deleter. Either way the producer's memory is released exactly once.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to a `DLManagedTensorVersioned` whose ownership passes to us;
+    /// when its version is 1.x, its shape/strides pointers and data are valid as DLPack
+    /// says until we call its deleter.
+    pub unsafe fn from_raw(
+        ptr: *mut DLManagedTensorVersioned,
+    ) -> Result<ManagedTensor<'static>, DlpackError> {
+        let Some(ptr) = NonNull::new(ptr) else {
+            return Err(ErrorKind::NullPointer("managed tensor").into());
+        };
+        // SAFETY: the caller passes a valid pointer; `version` sits at a fixed offset in
+        // every major version.
+        let version = unsafe { (*ptr.as_ptr()).version };
+        let tensor = ManagedTensor {
+            ptr,
+            _lifetime: PhantomData,
+        };
+        if version.major != crate::ffi::DLPACK_MAJOR_VERSION {
+            // Dropping `tensor` calls the deleter (fixed offset too) and nothing else.
+            drop(tensor);
+            return Err(ErrorKind::UnsupportedVersion {
+                major: version.major,
+                minor: version.minor,
+            }
+            .into());
+        }
+        // SAFETY: the caller vouches for shape/strides of a 1.x tensor.
+        unsafe { validate(tensor.tensor()) }?;
+        Ok(tensor)
+    }
+
+    /// `DLManagedTensorVersioned::flags`.
+    pub fn flags(&self) -> u64 {
+        // SAFETY: invariant 1.
+        unsafe { (*self.ptr.as_ptr()).flags }
+    }
+
+    /// The producer's DLPack version.
+    pub fn version(&self) -> DLPackVersion {
+        // SAFETY: invariant 1.
+        unsafe { (*self.ptr.as_ptr()).version }
+    }
+
+    /// Whether consumers must not write.
+    pub fn is_read_only(&self) -> bool {
+        self.flags() & flags::READ_ONLY != 0
+    }
+
+    /// Exports a `Vec` without copying; the vector moves into the tensor.
+    pub fn from_vec<T: DlpackElement>(v: alloc::vec::Vec<T>) -> ManagedTensor<'static> {
+        let len = v.len() as i64;
+        let data = if v.is_empty() {
+            core::ptr::null()
+        } else {
+            v.as_ptr()
+        };
+        let (shape, strides) = ([len], [1]);
+        let spec = TensorSpec::host(data, &shape, &strides);
+        // SAFETY: the Vec's heap buffer does not move when the Vec moves; `len` elements
+        // are initialised; the tensor owns the Vec, so nobody else writes.
+        unsafe { ManagedTensor::from_owner(v, &spec) }
+    }
+
+    /// Exports a slice read-only; the tensor cannot outlive the borrow.
+    pub fn from_slice<T: DlpackElement>(s: &'a [T]) -> Self {
+        let data = if s.is_empty() {
+            core::ptr::null()
+        } else {
+            s.as_ptr()
+        };
+        let (shape, strides) = ([s.len() as i64], [1]);
+        let spec = TensorSpec::host(data, &shape, &strides).with_flags(flags::READ_ONLY);
+        // SAFETY: the slice lives for 'a, which bounds the tensor; consumers may only read.
+        unsafe { ManagedTensor::from_owner((), &spec) }
+    }
+
+    /// Exports a mutable slice writable; the tensor cannot outlive the borrow.
+    pub fn from_slice_mut<T: DlpackElement>(s: &'a mut [T]) -> Self {
+        let data = if s.is_empty() {
+            core::ptr::null_mut()
+        } else {
+            s.as_mut_ptr()
+        };
+        let (shape, strides) = ([s.len() as i64], [1]);
+        let spec = TensorSpec::host(data.cast_const(), &shape, &strides);
+        // SAFETY: the exclusive borrow lasts 'a, which bounds the tensor.
+        unsafe { ManagedTensor::from_owner((), &spec) }
+    }
+
+    /// Re-wraps as a legacy `DLManagedTensor` for consumers that predate DLPack 1.0.
+    ///
+    /// Costs one more allocation (the legacy header owns this tensor). Legacy tensors have
+    /// no flags: `READ_ONLY` is lost, so only use this when the consumer treats legacy
+    /// imports as read-only (NumPy does) or the data is writable.
+    pub fn into_legacy(self) -> LegacyManagedTensor<'a> {
+        let t = self.view();
+        let shape: alloc::vec::Vec<i64> = t.shape().to_vec();
+        let strides: alloc::vec::Vec<i64> = t.strides().collect();
+        let (data, device, dtype) = (t.data_ptr(), t.device(), t.dtype());
+        let spec = TensorSpec {
+            data,
+            device,
+            dtype,
+            shape: &shape,
+            strides: &strides,
+            flags: 0,
+        };
+        // SAFETY: the memory stays alive because `self`, its owner, moves into the tensor;
+        // the first element, extents and strides are the validated ones of `self`.
+        unsafe { LegacyManagedTensor::from_owner(self, &spec) }
+    }
+}
+
+/// An owning legacy `DLManagedTensor` (no version, no flags). Dropping it calls the
+/// deleter once. Invariants as [`ManagedTensor`], without the version.
+#[derive(Debug)]
+pub struct LegacyManagedTensor<'a> {
+    ptr: NonNull<DLManagedTensor>,
+    _lifetime: PhantomData<&'a mut ()>,
+}
+
+managed_common!(LegacyManagedTensor, DLManagedTensor);
+
+impl LegacyManagedTensor<'_> {
+    /// Adopts a legacy tensor; one that fails validation is refused after its deleter runs.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to a `DLManagedTensor` whose ownership passes to us, with
+    /// valid shape/strides pointers and data until we call its deleter.
+    pub unsafe fn from_raw(
+        ptr: *mut DLManagedTensor,
+    ) -> Result<LegacyManagedTensor<'static>, DlpackError> {
+        let Some(ptr) = NonNull::new(ptr) else {
+            return Err(ErrorKind::NullPointer("managed tensor").into());
+        };
+        let tensor = LegacyManagedTensor {
+            ptr,
+            _lifetime: PhantomData,
+        };
+        // SAFETY: the caller vouches for shape/strides.
+        unsafe { validate(tensor.tensor()) }?;
+        Ok(tensor)
+    }
+
+    /// Legacy tensors carry no flags: always 0.
+    pub fn flags(&self) -> u64 {
+        0
+    }
+}

@@ -1,0 +1,589 @@
+//! Validated, borrowed access to a `DLTensor`.
+//!
+//! Validation never allocates: it walks the `ndim` extents and strides once, with checked
+//! arithmetic, and stores nothing but the tensor reference and its flags.
+
+use crate::error::{DlpackError, ErrorKind};
+use crate::ffi::{DLDataTypeCode, DLTensor, flags};
+use crate::{DataType, Device, DlpackElement};
+use core::ffi::c_void;
+use core::marker::PhantomData;
+
+/// Checks a dtype for something this crate can lay out in memory.
+pub(crate) fn check_dtype(dtype: DataType) -> Result<usize, DlpackError> {
+    if dtype.lanes != 1 {
+        return Err(ErrorKind::Lanes(dtype.lanes).into());
+    }
+    let bits_ok = match dtype.code {
+        DLDataTypeCode::BOOL => dtype.bits == 8,
+        DLDataTypeCode::INT | DLDataTypeCode::UINT => matches!(dtype.bits, 8 | 16 | 32 | 64),
+        DLDataTypeCode::FLOAT => matches!(dtype.bits, 8 | 16 | 32 | 64 | 128),
+        DLDataTypeCode::BFLOAT => dtype.bits == 16,
+        DLDataTypeCode::COMPLEX => matches!(dtype.bits, 32 | 64 | 128),
+        DLDataTypeCode::OPAQUE_HANDLE => dtype.bits == 8 * core::mem::size_of::<usize>() as u8,
+        DLDataTypeCode::FLOAT6_E2M3FN | DLDataTypeCode::FLOAT6_E3M2FN => dtype.bits == 6,
+        DLDataTypeCode::FLOAT4_E2M1FN => dtype.bits == 4,
+        c if c.0 >= 7 && c.0 <= 14 => dtype.bits == 8,
+        _ => false,
+    };
+    match dtype.size_in_bytes() {
+        Some(size) if bits_ok => Ok(size),
+        _ => Err(ErrorKind::UnsupportedDtype(dtype).into()),
+    }
+}
+
+/// Offsets (in elements, relative to the first element) of the lowest and highest element
+/// a shape and strides reach, and the element count. Extents must already be known to be
+/// non-negative. `strides == None` means compact row-major.
+pub(crate) fn span(
+    shape: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<(i64, i64, usize), DlpackError> {
+    let mut count: usize = 1;
+    for &extent in shape {
+        // Extents were checked non-negative; a value above usize::MAX overflows here.
+        let e = usize::try_from(extent).map_err(|_| ErrorKind::SpanOverflow)?;
+        count = count.checked_mul(e).ok_or(ErrorKind::SpanOverflow)?;
+    }
+    if count == 0 {
+        return Ok((0, 0, 0));
+    }
+    let (mut lo, mut hi) = (0i64, 0i64);
+    match strides {
+        None => {
+            hi = i64::try_from(count - 1).map_err(|_| ErrorKind::SpanOverflow)?;
+        }
+        Some(strides) => {
+            for (&extent, &stride) in shape.iter().zip(strides) {
+                let reach = (extent - 1)
+                    .checked_mul(stride)
+                    .ok_or(ErrorKind::SpanOverflow)?;
+                if reach >= 0 {
+                    hi = hi.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
+                } else {
+                    lo = lo.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
+                }
+            }
+        }
+    }
+    Ok((lo, hi, count))
+}
+
+/// Validates every field of `t` that can be checked without dereferencing `data`.
+///
+/// # Safety
+/// When `t.ndim > 0`, `t.shape` (if not NULL) must point to `t.ndim` readable `i64`s, and
+/// so must `t.strides` (if not NULL).
+pub(crate) unsafe fn validate(t: &DLTensor) -> Result<(), DlpackError> {
+    if t.ndim < 0 {
+        return Err(ErrorKind::NegativeRank(t.ndim).into());
+    }
+    let elem = check_dtype(t.dtype)?;
+    if !t.device.device_type.is_known() {
+        return Err(ErrorKind::UnknownDeviceType(t.device.device_type.0).into());
+    }
+    // SAFETY: forwarded from the caller's obligation on `shape` and `strides`.
+    let (shape, strides) = unsafe { raw_dims(t) }?;
+    for (axis, &extent) in shape.iter().enumerate() {
+        if extent < 0 {
+            return Err(ErrorKind::NegativeExtent { axis, extent }.into());
+        }
+    }
+    let (lo, hi, count) = span(shape, strides)?;
+    let offset = isize::try_from(t.byte_offset).map_err(|_| ErrorKind::SpanOverflow)?;
+    if count == 0 {
+        return Ok(());
+    }
+    if t.data.is_null() {
+        return Err(ErrorKind::NullData.into());
+    }
+    // Every byte the tensor reaches must be addressable: [first + lo*elem, first + (hi+1)*elem).
+    let elem = i64::try_from(elem).map_err(|_| ErrorKind::SpanOverflow)?;
+    let lo_bytes = lo.checked_mul(elem).ok_or(ErrorKind::SpanOverflow)?;
+    let hi_bytes = hi
+        .checked_add(1)
+        .and_then(|h| h.checked_mul(elem))
+        .ok_or(ErrorKind::SpanOverflow)?;
+    let extent = hi_bytes
+        .checked_sub(lo_bytes)
+        .ok_or(ErrorKind::SpanOverflow)?;
+    if isize::try_from(extent).is_err() {
+        return Err(ErrorKind::SpanOverflow.into());
+    }
+    let base = t.data.addr() as i128;
+    let first = base + offset as i128;
+    let (start, end) = (first + i128::from(lo_bytes), first + i128::from(hi_bytes));
+    if start < 0 || end > usize::MAX as i128 {
+        return Err(ErrorKind::SpanOverflow.into());
+    }
+    Ok(())
+}
+
+/// Shape and strides of `t` as slices (`&[]` for a scalar; strides `None` when NULL).
+///
+/// # Safety
+/// As for [`validate`]; additionally the slices must stay valid for the borrow of `t`.
+pub(crate) unsafe fn raw_dims(t: &DLTensor) -> Result<(&[i64], Option<&[i64]>), DlpackError> {
+    let ndim = usize::try_from(t.ndim).map_err(|_| ErrorKind::NegativeRank(t.ndim))?;
+    if ndim == 0 {
+        return Ok((&[], None));
+    }
+    if t.shape.is_null() {
+        return Err(ErrorKind::NullPointer("shape").into());
+    }
+    // SAFETY: the caller guarantees `shape` points to `ndim` readable i64 for 't.
+    let shape = unsafe { core::slice::from_raw_parts(t.shape, ndim) };
+    let strides = if t.strides.is_null() {
+        None
+    } else {
+        // SAFETY: as above, for `strides`.
+        Some(unsafe { core::slice::from_raw_parts(t.strides, ndim) })
+    };
+    Ok((shape, strides))
+}
+
+/// A validated, read-only view of a `DLTensor` and its flags.
+///
+/// Invariants (established by validation and kept for `'a`):
+/// 1. `ndim >= 0`; `shape` has `ndim` non-negative extents whose product fits `usize`.
+/// 2. `strides` is NULL (compact row-major) or has `ndim` entries; every offset the
+///    extents and strides reach, in bytes from the first element, fits `isize`, and the
+///    addresses stay inside the address space.
+/// 3. The dtype has `lanes == 1` and a whole number of bytes per element.
+/// 4. The device type is one the header defines.
+/// 5. `data` is non-NULL when the tensor has elements.
+/// 6. Whoever handed out this view keeps the tensor's memory alive for `'a`.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorView<'a> {
+    tensor: &'a DLTensor,
+    flags: u64,
+}
+
+impl<'a> TensorView<'a> {
+    /// Validates `tensor` and borrows it.
+    ///
+    /// # Safety
+    /// `tensor.shape` and `tensor.strides` (when not NULL and `ndim > 0`) point to `ndim`
+    /// readable `i64` each; when the tensor has elements, the memory from `data +
+    /// byte_offset` over the span its strides reach is an allocation of the tensor's device
+    /// that stays valid, and is not written by anyone else, for `'a`.
+    pub unsafe fn new(tensor: &'a DLTensor, flags: u64) -> Result<Self, DlpackError> {
+        // SAFETY: the caller's contract covers `shape` and `strides`.
+        unsafe { validate(tensor) }?;
+        Ok(Self { tensor, flags })
+    }
+
+    /// Borrows a tensor that was validated before.
+    #[cfg_attr(
+        not(feature = "alloc"),
+        expect(dead_code, reason = "only the owning handles use it")
+    )]
+    ///
+    /// # Safety
+    /// `tensor` passed [`validate`] and the contract of [`TensorView::new`] holds.
+    pub(crate) unsafe fn new_unchecked(tensor: &'a DLTensor, flags: u64) -> Self {
+        Self { tensor, flags }
+    }
+
+    /// The underlying `DLTensor`.
+    pub fn raw(&self) -> &'a DLTensor {
+        self.tensor
+    }
+
+    /// Where the memory lives.
+    pub fn device(&self) -> Device {
+        self.tensor.device
+    }
+
+    /// Element type.
+    pub fn dtype(&self) -> DataType {
+        self.tensor.dtype
+    }
+
+    /// Bytes per element.
+    pub fn element_size(&self) -> usize {
+        // Validated: `check_dtype` succeeded, so `size_in_bytes` is `Some`.
+        self.tensor.dtype.size_in_bytes().unwrap_or(1)
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.tensor.ndim as usize
+    }
+
+    /// The `ndim` extents.
+    pub fn shape(&self) -> &'a [i64] {
+        // SAFETY: invariant 1 (validated shape pointer, valid for 'a).
+        unsafe { raw_dims(self.tensor) }
+            .map(|(s, _)| s)
+            .unwrap_or(&[])
+    }
+
+    /// The producer's strides as given, `None` when it sent NULL (compact row-major).
+    pub fn strides_raw(&self) -> Option<&'a [i64]> {
+        // SAFETY: invariant 2 (validated strides pointer, valid for 'a).
+        unsafe { raw_dims(self.tensor) }.ok().and_then(|(_, s)| s)
+    }
+
+    /// The stride of `axis` in elements, computing compact row-major strides for NULL.
+    ///
+    /// # Panics
+    /// If `axis >= ndim`.
+    pub fn stride(&self, axis: usize) -> i64 {
+        let shape = self.shape();
+        assert!(
+            axis < shape.len(),
+            "axis {axis} out of range for a tensor of rank {}",
+            shape.len()
+        );
+        match self.strides_raw() {
+            Some(s) => s[axis],
+            // Products of trailing extents fit: their total was checked to fit usize.
+            None => shape[axis + 1..].iter().product(),
+        }
+    }
+
+    /// Iterates over the strides (computed for NULL), in elements.
+    pub fn strides(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
+        (0..self.ndim()).map(|axis| self.stride(axis))
+    }
+
+    /// `DLManagedTensorVersioned::flags` (0 for legacy tensors).
+    pub fn flags(&self) -> u64 {
+        self.flags
+    }
+
+    /// Whether the producer forbids writes.
+    pub fn is_read_only(&self) -> bool {
+        self.flags & flags::READ_ONLY != 0
+    }
+
+    /// Address of the first element (`data + byte_offset`); opaque for device memory.
+    pub fn data_ptr(&self) -> *mut c_void {
+        // Wrapping: the address is only ever used by code that checked invariant 2.
+        self.tensor
+            .data
+            .cast::<u8>()
+            .wrapping_add(self.tensor.byte_offset as usize)
+            .cast()
+    }
+
+    /// Number of elements (1 for a scalar).
+    pub fn num_elements(&self) -> usize {
+        // Invariant 1: the product fits usize.
+        self.shape().iter().map(|&e| e as usize).product()
+    }
+
+    /// Whether the layout is compact row-major (C order). Axes of extent 1 may carry any stride.
+    pub fn is_c_contiguous(&self) -> bool {
+        let mut expected = 1i64;
+        for axis in (0..self.ndim()).rev() {
+            let extent = self.shape()[axis];
+            if extent != 1 && self.stride(axis) != expected {
+                return self.num_elements() == 0;
+            }
+            expected *= extent;
+        }
+        true
+    }
+
+    /// Whether the layout is compact column-major (Fortran order).
+    pub fn is_f_contiguous(&self) -> bool {
+        let mut expected = 1i64;
+        for axis in 0..self.ndim() {
+            let extent = self.shape()[axis];
+            if extent != 1 && self.stride(axis) != expected {
+                return self.num_elements() == 0;
+            }
+            expected *= extent;
+        }
+        true
+    }
+
+    /// Lowest and highest element offset the tensor reaches, relative to the first element.
+    pub fn offset_range(&self) -> (i64, i64) {
+        // Invariant 2: validated, cannot fail.
+        span(self.shape(), self.strides_raw())
+            .map(|(lo, hi, _)| (lo, hi))
+            .unwrap_or((0, 0))
+    }
+
+    /// Checks that the device is `expected`.
+    pub fn expect_device(&self, expected: Device) -> Result<(), DlpackError> {
+        if self.device() == expected {
+            Ok(())
+        } else {
+            Err(ErrorKind::DeviceMismatch {
+                expected,
+                found: self.device(),
+            }
+            .into())
+        }
+    }
+
+    /// Checks that the rank is `expected`.
+    pub fn expect_ndim(&self, expected: usize) -> Result<(), DlpackError> {
+        if self.ndim() == expected {
+            Ok(())
+        } else {
+            Err(ErrorKind::RankMismatch {
+                expected: expected as i32,
+                found: self.tensor.ndim,
+            }
+            .into())
+        }
+    }
+
+    /// Typed read access: checks dtype, host accessibility and alignment.
+    pub fn typed<T: DlpackElement>(&self) -> Result<TypedView<'a, T>, DlpackError> {
+        let ptr = self.typed_ptr::<T>()?;
+        Ok(TypedView {
+            view: *self,
+            ptr,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Checks `T` against dtype, host accessibility and alignment, and returns the typed
+    /// first-element pointer (dangling-but-aligned for an empty tensor).
+    pub fn typed_ptr<T: DlpackElement>(&self) -> Result<*mut T, DlpackError> {
+        if self.dtype() != T::DTYPE {
+            return Err(ErrorKind::DtypeMismatch {
+                expected: T::DTYPE,
+                found: self.dtype(),
+            }
+            .into());
+        }
+        if !self.device().is_host_accessible() {
+            return Err(ErrorKind::NotHostAccessible(self.device()).into());
+        }
+        if self.num_elements() == 0 {
+            return Ok(core::ptr::NonNull::<T>::dangling().as_ptr());
+        }
+        let ptr = self.data_ptr().cast::<T>();
+        let align = core::mem::align_of::<T>();
+        if !ptr.addr().is_multiple_of(align) {
+            return Err(ErrorKind::Misaligned {
+                address: ptr.addr(),
+                align,
+            }
+            .into());
+        }
+        Ok(ptr)
+    }
+
+    /// Element offset of a multi-index, or `None` if out of bounds or of the wrong rank.
+    pub fn offset_of(&self, index: &[usize]) -> Option<isize> {
+        let shape = self.shape();
+        if index.len() != shape.len() {
+            return None;
+        }
+        let mut off = 0isize;
+        for (axis, (&i, &extent)) in index.iter().zip(shape).enumerate() {
+            if i as i64 >= extent {
+                return None;
+            }
+            // In bounds, so the product is within the validated span (fits isize).
+            off += i as isize * self.stride(axis) as isize;
+        }
+        Some(off)
+    }
+}
+
+/// Typed, host-side, read-only access to a validated tensor.
+#[derive(Clone, Copy, Debug)]
+pub struct TypedView<'a, T> {
+    view: TensorView<'a>,
+    ptr: *mut T,
+    _marker: PhantomData<&'a T>,
+}
+
+// SAFETY: a TypedView only reads `T: Sync` data through shared access.
+unsafe impl<T: Sync> Send for TypedView<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Sync> Sync for TypedView<'_, T> {}
+
+impl<'a, T: DlpackElement> TypedView<'a, T> {
+    /// The untyped view.
+    pub fn view(&self) -> &TensorView<'a> {
+        &self.view
+    }
+
+    /// Pointer to the first element (dangling and aligned when empty).
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// The element at a multi-index.
+    pub fn get(&self, index: &[usize]) -> Option<&'a T> {
+        let off = self.view.offset_of(index)?;
+        // SAFETY: `offset_of` checked the index against the shape, so the element lies in
+        // the validated span of live, host-accessible memory (TensorView invariants 2, 6).
+        Some(unsafe { &*self.ptr.wrapping_offset(off) })
+    }
+
+    /// The data as a slice when compact row-major.
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        if !self.view.is_c_contiguous() {
+            return None;
+        }
+        // SAFETY: compact row-major with `num_elements` elements starting at the aligned
+        // first element, alive and unaliased by writers for 'a (invariants 2, 6).
+        Some(unsafe { core::slice::from_raw_parts(self.ptr, self.view.num_elements()) })
+    }
+
+    /// Calls `f` on every element in row-major logical order.
+    pub fn for_each(&self, mut f: impl FnMut(&'a T)) {
+        let n = self.view.num_elements();
+        if n == 0 {
+            return;
+        }
+        let shape = self.view.shape();
+        let ndim = shape.len();
+        let mut index = [0usize; 64];
+        if ndim > index.len() {
+            // Ranks above 64 are walked by the generic path.
+            for flat in 0..n {
+                let mut rem = flat;
+                let mut off = 0isize;
+                for axis in (0..ndim).rev() {
+                    let e = shape[axis] as usize;
+                    off += (rem % e) as isize * self.view.stride(axis) as isize;
+                    rem /= e;
+                }
+                // SAFETY: the multi-index is in bounds (decomposed from flat < n).
+                f(unsafe { &*self.ptr.wrapping_offset(off) });
+            }
+            return;
+        }
+        let mut off = 0isize;
+        loop {
+            // SAFETY: `index` is always in bounds, so `off` is in the validated span.
+            f(unsafe { &*self.ptr.wrapping_offset(off) });
+            let mut axis = ndim;
+            loop {
+                if axis == 0 {
+                    return;
+                }
+                axis -= 1;
+                let stride = self.view.stride(axis) as isize;
+                index[axis] += 1;
+                off += stride;
+                if (index[axis] as i64) < shape[axis] {
+                    break;
+                }
+                off -= stride * index[axis] as isize;
+                index[axis] = 0;
+            }
+        }
+    }
+
+    /// Copies the elements into a vector in row-major logical order.
+    #[cfg(feature = "alloc")]
+    pub fn to_vec(&self) -> alloc::vec::Vec<T> {
+        let mut out = alloc::vec::Vec::with_capacity(self.view.num_elements());
+        self.for_each(|x| out.push(*x));
+        out
+    }
+}
+
+/// A validated view with exclusive access: obtained from an owning handle that is not
+/// `READ_ONLY`, or from a caller who promises exclusivity.
+#[derive(Debug)]
+pub struct TensorViewMut<'a> {
+    view: TensorView<'a>,
+}
+
+impl<'a> TensorViewMut<'a> {
+    /// Validates `tensor` for writing: refuses `READ_ONLY`.
+    ///
+    /// # Safety
+    /// As [`TensorView::new`], and nobody else reads or writes the memory for `'a`.
+    pub unsafe fn new(tensor: &'a DLTensor, flags: u64) -> Result<Self, DlpackError> {
+        // SAFETY: forwarded.
+        let view = unsafe { TensorView::new(tensor, flags) }?;
+        Self::from_view(view)
+    }
+
+    pub(crate) fn from_view(view: TensorView<'a>) -> Result<Self, DlpackError> {
+        if view.is_read_only() {
+            return Err(ErrorKind::ReadOnly.into());
+        }
+        Ok(Self { view })
+    }
+
+    /// Typed mutable access (dtype, host, alignment checked).
+    pub fn typed_mut<T: DlpackElement>(self) -> Result<TypedViewMut<'a, T>, DlpackError> {
+        let ptr = self.view.typed_ptr::<T>()?;
+        Ok(TypedViewMut {
+            view: self.view,
+            ptr,
+            _marker: PhantomData,
+        })
+    }
+
+    /// Read-only view of the same tensor.
+    pub fn as_view(&self) -> &TensorView<'a> {
+        &self.view
+    }
+
+    /// Converts into the read-only view, keeping the lifetime.
+    pub fn into_view(self) -> TensorView<'a> {
+        self.view
+    }
+}
+
+impl<'a> core::ops::Deref for TensorViewMut<'a> {
+    type Target = TensorView<'a>;
+    fn deref(&self) -> &TensorView<'a> {
+        &self.view
+    }
+}
+
+/// Typed, host-side, exclusive access to a validated writable tensor.
+#[derive(Debug)]
+pub struct TypedViewMut<'a, T> {
+    view: TensorView<'a>,
+    ptr: *mut T,
+    _marker: PhantomData<&'a mut T>,
+}
+
+// SAFETY: exclusive access to `T: Send` data.
+unsafe impl<T: Send> Send for TypedViewMut<'_, T> {}
+// SAFETY: shared access to a TypedViewMut only reads.
+unsafe impl<T: Sync> Sync for TypedViewMut<'_, T> {}
+
+impl<'a, T: DlpackElement> TypedViewMut<'a, T> {
+    /// The untyped view.
+    pub fn view(&self) -> &TensorView<'a> {
+        &self.view
+    }
+
+    /// Pointer to the first element (dangling and aligned when empty).
+    pub fn as_mut_ptr(&mut self) -> *mut T {
+        self.ptr
+    }
+
+    /// The element at a multi-index.
+    pub fn get_mut(&mut self, index: &[usize]) -> Option<&mut T> {
+        let off = self.view.offset_of(index)?;
+        // SAFETY: in bounds of the validated span; exclusive access for 'a (TensorViewMut).
+        Some(unsafe { &mut *self.ptr.wrapping_offset(off) })
+    }
+
+    /// The element at a multi-index.
+    pub fn get(&self, index: &[usize]) -> Option<&T> {
+        let off = self.view.offset_of(index)?;
+        // SAFETY: in bounds of the validated span.
+        Some(unsafe { &*self.ptr.wrapping_offset(off) })
+    }
+
+    /// The data as a mutable slice when compact row-major.
+    pub fn into_slice(self) -> Option<&'a mut [T]> {
+        if !self.view.is_c_contiguous() {
+            return None;
+        }
+        // SAFETY: compact, aligned, live and exclusively ours for 'a.
+        Some(unsafe { core::slice::from_raw_parts_mut(self.ptr, self.view.num_elements()) })
+    }
+}
