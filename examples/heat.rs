@@ -1,2 +1,0 @@
-//! Placeholder: replaced by the heat-equation example once the containers land.
-fn main() {}

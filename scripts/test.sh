@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace, installing what it needs first (scripts/setup.sh).
+# This is the README's test command and exactly what CI (.ci/run) runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --miri
+
+log() { printf '\n==> %s\n' "$*"; }
+export CARGO_TERM_COLOR=never
+export RUSTDOCFLAGS="-D warnings"
+# Required, not optional, here: the C interop test must find the official dlpack.h.
+export AMREX_REQUIRE_C_TESTS=1
+export PATH="$PWD/.venv/bin:$PATH"
+# Optional features that build on every machine (GPU backends load their runtimes lazily).
+# Not --all-features: the single-precision switches change the element types on purpose.
+FEATURES="amrex/ndarray,amrex-dlpack-core/half,amrex-dlpack-core/num-complex,amrex-arena/cuda,amrex-arena/hip,amrex-arena/level-zero"
+
+log "cargo fmt --check"
+cargo fmt --all --check
+
+log "cargo clippy (all targets, all features that build everywhere, -D warnings)"
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --features "$FEATURES" -- -D warnings
+
+log "cargo test --workspace"
+cargo test --workspace --features "$FEATURES"
+
+log "cargo doc (warnings are errors)"
+cargo doc --workspace --no-deps --features "$FEATURES" -q
+
+log "no_std: each core crate for thumbv7em-none-eabihf, one package at a time"
+for spec in \
+    "amrex-dlpack-core" "amrex-dlpack-core --features alloc" \
+    "amrex-box" \
+    "amrex-array4" "amrex-array4 --features alloc" \
+    "amrex-smallmatrix" \
+    "amrex-arena" \
+    "amrex-podvector" \
+    "amrex-aos" \
+    "amrex-basefab"; do
+    echo "  $spec"
+    # shellcheck disable=SC2086
+    cargo build -q -p $spec --target thumbv7em-none-eabihf --no-default-features
+done
+
+log "Miri (strict provenance) over the crates with unsafe code"
+MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -q \
+    -p amrex-dlpack-core -p amrex-array4 -p amrex-smallmatrix -p amrex-podvector \
+    -p amrex-aos -p amrex-basefab --features amrex-dlpack-core/ndarray
+
+if [ -f scripts/build-python.sh ]; then
+    log "Python module and the NumPy consumer tests"
+    bash scripts/build-python.sh
+    status=0
+    .venv/bin/python -m pytest -q python-tests || status=$?
+    if [ "$status" -ne 0 ]; then
+        exit "$status"
+    fi
+fi
+
+log "all checks passed"
