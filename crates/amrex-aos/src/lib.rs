@@ -1,4 +1,17 @@
-//! `amrex-aos`: work in progress.
+//! AMReX particles: [`Particle`] with AMReX's byte layout and id/cpu packing, and the
+//! strided DLPack field views an array of particles is shared through.
 #![no_std]
+#![doc(test(attr(deny(warnings))))]
+
+extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+mod fields;
+pub mod idcpu;
+mod particle;
+
+pub use fields::{
+    Field, FieldKind, ParticleLayout, StridedLayout, field_layout, real_block_layout,
+};
+pub use particle::{Particle, ParticleReal, SPACEDIM};
