@@ -56,8 +56,9 @@ pub fn dangling(layout: Layout) -> NonNull<u8> {
 ///
 /// Zero-size layouts never reach the backend: [`allocate`](Arena::allocate) returns
 /// [`dangling`] and [`deallocate`](Arena::deallocate) ignores them, and bulk operations
-/// of zero bytes are no-ops. Implementors provide the `*_nonzero` methods and the bulk
-/// operations, which are only called with non-zero sizes.
+/// of zero bytes are no-ops. Implementors provide the `*_nonzero` methods (only called
+/// with non-zero sizes) and the bulk operations, which must return `Ok(())` without
+/// touching the backend when `len == 0`.
 pub trait Arena: Clone + Send + Sync + fmt::Debug {
     /// The kind of memory this arena hands out.
     fn kind(&self) -> MemoryKind;
@@ -129,13 +130,15 @@ pub trait Arena: Clone + Send + Sync + fmt::Debug {
             .map_err(|_| ArenaError::new(ErrorKind::CapacityOverflow))?;
         let fresh = self.allocate(new)?;
         let keep = old.size().min(new_size);
-        // SAFETY: `ptr` is live for `old.size() >= keep` bytes (obligation 1); `fresh` was
-        // just allocated with `new_size >= keep` bytes, so the two do not overlap.
-        let copied = unsafe { self.copy_within(fresh, ptr, keep) };
-        if let Err(e) = copied {
-            // SAFETY: `fresh` came from `allocate(new)` just above and is unused.
-            unsafe { self.deallocate(fresh, new) };
-            return Err(e);
+        if keep > 0 {
+            // SAFETY: `ptr` is live for `old.size() >= keep` bytes (obligation 1); `fresh`
+            // was just allocated with `new_size >= keep` bytes, so the two do not overlap.
+            let copied = unsafe { self.copy_within(fresh, ptr, keep) };
+            if let Err(e) = copied {
+                // SAFETY: `fresh` came from `allocate(new)` just above and is unused.
+                unsafe { self.deallocate(fresh, new) };
+                return Err(e);
+            }
         }
         // SAFETY: obligation 1; the caller stops using `ptr` on success (obligation 2).
         unsafe { self.deallocate(ptr, old) };

@@ -98,6 +98,21 @@ pub enum ErrorKind {
     CapacityOverflow,
     /// Host access was asked for memory the CPU cannot dereference.
     NotHostAccessible(Device),
+    /// Two lengths that must agree (for example of a bulk copy's source and destination)
+    /// do not.
+    LengthMismatch {
+        /// The required length.
+        expected: usize,
+        /// The length given.
+        found: usize,
+    },
+    /// An index past the end.
+    OutOfBounds {
+        /// The index given.
+        index: usize,
+        /// The length.
+        len: usize,
+    },
     /// Anything else, with a short description.
     Unsupported(&'static str),
 }
@@ -187,6 +202,12 @@ impl fmt::Display for ArenaError {
             ErrorKind::NotHostAccessible(d) => {
                 write!(f, "expected host-accessible memory, got memory on {d}")
             }
+            ErrorKind::LengthMismatch { expected, found } => {
+                write!(f, "expected length {expected}, got {found}")
+            }
+            ErrorKind::OutOfBounds { index, len } => {
+                write!(f, "index {index} out of bounds for length {len}")
+            }
             ErrorKind::Unsupported(what) => write!(f, "unsupported: {what}"),
         }
     }
@@ -200,6 +221,7 @@ impl From<ArenaError> for amrex_dlpack_core::DlpackError {
         Self::new(match e.kind {
             ErrorKind::AllocationFailed { .. } | ErrorKind::CapacityOverflow => K::AllocationFailed,
             ErrorKind::NotHostAccessible(d) => K::NotHostAccessible(d),
+            ErrorKind::LengthMismatch { expected, found } => K::LengthMismatch { expected, found },
             ErrorKind::NotCompiled(_) => K::Unsupported("arena backend not compiled in"),
             _ => K::Unsupported("arena operation failed"),
         })
