@@ -41,11 +41,20 @@ use crate::order::{ColumnMajor, Order};
 /// let _ = a * b;
 /// ```
 ///
+/// and so does matrix × vector:
+///
+/// ```compile_fail
+/// use amrex_smallmatrix::{SmallMatrix, SmallVector};
+/// let a = SmallMatrix::<f64, 2, 3>::zero();
+/// let x = SmallVector::<f64, 2>::zero();
+/// let _ = a * x;
+/// ```
+///
 /// A `START` other than 0 or 1 is a compile error as soon as a matrix is built:
 ///
 /// ```compile_fail
 /// use amrex_smallmatrix::{ColumnMajor, SmallMatrix};
-/// let m = SmallMatrix::<f64, 2, 2, ColumnMajor, 2>::zero();
+/// let _m = SmallMatrix::<f64, 2, 2, ColumnMajor, 2>::zero();
 /// ```
 //
 // Invariants:
