@@ -17,6 +17,10 @@ for arg in "$@"; do
     esac
 done
 
+# A dated nightly, so that Miri's verdicts do not move under us.
+MIRI_TOOLCHAIN="${MIRI_TOOLCHAIN:-nightly-2026-10-29}"
+export MIRI_TOOLCHAIN
+
 log() { printf '\n==> %s\n' "$*"; }
 
 log "Rust toolchain (rust-toolchain.toml)"
@@ -25,8 +29,8 @@ rustup component add rustfmt clippy >/dev/null
 rustup target add thumbv7em-none-eabihf >/dev/null
 if [ "$want_miri" = 1 ]; then
     log "nightly toolchain with miri"
-    rustup toolchain install nightly --profile minimal --component miri,rust-src >/dev/null
-    cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+    rustup toolchain install "$MIRI_TOOLCHAIN" --profile minimal --component miri,rust-src >/dev/null
+    cargo "+$MIRI_TOOLCHAIN" miri setup >/dev/null 2>&1 || cargo "+$MIRI_TOOLCHAIN" miri setup
 fi
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libze_loader.so.1'; then

@@ -44,7 +44,7 @@ for spec in \
 done
 
 log "Miri (strict provenance) over the crates with unsafe code"
-MIRIFLAGS="-Zmiri-strict-provenance" cargo +nightly miri test -q \
+MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-29}" miri test -q \
     -p amrex-dlpack-core -p amrex-array4 -p amrex-smallmatrix -p amrex-podvector \
     -p amrex-aos -p amrex-basefab --features amrex-dlpack-core/ndarray
 
