@@ -4,7 +4,7 @@ use crate::GrowthStrategy;
 use alloc::vec::Vec;
 use amrex_arena::{Arena, ArenaError, ErrorKind, HostAccessible, HostArena, MemoryKind};
 use amrex_dlpack_core::Device;
-use bytemuck::Pod;
+use bytemuck::AnyBitPattern;
 use core::{
     alloc::Layout,
     fmt,
@@ -13,7 +13,8 @@ use core::{
     ptr::NonNull,
 };
 
-/// A growable array of plain-old-data `T` in memory from the arena `A`, like AMReX's
+/// A growable array of plain-old-data `T` (any [`AnyBitPattern`] type: padding allowed,
+/// every bit pattern valid) in memory from the arena `A`, like AMReX's
 /// `PODVector<T, Allocator>`.
 ///
 /// On host-accessible arenas ([`HostAccessible`]: [`HostArena`], pinned memory) it derefs
@@ -52,7 +53,7 @@ use core::{
 // 4. The vector owns the allocation: it is freed exactly once, by `Drop`, with `arena`.
 // 5. The CPU reads or writes through `ptr` only when `arena.host_accessible()`; otherwise
 //    through the arena's bulk operations.
-pub struct PodVector<T: Pod, A: Arena = HostArena> {
+pub struct PodVector<T: AnyBitPattern, A: Arena = HostArena> {
     ptr: NonNull<T>,
     len: usize,
     cap: usize,
@@ -61,9 +62,9 @@ pub struct PodVector<T: Pod, A: Arena = HostArena> {
 }
 
 // SAFETY: the vector owns its elements (invariant 4) like `Vec<T>`; arenas are `Send`.
-unsafe impl<T: Pod + Send, A: Arena> Send for PodVector<T, A> {}
+unsafe impl<T: AnyBitPattern + Send, A: Arena> Send for PodVector<T, A> {}
 // SAFETY: shared access only reads (invariant 5); arenas are `Sync`.
-unsafe impl<T: Pod + Sync, A: Arena> Sync for PodVector<T, A> {}
+unsafe impl<T: AnyBitPattern + Sync, A: Arena> Sync for PodVector<T, A> {}
 
 fn overflow() -> ArenaError {
     ArenaError::new(ErrorKind::CapacityOverflow)
@@ -75,7 +76,7 @@ fn fail(what: &str, e: ArenaError) -> ! {
     panic!("PodVector::{what}: {e}")
 }
 
-impl<T: Pod> PodVector<T, HostArena> {
+impl<T: AnyBitPattern> PodVector<T, HostArena> {
     /// An empty vector in host memory; allocates nothing.
     pub const fn new() -> Self {
         Self::new_in(HostArena)
@@ -132,13 +133,13 @@ impl<T: Pod> PodVector<T, HostArena> {
     }
 }
 
-impl<T: Pod> Default for PodVector<T, HostArena> {
+impl<T: AnyBitPattern> Default for PodVector<T, HostArena> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Pod, A: Arena> PodVector<T, A> {
+impl<T: AnyBitPattern, A: Arena> PodVector<T, A> {
     /// An empty vector on `arena`; allocates nothing.
     pub const fn new_in(arena: A) -> Self {
         Self {
@@ -389,18 +390,12 @@ impl<T: Pod, A: Arena> PodVector<T, A> {
             }
             return Ok(());
         }
-        let bytes = bytemuck::bytes_of(&value);
-        if let Some(&b) = bytes.first()
-            && bytes.iter().all(|&x| x == b)
-        {
-            // SAFETY: `count` elements from `dst` are inside the allocation.
-            return unsafe { self.arena.fill_bytes(dst.cast(), b, count * size_of::<T>()) };
-        }
         // One element from the host, then doubling copies on the device: O(log n) calls.
-        // SAFETY: room for one element at `dst`.
+        // (`T` may have padding, so its bytes are never inspected; the copies are untyped.)
+        // SAFETY: room for one element at `dst`; `value` is a distinct host local.
         unsafe {
             self.arena
-                .copy_from_host(dst.cast(), bytes.as_ptr(), bytes.len())
+                .copy_from_host(dst.cast(), (&raw const value).cast(), size_of::<T>())
         }?;
         let mut filled = 1;
         while filled < count {
@@ -632,6 +627,22 @@ impl<T: Pod, A: Arena> PodVector<T, A> {
         unsafe { self.fill_range(0, self.len, value) }
     }
 
+    /// Sets every element to all-zero bytes (`T::zeroed()`) with one memset on the arena.
+    ///
+    /// # Errors
+    /// The arena's failure.
+    pub fn try_fill_zeroed(&mut self) -> Result<(), ArenaError> {
+        if self.len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `len <= cap` elements from `ptr` are inside the allocation; all-zero bytes
+        // are a valid `T` (`Zeroable`).
+        unsafe {
+            self.arena
+                .fill_bytes(self.ptr.cast(), 0, self.len * size_of::<T>())
+        }
+    }
+
     /// Reads element `index` (a one-element copy on device arenas).
     ///
     /// # Errors
@@ -747,7 +758,7 @@ impl<T: Pod, A: Arena> PodVector<T, A> {
 }
 
 /// Host-only operations: slices, insertion and removal in the middle.
-impl<T: Pod, A: HostAccessible> PodVector<T, A> {
+impl<T: AnyBitPattern, A: HostAccessible> PodVector<T, A> {
     /// The elements.
     pub fn as_slice(&self) -> &[T] {
         // SAFETY: `len` initialised elements (invariant 2) in host memory (`HostAccessible`).
@@ -877,7 +888,7 @@ impl<T: Pod, A: HostAccessible> PodVector<T, A> {
     }
 }
 
-impl<T: Pod, A: Arena> Drop for PodVector<T, A> {
+impl<T: AnyBitPattern, A: Arena> Drop for PodVector<T, A> {
     fn drop(&mut self) {
         // Invariant 3: the layout of `cap` elements is valid.
         if let Ok(layout) = Layout::array::<T>(self.cap) {
@@ -888,27 +899,27 @@ impl<T: Pod, A: Arena> Drop for PodVector<T, A> {
     }
 }
 
-impl<T: Pod, A: HostAccessible> Deref for PodVector<T, A> {
+impl<T: AnyBitPattern, A: HostAccessible> Deref for PodVector<T, A> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         self.as_slice()
     }
 }
 
-impl<T: Pod, A: HostAccessible> DerefMut for PodVector<T, A> {
+impl<T: AnyBitPattern, A: HostAccessible> DerefMut for PodVector<T, A> {
     fn deref_mut(&mut self) -> &mut [T] {
         self.as_mut_slice()
     }
 }
 
-impl<T: Pod, A: Arena> Clone for PodVector<T, A> {
+impl<T: AnyBitPattern, A: Arena> Clone for PodVector<T, A> {
     #[track_caller]
     fn clone(&self) -> Self {
         self.try_clone().unwrap_or_else(|e| fail("clone", e))
     }
 }
 
-impl<T: Pod + fmt::Debug, A: Arena> fmt::Debug for PodVector<T, A> {
+impl<T: AnyBitPattern + fmt::Debug, A: Arena> fmt::Debug for PodVector<T, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("PodVector");
         d.field("len", &self.len)
@@ -924,7 +935,7 @@ impl<T: Pod + fmt::Debug, A: Arena> fmt::Debug for PodVector<T, A> {
     }
 }
 
-impl<T: Pod + PartialEq, A: HostAccessible, B: HostAccessible> PartialEq<PodVector<T, B>>
+impl<T: AnyBitPattern + PartialEq, A: HostAccessible, B: HostAccessible> PartialEq<PodVector<T, B>>
     for PodVector<T, A>
 {
     fn eq(&self, other: &PodVector<T, B>) -> bool {
@@ -932,21 +943,23 @@ impl<T: Pod + PartialEq, A: HostAccessible, B: HostAccessible> PartialEq<PodVect
     }
 }
 
-impl<T: Pod + PartialEq, A: HostAccessible> PartialEq<[T]> for PodVector<T, A> {
+impl<T: AnyBitPattern + PartialEq, A: HostAccessible> PartialEq<[T]> for PodVector<T, A> {
     fn eq(&self, other: &[T]) -> bool {
         self.as_slice() == other
     }
 }
 
-impl<T: Pod + PartialEq, A: HostAccessible, const N: usize> PartialEq<[T; N]> for PodVector<T, A> {
+impl<T: AnyBitPattern + PartialEq, A: HostAccessible, const N: usize> PartialEq<[T; N]>
+    for PodVector<T, A>
+{
     fn eq(&self, other: &[T; N]) -> bool {
         self.as_slice() == other
     }
 }
 
-impl<T: Pod + Eq, A: HostAccessible> Eq for PodVector<T, A> {}
+impl<T: AnyBitPattern + Eq, A: HostAccessible> Eq for PodVector<T, A> {}
 
-impl<T: Pod, A: Arena> Extend<T> for PodVector<T, A> {
+impl<T: AnyBitPattern, A: Arena> Extend<T> for PodVector<T, A> {
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
         let iter = iter.into_iter();
@@ -957,14 +970,14 @@ impl<T: Pod, A: Arena> Extend<T> for PodVector<T, A> {
     }
 }
 
-impl<'a, T: Pod, A: Arena> Extend<&'a T> for PodVector<T, A> {
+impl<'a, T: AnyBitPattern, A: Arena> Extend<&'a T> for PodVector<T, A> {
     #[track_caller]
     fn extend<I: IntoIterator<Item = &'a T>>(&mut self, iter: I) {
         self.extend(iter.into_iter().copied());
     }
 }
 
-impl<T: Pod> FromIterator<T> for PodVector<T, HostArena> {
+impl<T: AnyBitPattern> FromIterator<T> for PodVector<T, HostArena> {
     fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
         let mut v = Self::new();
         v.extend(iter);
@@ -972,25 +985,25 @@ impl<T: Pod> FromIterator<T> for PodVector<T, HostArena> {
     }
 }
 
-impl<T: Pod> From<Vec<T>> for PodVector<T, HostArena> {
+impl<T: AnyBitPattern> From<Vec<T>> for PodVector<T, HostArena> {
     fn from(v: Vec<T>) -> Self {
         Self::from_vec(v)
     }
 }
 
-impl<T: Pod> From<&[T]> for PodVector<T, HostArena> {
+impl<T: AnyBitPattern> From<&[T]> for PodVector<T, HostArena> {
     fn from(s: &[T]) -> Self {
         Self::from_slice(s)
     }
 }
 
-impl<T: Pod> From<PodVector<T, HostArena>> for Vec<T> {
+impl<T: AnyBitPattern> From<PodVector<T, HostArena>> for Vec<T> {
     fn from(v: PodVector<T, HostArena>) -> Self {
         v.into_vec()
     }
 }
 
-impl<'a, T: Pod, A: HostAccessible> IntoIterator for &'a PodVector<T, A> {
+impl<'a, T: AnyBitPattern, A: HostAccessible> IntoIterator for &'a PodVector<T, A> {
     type Item = &'a T;
     type IntoIter = core::slice::Iter<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
@@ -998,7 +1011,7 @@ impl<'a, T: Pod, A: HostAccessible> IntoIterator for &'a PodVector<T, A> {
     }
 }
 
-impl<'a, T: Pod, A: HostAccessible> IntoIterator for &'a mut PodVector<T, A> {
+impl<'a, T: AnyBitPattern, A: HostAccessible> IntoIterator for &'a mut PodVector<T, A> {
     type Item = &'a mut T;
     type IntoIter = core::slice::IterMut<'a, T>;
     fn into_iter(self) -> Self::IntoIter {

@@ -2,27 +2,30 @@
 //! (`amrex::VectorGrowthStrategy::GetNewCapacity` and `PODVector::push_back`).
 
 use amrex_podvector::{GrowthStrategy, PodVector};
-use bytemuck::{Pod, Zeroable};
+use bytemuck::{AnyBitPattern, Zeroable};
 
-/// AMReX's `Particle<2, 1>` in 3-D double precision: 56 bytes.
+/// AMReX's `Particle<2, 1>` in 3-D double precision: 56 bytes, the last 4 of them padding.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 struct Particle {
     pos: [f64; 3],
     rdata: [f64; 2],
     idcpu: u64,
-    idata: [i32; 2],
+    idata: [i32; 1],
 }
-// SAFETY: `repr(C)`, only plain numbers, no padding (7 * 8 bytes).
+// SAFETY: `repr(C)` of plain numbers: all-zero bytes are a valid value.
 unsafe impl Zeroable for Particle {}
-// SAFETY: as above; every bit pattern is a valid value.
-unsafe impl Pod for Particle {}
+// SAFETY: every field accepts every bit pattern; padding is allowed for `AnyBitPattern`.
+unsafe impl AnyBitPattern for Particle {}
 const _: () = assert!(size_of::<Particle>() == 56);
 
 const N: usize = if cfg!(miri) { 300 } else { 20_000 };
 
 /// AMReX's formula, written independently of the crate (with `f64` sqrt as in C++).
-#[expect(clippy::manual_div_ceil, reason = "AMReX's formula, written as AMReX writes it")]
+#[expect(
+    clippy::manual_div_ceil,
+    reason = "AMReX's formula, written as AMReX writes it"
+)]
 fn amrex_capacity(strategy: GrowthStrategy, old_cap: usize, new_size: usize, size: usize) -> usize {
     if new_size <= old_cap {
         return old_cap;
@@ -34,7 +37,7 @@ fn amrex_capacity(strategy: GrowthStrategy, old_cap: usize, new_size: usize, siz
     }
 }
 
-fn push_sequence<T: Pod + Default>(strategy: GrowthStrategy) -> Vec<usize> {
+fn push_sequence<T: AnyBitPattern + Default>(strategy: GrowthStrategy) -> Vec<usize> {
     let mut v = PodVector::<T>::new().with_growth_strategy(strategy);
     let mut seq = Vec::new();
     for _ in 0..N {
@@ -58,7 +61,7 @@ fn expected_push_sequence(strategy: GrowthStrategy, size: usize) -> Vec<usize> {
     seq
 }
 
-fn check<T: Pod + Default>() {
+fn check<T: AnyBitPattern + Default>() {
     for s in [
         GrowthStrategy::Exact,
         GrowthStrategy::Geometric,
@@ -110,7 +113,10 @@ fn known_first_capacities() {
     );
 }
 
-fn resize_sequence<T: Pod + Default>(strategy: GrowthStrategy, sizes: &[usize]) -> Vec<usize> {
+fn resize_sequence<T: AnyBitPattern + Default>(
+    strategy: GrowthStrategy,
+    sizes: &[usize],
+) -> Vec<usize> {
     let mut v = PodVector::<T>::new().with_growth_strategy(strategy);
     sizes
         .iter()
