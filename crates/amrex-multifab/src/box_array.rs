@@ -1,0 +1,606 @@
+//! `BoxArray`: an immutable, cheaply cloned list of boxes with a spatial index.
+
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use amrex_box::{IndexBox, IndexType, IntVect};
+
+use crate::boxlist::box_diff;
+
+/// An array of boxes of one index type, AMReX's `BoxArray`.
+///
+/// Cloning is cheap (the boxes live behind an [`Arc`]); two clones are the *same*
+/// `BoxArray` for the purpose of caching copy plans ([`BoxArray::same_as`]).
+/// Construction builds a bin index over the boxes so that
+/// [`intersections`](Self::intersections) costs about the number of boxes it returns,
+/// not the number of boxes in the array.
+///
+/// ```
+/// use amrex_box::{IndexBox, IntVect};
+/// use amrex_multifab::BoxArray;
+/// let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(63));
+/// let ba = BoxArray::from_domain(domain, 32);
+/// assert_eq!(ba.len(), 8);
+/// assert_eq!(ba.minimal_box(), domain);
+/// let hits = ba.intersections(&IndexBox::new(IntVect::splat(30), IntVect::splat(33)));
+/// assert_eq!(hits.len(), 8);
+/// ```
+#[derive(Clone)]
+pub struct BoxArray {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    boxes: Vec<IndexBox>,
+    typ: IndexType,
+    index: BinIndex,
+}
+
+impl fmt::Debug for BoxArray {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoxArray")
+            .field("len", &self.len())
+            .field("ix_type", &self.inner.typ)
+            .field("boxes", &self.inner.boxes)
+            .finish()
+    }
+}
+
+impl PartialEq for BoxArray {
+    /// Equal if the boxes are equal, in the same order.
+    fn eq(&self, o: &Self) -> bool {
+        self.same_as(o) || (self.inner.typ == o.inner.typ && self.inner.boxes == o.inner.boxes)
+    }
+}
+impl Eq for BoxArray {}
+
+impl BoxArray {
+    /// A `BoxArray` over the given boxes, in that order.
+    ///
+    /// # Panics
+    /// If the boxes do not all have the same index type, or one of them is empty.
+    #[must_use]
+    #[track_caller]
+    pub fn new(boxes: Vec<IndexBox>) -> Self {
+        let typ = boxes.first().map_or(IndexType::CELL, IndexBox::ix_type);
+        for b in &boxes {
+            assert!(
+                b.ix_type() == typ,
+                "BoxArray::new: box {b} has a different index type than the first box"
+            );
+            assert!(b.ok(), "BoxArray::new: box {b} is empty");
+        }
+        let index = BinIndex::build(&boxes);
+        Self {
+            inner: Arc::new(Inner { boxes, typ, index }),
+        }
+    }
+
+    /// The single box `domain`, chopped so that no side exceeds `max_size` (AMReX's
+    /// `BoxArray ba(domain); ba.maxSize(max_size)`).
+    #[must_use]
+    #[track_caller]
+    pub fn from_domain(domain: IndexBox, max_size: i32) -> Self {
+        Self::from_domain_iv(domain, IntVect::splat(max_size))
+    }
+
+    /// Like [`from_domain`](Self::from_domain) with a maximum size per direction.
+    #[must_use]
+    #[track_caller]
+    pub fn from_domain_iv(domain: IndexBox, max_size: IntVect) -> Self {
+        Self::new(max_size_chop(&[domain], max_size))
+    }
+
+    /// A new `BoxArray` where every box is chopped so that no side exceeds `max_size`,
+    /// with AMReX's `BoxList::maxSize` rule (cuts at multiples of the largest power of
+    /// two shared by the size and the length, blocks as equal as possible, larger
+    /// blocks first; new boxes in Fortran order of blocks, `x` fastest).
+    #[must_use]
+    #[track_caller]
+    pub fn max_size(&self, max_size: IntVect) -> Self {
+        Self::new(max_size_chop(&self.inner.boxes, max_size))
+    }
+
+    /// Number of boxes.
+    #[inline]
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.inner.boxes.len()
+    }
+
+    /// `true` if there are no boxes.
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.inner.boxes.is_empty()
+    }
+
+    /// The boxes.
+    #[inline]
+    #[must_use]
+    pub fn boxes(&self) -> &[IndexBox] {
+        &self.inner.boxes
+    }
+
+    /// Box `i`.
+    ///
+    /// # Panics
+    /// If `i >= len()`.
+    #[inline]
+    #[must_use]
+    #[track_caller]
+    pub fn get(&self, i: usize) -> IndexBox {
+        self.inner.boxes[i]
+    }
+
+    /// The index type shared by all boxes.
+    #[inline]
+    #[must_use]
+    pub fn ix_type(&self) -> IndexType {
+        self.inner.typ
+    }
+
+    /// `true` if both handles share the same storage (clones of one another).
+    #[inline]
+    #[must_use]
+    pub fn same_as(&self, o: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &o.inner)
+    }
+
+    /// A number that identifies the storage while any clone is alive.
+    #[inline]
+    #[must_use]
+    pub(crate) fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// Total number of points over all boxes.
+    #[must_use]
+    pub fn num_pts(&self) -> u64 {
+        self.inner.boxes.iter().map(IndexBox::num_pts).sum()
+    }
+
+    /// The smallest box containing every box (an empty box if there are none).
+    #[must_use]
+    pub fn minimal_box(&self) -> IndexBox {
+        let mut it = self.inner.boxes.iter();
+        let Some(first) = it.next() else {
+            return IndexBox::with_type(IntVect::UNIT, IntVect::ZERO, self.inner.typ);
+        };
+        it.fold(*first, |m, b| m.min_box(b))
+    }
+
+    /// Every box coarsened by `r` (AMReX's rounding).
+    #[must_use]
+    #[track_caller]
+    pub fn coarsen(&self, r: IntVect) -> Self {
+        self.map(|b| b.coarsen_iv(r))
+    }
+
+    /// Every box refined by `r`.
+    #[must_use]
+    #[track_caller]
+    pub fn refine(&self, r: IntVect) -> Self {
+        self.map(|b| b.refine_iv(r))
+    }
+
+    /// Every box converted to index type `typ`.
+    #[must_use]
+    #[track_caller]
+    pub fn convert(&self, typ: IndexType) -> Self {
+        let mut ba = self.map(|b| b.convert(typ));
+        if self.is_empty() {
+            ba = Self {
+                inner: Arc::new(Inner {
+                    boxes: vec![],
+                    typ,
+                    index: BinIndex::empty(),
+                }),
+            };
+        }
+        ba
+    }
+
+    /// Every box grown by `n` per direction.
+    #[must_use]
+    #[track_caller]
+    pub fn grow(&self, n: IntVect) -> Self {
+        self.map(|b| b.grow_iv(n))
+    }
+
+    /// `true` if every box can be coarsened by `r` and refined back exactly.
+    #[must_use]
+    pub fn coarsenable(&self, r: IntVect) -> bool {
+        self.inner.boxes.iter().all(|b| b.coarsenable(r))
+    }
+
+    fn map(&self, f: impl Fn(&IndexBox) -> IndexBox) -> Self {
+        Self::new(self.inner.boxes.iter().map(f).collect())
+    }
+
+    /// `true` if some box contains point `p`.
+    #[must_use]
+    pub fn contains(&self, p: IntVect) -> bool {
+        let q = IndexBox::with_type(p, p, self.inner.typ);
+        let mut found = false;
+        self.for_each_intersection(&q, IntVect::ZERO, |_, _| {
+            found = true;
+            false
+        });
+        found
+    }
+
+    /// `true` if the union of the boxes covers `bx` (same index type required).
+    #[must_use]
+    pub fn contains_box(&self, bx: &IndexBox) -> bool {
+        if bx.ix_type() != self.inner.typ {
+            return false;
+        }
+        let mut rest = vec![*bx];
+        for (_, isect) in self.intersections(bx) {
+            rest = rest.iter().flat_map(|r| box_diff(r, &isect)).collect();
+            if rest.is_empty() {
+                return true;
+            }
+        }
+        rest.is_empty()
+    }
+
+    /// `true` if every box of `o` is covered by `self`.
+    #[must_use]
+    pub fn contains_box_array(&self, o: &Self) -> bool {
+        o.boxes().iter().all(|b| self.contains_box(b))
+    }
+
+    /// `true` if no two boxes overlap.
+    #[must_use]
+    pub fn is_disjoint(&self) -> bool {
+        self.inner.boxes.iter().enumerate().all(|(i, b)| {
+            let mut ok = true;
+            self.for_each_intersection(b, IntVect::ZERO, |j, _| {
+                ok = j == i;
+                ok
+            });
+            ok
+        })
+    }
+
+    /// `true` if some box intersects `bx`.
+    #[must_use]
+    pub fn intersects(&self, bx: &IndexBox) -> bool {
+        let mut found = false;
+        self.for_each_intersection(bx, IntVect::ZERO, |_, _| {
+            found = true;
+            false
+        });
+        found
+    }
+
+    /// Every `(index, box_i ∩ bx)` with a non-empty intersection, in increasing index
+    /// order.
+    #[must_use]
+    pub fn intersections(&self, bx: &IndexBox) -> Vec<(usize, IndexBox)> {
+        self.intersections_grown(bx, IntVect::ZERO)
+    }
+
+    /// Every `(index, grow(box_i, ng) ∩ bx)` with a non-empty intersection, in increasing
+    /// index order (AMReX's `intersections(bx, isects, false, ng)`).
+    #[must_use]
+    pub fn intersections_grown(&self, bx: &IndexBox, ng: IntVect) -> Vec<(usize, IndexBox)> {
+        let mut v = Vec::new();
+        self.for_each_intersection(bx, ng, |i, b| {
+            v.push((i, b));
+            true
+        });
+        v.sort_unstable_by_key(|&(i, _)| i);
+        v
+    }
+
+    /// Calls `f(index, grow(box_i, ng) ∩ bx)` for each intersecting box, in no
+    /// particular order, until `f` returns `false`.
+    fn for_each_intersection(
+        &self,
+        bx: &IndexBox,
+        ng: IntVect,
+        mut f: impl FnMut(usize, IndexBox) -> bool,
+    ) {
+        if bx.ix_type() != self.inner.typ || !bx.ok() {
+            return;
+        }
+        let inner = &*self.inner;
+        inner.index.candidates(bx, ng, |i| {
+            let gb = inner.boxes[i].grow_iv(ng);
+            match gb.intersection(bx) {
+                Some(isect) => f(i, isect),
+                None => true,
+            }
+        });
+    }
+}
+
+/// AMReX's `BoxList::maxSize`.
+fn max_size_chop(boxes: &[IndexBox], chunk: IntVect) -> Vec<IndexBox> {
+    assert!(
+        chunk.all_gt(IntVect::ZERO),
+        "BoxArray::max_size: size {chunk} must be positive"
+    );
+    let mut out = Vec::with_capacity(boxes.len());
+    for bx in boxes {
+        let typ = bx.ix_type();
+        let cells = bx.enclosed_cells();
+        let len = cells.length();
+        let lo = bx.small_end();
+        let mut ratio = IntVect::UNIT;
+        let mut numblk = IntVect::UNIT;
+        let mut extra = IntVect::ZERO;
+        let mut sz = len;
+        for d in 0..3 {
+            if len[d] > chunk[d] {
+                let mut bs = chunk[d];
+                let mut nlen = len[d];
+                while bs % 2 == 0 && nlen % 2 == 0 {
+                    ratio[d] *= 2;
+                    bs /= 2;
+                    nlen /= 2;
+                }
+                numblk[d] = (nlen + bs - 1) / bs;
+                sz[d] = nlen / numblk[d];
+                extra[d] = nlen - sz[d] * numblk[d];
+            }
+        }
+        if numblk == IntVect::UNIT {
+            out.push(*bx);
+            continue;
+        }
+        let range = |d: usize, b: i32| -> (i32, i32) {
+            let (s, e, r) = (sz[d], extra[d], ratio[d]);
+            let l = if b < e {
+                b * (s + 1) * r
+            } else {
+                (b * s + e) * r
+            };
+            let h = if b < e {
+                l + (s + 1) * r - 1
+            } else {
+                l + s * r - 1
+            };
+            (l + lo[d], h + lo[d])
+        };
+        for k in 0..numblk[2] {
+            let (klo, khi) = range(2, k);
+            for j in 0..numblk[1] {
+                let (jlo, jhi) = range(1, j);
+                for i in 0..numblk[0] {
+                    let (ilo, ihi) = range(0, i);
+                    let b = IndexBox::new(IntVect::new(ilo, jlo, klo), IntVect::new(ihi, jhi, khi));
+                    out.push(b.convert(typ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A uniform grid of bins over the boxes' low corners (CSR layout).
+///
+/// A box is stored in the bin of its low corner. A query for `bx` grown by `ng`
+/// visits the bins whose low corners can reach it: those from
+/// `bx.lo - ng - (maxlen - 1)` to `bx.hi + ng`. The bin size is at least the largest box
+/// length and grows until the grid has at most a few bins per box, so the index takes
+/// `O(n)` memory and a query visits `O(1 + hits)` bins for box arrays of similar boxes.
+#[derive(Debug)]
+struct BinIndex {
+    origin: IntVect,
+    bin: IntVect,
+    nbins: [usize; 3],
+    maxlen: IntVect,
+    /// `start[b]..start[b + 1]` indexes `items` for bin `b`.
+    start: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl BinIndex {
+    fn empty() -> Self {
+        Self {
+            origin: IntVect::ZERO,
+            bin: IntVect::UNIT,
+            nbins: [0; 3],
+            maxlen: IntVect::ZERO,
+            start: vec![0],
+            items: vec![],
+        }
+    }
+
+    fn build(boxes: &[IndexBox]) -> Self {
+        let Some(first) = boxes.first() else {
+            return Self::empty();
+        };
+        assert!(
+            u32::try_from(boxes.len()).is_ok(),
+            "BoxArray: more than u32::MAX boxes are not supported"
+        );
+        let mut lo = first.lo();
+        let mut hi = first.lo();
+        let mut maxlen = IntVect::UNIT;
+        for b in boxes {
+            lo = lo.min(b.lo());
+            hi = hi.max(b.lo());
+            maxlen = maxlen.max(b.length());
+        }
+        let budget = 4 * boxes.len() as u128 + 64;
+        let mut bin = maxlen;
+        let count = |bin: IntVect| -> [usize; 3] {
+            core::array::from_fn(|d| {
+                let ext = i64::from(hi[d]) - i64::from(lo[d]) + 1;
+                (ext as u64).div_ceil(bin[d] as u64) as usize
+            })
+        };
+        let mut nbins = count(bin);
+        while nbins.iter().map(|&n| n as u128).product::<u128>() > budget {
+            // Double the bin size in the direction with the most bins.
+            let d = (0..3).max_by_key(|&d| nbins[d]).unwrap_or(0);
+            bin[d] = bin[d].saturating_mul(2);
+            nbins = count(bin);
+        }
+        let total = nbins[0] * nbins[1] * nbins[2];
+        let mut idx = Self {
+            origin: lo,
+            bin,
+            nbins,
+            maxlen,
+            start: vec![0; total + 1],
+            items: vec![0; boxes.len()],
+        };
+        let keys: Vec<usize> = boxes.iter().map(|b| idx.key(idx.bin_of(b.lo()))).collect();
+        for &k in &keys {
+            idx.start[k + 1] += 1;
+        }
+        for b in 0..total {
+            idx.start[b + 1] += idx.start[b];
+        }
+        let mut fill = idx.start.clone();
+        for (i, &k) in keys.iter().enumerate() {
+            idx.items[fill[k] as usize] = i as u32;
+            fill[k] += 1;
+        }
+        idx
+    }
+
+    fn bin_of(&self, p: IntVect) -> [i64; 3] {
+        core::array::from_fn(|d| {
+            (i64::from(p[d]) - i64::from(self.origin[d])).div_euclid(i64::from(self.bin[d]))
+        })
+    }
+
+    fn key(&self, b: [i64; 3]) -> usize {
+        b[0] as usize + self.nbins[0] * (b[1] as usize + self.nbins[1] * b[2] as usize)
+    }
+
+    fn candidates(&self, bx: &IndexBox, ng: IntVect, mut f: impl FnMut(usize) -> bool) {
+        if self.items.is_empty() {
+            return;
+        }
+        let qlo: [i64; 3] = core::array::from_fn(|d| {
+            i64::from(bx.lo()[d]) - i64::from(ng[d]) - i64::from(self.maxlen[d]) + 1
+        });
+        let qhi: [i64; 3] = core::array::from_fn(|d| i64::from(bx.hi()[d]) + i64::from(ng[d]));
+        let mut blo = [0i64; 3];
+        let mut bhi = [0i64; 3];
+        for d in 0..3 {
+            let o = i64::from(self.origin[d]);
+            let s = i64::from(self.bin[d]);
+            blo[d] = (qlo[d] - o).div_euclid(s).max(0);
+            bhi[d] = (qhi[d] - o).div_euclid(s).min(self.nbins[d] as i64 - 1);
+            if blo[d] > bhi[d] {
+                return;
+            }
+        }
+        for k in blo[2]..=bhi[2] {
+            for j in blo[1]..=bhi[1] {
+                for i in blo[0]..=bhi[0] {
+                    let key = self.key([i, j, k]);
+                    let (s, e) = (self.start[key] as usize, self.start[key + 1] as usize);
+                    for &item in &self.items[s..e] {
+                        if !f(item as usize) {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bx(lo: [i32; 3], hi: [i32; 3]) -> IndexBox {
+        IndexBox::new(lo.into(), hi.into())
+    }
+
+    #[test]
+    fn max_size_matches_amrex_order_and_sizes() {
+        // 100 cells with max 32: AMReX reduces by powers of two (4 | 32 and 4 | 100),
+        // 25 coarse cells in blocks of 8 -> 4 blocks of 7,6,6,6 coarse -> 28,24,24,24.
+        let ba = BoxArray::from_domain_iv(bx([0, 0, 0], [99, 7, 7]), IntVect::new(32, 8, 8));
+        let his: Vec<i32> = ba.boxes().iter().map(|b| b.hi().x()).collect();
+        assert_eq!(his, [27, 51, 75, 99]);
+        // x fastest, then y, then z.
+        let ba = BoxArray::from_domain(bx([0, 0, 0], [63, 63, 63]), 32);
+        assert_eq!(ba.get(1).lo(), IntVect::new(32, 0, 0));
+        assert_eq!(ba.get(2).lo(), IntVect::new(0, 32, 0));
+        assert_eq!(ba.get(4).lo(), IntVect::new(0, 0, 32));
+        // odd length: 33 cells, max 16 -> 3 blocks 11,11,11.
+        let ba = BoxArray::from_domain_iv(bx([-5, 0, 0], [27, 0, 0]), IntVect::new(16, 1, 1));
+        let lens: Vec<i32> = ba.boxes().iter().map(|b| b.length().x()).collect();
+        assert_eq!(lens, [11, 11, 11]);
+        assert_eq!(ba.get(0).lo().x(), -5);
+    }
+
+    #[test]
+    fn nodal_max_size_shares_nodes() {
+        let d = bx([0, 0, 0], [63, 0, 0]).surrounding_nodes();
+        let ba = BoxArray::from_domain_iv(d, IntVect::new(32, 64, 64));
+        assert_eq!(ba.len(), 2);
+        assert_eq!(ba.get(0).hi().x(), 32);
+        assert_eq!(ba.get(1).lo().x(), 32);
+    }
+
+    #[test]
+    fn index_finds_everything_brute_force_finds() {
+        let ba = BoxArray::from_domain(bx([-7, 3, 0], [90, 40, 20]), 9);
+        let queries = [
+            bx([0, 0, 0], [0, 0, 0]),
+            bx([-100, -100, -100], [100, 100, 100]),
+            bx([10, 10, 10], [30, 12, 11]),
+            bx([95, 0, 0], [99, 50, 50]),
+            bx([-9, 2, -2], [-7, 3, 0]),
+        ];
+        for q in queries {
+            for ng in [IntVect::ZERO, IntVect::new(1, 2, 3)] {
+                let got = ba.intersections_grown(&q, ng);
+                let want: Vec<_> = ba
+                    .boxes()
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, b)| b.grow_iv(ng).intersection(&q).map(|x| (i, x)))
+                    .collect();
+                assert_eq!(got, want, "query {q} ng {ng}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_boxes_do_not_blow_up_the_index() {
+        let ba = BoxArray::new(vec![
+            bx([0, 0, 0], [0, 0, 0]),
+            bx(
+                [1_000_000, 1_000_000, 1_000_000],
+                [1_000_000, 1_000_000, 1_000_000],
+            ),
+        ]);
+        assert!(ba.inner.index.start.len() < 200);
+        assert!(ba.contains(IntVect::splat(1_000_000)));
+        assert!(!ba.contains(IntVect::splat(500_000)));
+    }
+
+    #[test]
+    fn contains_box_and_disjoint() {
+        let ba = BoxArray::from_domain(bx([0, 0, 0], [31, 31, 31]), 8);
+        assert!(ba.contains_box(&bx([3, 3, 3], [20, 30, 31])));
+        assert!(!ba.contains_box(&bx([3, 3, 3], [20, 30, 32])));
+        assert!(ba.is_disjoint());
+        let ov = BoxArray::new(vec![bx([0, 0, 0], [3, 3, 3]), bx([3, 3, 3], [5, 5, 5])]);
+        assert!(!ov.is_disjoint());
+        assert_eq!(ba.minimal_box(), bx([0, 0, 0], [31, 31, 31]));
+        assert_eq!(
+            ba.coarsen(IntVect::splat(2)).minimal_box(),
+            bx([0, 0, 0], [15, 15, 15])
+        );
+        assert_eq!(ba.refine(IntVect::splat(2)).num_pts(), 8 * 32 * 32 * 32);
+        assert_eq!(ba.convert(IndexType::NODE).get(0).hi(), IntVect::splat(8));
+    }
+}
