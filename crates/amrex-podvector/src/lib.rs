@@ -36,10 +36,14 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod dlpack;
 mod growth;
+#[cfg(feature = "ndarray")]
+mod ndarray_impl;
 mod vector;
 
 pub use amrex_arena::{Arena, ArenaError, HostAccessible, HostArena};
+pub use dlpack::DlpackVector;
 pub use growth::GrowthStrategy;
 pub use vector::PodVector;
 
