@@ -80,6 +80,30 @@ fn layout<T: DlpackElement>(
     (shape, strides, base, inverted)
 }
 
+/// Whether two indices may reach the same element (a sufficient test, as ndarray's): sorted
+/// by stride, each axis must step past everything the smaller-stride axes reach.
+fn overlaps(shape: &[usize], abs_strides: &[usize]) -> bool {
+    if shape.contains(&0) {
+        return false;
+    }
+    let mut axes: Vec<(usize, usize)> = abs_strides
+        .iter()
+        .zip(shape)
+        .filter(|&(_, &extent)| extent > 1)
+        .map(|(&stride, &extent)| (stride, extent))
+        .collect();
+    axes.sort_unstable();
+    // One past the highest offset the axes seen so far reach (validated: fits isize).
+    let mut reach = 1usize;
+    for (stride, extent) in axes {
+        if stride < reach {
+            return true;
+        }
+        reach += stride * (extent - 1);
+    }
+    false
+}
+
 fn dim_of<D: Dimension>(shape: &[usize]) -> Result<D, DlpackError> {
     D::from_dimension(&IxDyn(shape)).ok_or_else(|| {
         ErrorKind::RankMismatch {
@@ -105,6 +129,10 @@ impl<'a> ManagedTensor<'a> {
         let view = self.view_mut()?;
         let ptr = view.typed_ptr::<T>()?;
         let (shape, strides, base, inverted) = layout(&view, ptr);
+        if overlaps(&shape, &strides) {
+            // ArrayViewMut must not reach one element through two indices.
+            return Err(ErrorKind::Unsupported("overlapping strides in a mutable view").into());
+        }
         let dim = dim_of::<D>(&shape)?;
         let st = dim_of::<D>(&strides)?;
         // SAFETY: validated span of live, host-accessible, exclusively borrowed memory; the

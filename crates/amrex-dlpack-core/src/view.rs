@@ -238,8 +238,12 @@ impl<'a> TensorView<'a> {
         );
         match self.strides_raw() {
             Some(s) => s[axis],
-            // Products of trailing extents fit: their total was checked to fit usize.
-            None => shape[axis + 1..].iter().product(),
+            // Compact row-major, as `c_strides` computes it. For a non-empty tensor the
+            // product of trailing extents fits (the total was checked); an empty tensor's
+            // extents were never multiplied, so saturate instead of overflowing.
+            None => shape[axis + 1..]
+                .iter()
+                .fold(1i64, |acc, &e| acc.saturating_mul(e.max(1))),
         }
     }
 
@@ -276,11 +280,15 @@ impl<'a> TensorView<'a> {
 
     /// Whether the layout is compact row-major (C order). Axes of extent 1 may carry any stride.
     pub fn is_c_contiguous(&self) -> bool {
+        // An empty tensor is trivially compact; its extents may overflow when multiplied.
+        if self.num_elements() == 0 {
+            return true;
+        }
         let mut expected = 1i64;
         for axis in (0..self.ndim()).rev() {
             let extent = self.shape()[axis];
             if extent != 1 && self.stride(axis) != expected {
-                return self.num_elements() == 0;
+                return false;
             }
             expected *= extent;
         }
@@ -289,11 +297,14 @@ impl<'a> TensorView<'a> {
 
     /// Whether the layout is compact column-major (Fortran order).
     pub fn is_f_contiguous(&self) -> bool {
+        if self.num_elements() == 0 {
+            return true;
+        }
         let mut expected = 1i64;
         for axis in 0..self.ndim() {
             let extent = self.shape()[axis];
             if extent != 1 && self.stride(axis) != expected {
-                return self.num_elements() == 0;
+                return false;
             }
             expected *= extent;
         }
@@ -380,7 +391,9 @@ impl<'a> TensorView<'a> {
         }
         let mut off = 0isize;
         for (axis, (&i, &extent)) in index.iter().zip(shape).enumerate() {
-            if i as i64 >= extent {
+            // Compare unsigned: `i as i64` would wrap an index above i64::MAX to a negative
+            // number that passes `< extent` and reads out of bounds.
+            if i as u64 >= extent as u64 {
                 return None;
             }
             // In bounds, so the product is within the validated span (fits isize).
