@@ -9,6 +9,7 @@
 //!
 //! # Quick start
 //! ```
+//! # #[cfg(feature = "alloc")] {
 //! use amrex_dlpack_core::{FromDlpack, ManagedTensor, ToDlpack};
 //!
 //! // Export a Vec without copying: the Vec moves into the tensor.
@@ -27,6 +28,7 @@
 //! // Copy out (the deleter runs once, when `back` is consumed).
 //! let copy = Vec::<f64>::from_dlpack(back)?;
 //! assert_eq!(copy, [1.0, 2.0, 3.0]);
+//! # }
 //! # Ok::<(), amrex_dlpack_core::DlpackError>(())
 //! ```
 //!

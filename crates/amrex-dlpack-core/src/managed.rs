@@ -309,6 +309,35 @@ macro_rules! managed_common {
 /// from a `&'a mut [T]` cannot outlive the slice in safe code. Owned exports and imports
 /// are `ManagedTensor<'static>`.
 ///
+/// A borrowed export cannot outlive its slice:
+/// ```compile_fail,E0597
+/// use amrex_dlpack_core::ManagedTensor;
+/// let tensor;
+/// {
+///     let data = vec![1.0_f64, 2.0];
+///     tensor = ManagedTensor::from_slice(&data);
+/// } // `data` is freed here while `tensor` still points into it
+/// drop(tensor);
+/// ```
+/// nor can the slice be touched while a writable export of it lives:
+/// ```compile_fail,E0499
+/// use amrex_dlpack_core::ManagedTensor;
+/// let mut data = [1.0_f64, 2.0];
+/// let tensor = ManagedTensor::from_slice_mut(&mut data);
+/// data.as_mut_slice()[0] = 3.0; // a second mutable borrow
+/// drop(tensor);
+/// ```
+/// Within the borrow, all is well:
+/// ```
+/// use amrex_dlpack_core::ManagedTensor;
+/// let data = vec![1.0_f64, 2.0];
+/// let tensor = ManagedTensor::from_slice(&data);
+/// assert!(tensor.is_read_only());
+/// assert_eq!(tensor.as_slice::<f64>()?, &[1.0, 2.0]);
+/// drop(tensor);
+/// # Ok::<(), amrex_dlpack_core::DlpackError>(())
+/// ```
+///
 /// Invariants:
 /// 1. `ptr` points to a live `DLManagedTensorVersioned` this handle owns.
 /// 2. Its `dl_tensor` passed validation and its memory stays alive until the deleter runs.
