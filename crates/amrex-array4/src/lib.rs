@@ -63,6 +63,7 @@ extern crate alloc;
 extern crate std;
 
 mod array4;
+mod dlpack;
 mod error;
 mod loops;
 mod raw;
