@@ -265,7 +265,7 @@ fn ndarray_views() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 128 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 128 }, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn export_then_import_is_the_identity(data in proptest::collection::vec(any::<i32>(), 0..64)) {

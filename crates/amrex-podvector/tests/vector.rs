@@ -269,7 +269,7 @@ fn strategy() -> impl Strategy<Value = GrowthStrategy> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 4 } else { 256 }, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn behaves_like_vec(s in strategy(), ops in proptest::collection::vec(op(), 0..40)) {
@@ -305,4 +305,44 @@ proptest! {
             prop_assert!(v.capacity() >= v.len());
         }
     }
+}
+
+/// AMReX's `Particle<2, 1>` layout: 52 bytes of data and 4 of tail padding.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+struct Padded {
+    pos: [f64; 3],
+    rdata: [f64; 2],
+    idcpu: u64,
+    id: i32,
+}
+// SAFETY: plain numbers; all-zero is valid.
+unsafe impl bytemuck::Zeroable for Padded {}
+// SAFETY: every field accepts any bits; padding is allowed.
+unsafe impl bytemuck::AnyBitPattern for Padded {}
+
+#[test]
+fn padded_elements_move_through_every_path() {
+    assert_eq!(size_of::<Padded>(), 56);
+    let p = |i: i32| Padded {
+        pos: [f64::from(i); 3],
+        id: i,
+        ..Padded::default()
+    };
+    let mut v = PodVector::<Padded>::new();
+    for i in 0..10 {
+        v.push(p(i));
+    }
+    v.insert(3, p(100));
+    assert_eq!(v.erase(3), p(100));
+    v.resize(12, p(-1));
+    v.try_fill(p(7)).unwrap();
+    let c = v.clone();
+    let on_other = v.to_arena(Limited(4096)).unwrap();
+    assert_eq!(on_other.to_host_vec().unwrap(), c.to_host_vec().unwrap());
+    assert!(c.iter().all(|x| *x == p(7)));
+    v.try_fill_zeroed().unwrap();
+    assert_eq!(v.get_copy(11), Ok(Padded::default()));
+    v.shrink_to_fit();
+    assert_eq!(v.capacity(), 12);
 }
