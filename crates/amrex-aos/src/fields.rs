@@ -66,8 +66,10 @@ pub struct Field {
 /// 3. writing any value of `f.dtype` there leaves a valid `Self`;
 /// 4. no two fields overlap.
 ///
+/// (`AnyBitPattern` already makes every byte pattern, zeros included, a valid `Self`.)
+///
 /// `field(index)` is `None` for `index >= NUM_FIELDS`.
-pub unsafe trait ParticleLayout: Copy + Send + Sync + 'static {
+pub unsafe trait ParticleLayout: bytemuck::AnyBitPattern + Send + Sync {
     /// Number of fields.
     const NUM_FIELDS: usize;
 
@@ -351,6 +353,11 @@ mod tests {
         x: f64,
         tag: u8,
     }
+
+    // SAFETY: no padding; zero is a valid f64 and u8.
+    unsafe impl bytemuck::Zeroable for Odd {}
+    // SAFETY: every bit pattern of `f64` and `u8` is valid; `Copy + 'static`.
+    unsafe impl bytemuck::AnyBitPattern for Odd {}
 
     // SAFETY: `x` at 0 (8 bytes), `tag` at 8 (1 byte): inside the 9-byte struct,
     // initialised, disjoint, valid for every bit pattern.

@@ -7,11 +7,17 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod aos;
+mod error;
 mod fields;
 pub mod idcpu;
 mod particle;
+mod soa;
 
+pub use aos::ArrayOfStructs;
+pub use error::{CompKind, ParticleError};
 pub use fields::{
     Field, FieldKind, ParticleLayout, StridedLayout, field_layout, real_block_layout,
 };
 pub use particle::{Particle, ParticleReal, SPACEDIM};
+pub use soa::{ComponentsMut, StructOfArrays};

@@ -58,6 +58,13 @@ impl<const NR: usize, const NI: usize> Default for Particle<NR, NI> {
     }
 }
 
+// SAFETY: every field is an array of `f32`/`f64`/`u64`/`i32`, for which all-zero bytes
+// are a valid value (0.0 and 0); padding may hold anything.
+unsafe impl<const NR: usize, const NI: usize> bytemuck::Zeroable for Particle<NR, NI> {}
+// SAFETY: `Copy + 'static`, and every bit pattern of every field is a valid float or
+// integer; padding bytes are allowed for `AnyBitPattern` (it is not `NoUninit`).
+unsafe impl<const NR: usize, const NI: usize> bytemuck::AnyBitPattern for Particle<NR, NI> {}
+
 impl<const NR: usize, const NI: usize> Particle<NR, NI> {
     /// Number of real components (AMReX `NReal`).
     pub const NREAL: usize = NR;
