@@ -66,6 +66,8 @@ mod array4;
 mod dlpack;
 mod error;
 mod loops;
+#[cfg(feature = "ndarray")]
+mod ndarray_bridge;
 mod raw;
 
 pub use amrex_box::{Dim3, IndexBox, IndexType, IntVect};
