@@ -1,1 +1,36 @@
-//! Python module: work in progress.
+//! `amrex_rs`: amrex-rs containers in Python, each speaking the full DLPack protocol.
+//!
+//! Every container with a DLPack dtype has `__dlpack__(*, stream=None, max_version=None,
+//! dl_device=None, copy=None)` and `__dlpack_device__()`, implemented once in the
+//! `protocol` module, plus `to_numpy(copy=False, order=...)` and `to_xp()`.
+//! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy.
+//!
+//! Build: `bash scripts/build-python.sh` (release build with `PYO3_BUILD_EXTENSION_MODULE=1`,
+//! copied to `build/python/amrex_rs.abi3.so`). See `docs/python.md`.
+//!
+//! # Features
+//! None.
+
+mod debug;
+mod geometry;
+mod interop;
+mod protocol;
+mod smallmatrix;
+mod vector;
+
+use pyo3::prelude::*;
+
+/// The `amrex_rs` module.
+#[pymodule]
+fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DLPACK_VERSION", (1u32, 3u32))?;
+    m.add_function(wrap_pyfunction!(interop::from_dlpack, m)?)?;
+    m.add_class::<interop::Tensor>()?;
+    m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
+    m.add_class::<debug::DebugDeviceArray>()?;
+    vector::register(m)?;
+    geometry::register(m)?;
+    smallmatrix::register(m)?;
+    Ok(())
+}

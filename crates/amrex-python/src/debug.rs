@@ -1,0 +1,102 @@
+//! Test helpers exposed as `amrex_rs._debug_*`: the live-export counter and a host-backed
+//! stand-in for device memory, so the per-device protocol rules (streams, `dl_device`,
+//! copies to the host) are tested on machines without a GPU.
+
+use crate::protocol::{DeviceCopier, Export, dlpack_protocol, live_exports};
+use amrex_dlpack_core::{DLDeviceType, Device};
+use pyo3::prelude::*;
+
+/// Number of exported DLPack tensors whose deleter has not run yet.
+#[pyfunction]
+pub(crate) fn _debug_live_exports() -> isize {
+    live_exports()
+}
+
+/// Host memory that reports a device of the caller's choice (`dl_device` tuple).
+///
+/// Host-accessible device types (CPU, CUDA host/managed, ROCm host) are re-badged to
+/// CPU zero-copy; the others behave as device memory: `dl_device=(1, 0)` makes a host copy
+/// through a copier, as a real GPU container does with its arena.
+#[pyclass(module = "amrex_rs", name = "_DebugDeviceArray", frozen)]
+#[derive(Debug)]
+pub(crate) struct DebugDeviceArray {
+    data: Vec<f64>,
+    device: Device,
+}
+
+struct HostCopier;
+
+impl DeviceCopier for HostCopier {
+    fn copy_to_host(&self, src: &Export, dst: &mut [u8]) -> PyResult<()> {
+        // Host-backed stand-in: the "device" buffer is compact, so one memcpy.
+        let bytes = dst.len();
+        if bytes > 0 {
+            // SAFETY: `src` is this array's compact export of `bytes` bytes, alive for the
+            // call; `dst` is the protocol's fresh buffer of the same size.
+            unsafe {
+                core::ptr::copy_nonoverlapping(src.data.cast::<u8>(), dst.as_mut_ptr(), bytes)
+            };
+        }
+        Ok(())
+    }
+}
+
+static HOST_COPIER: HostCopier = HostCopier;
+
+impl DebugDeviceArray {
+    fn export(&self) -> Export<'static> {
+        let mut e = Export::slice(&self.data, false);
+        e.device = self.device;
+        e.host_accessible = self.device.is_host_accessible();
+        e.copier = Some(&HOST_COPIER);
+        e
+    }
+}
+
+#[pymethods]
+impl DebugDeviceArray {
+    #[new]
+    fn py_new(device_type: i32, device_id: i32, size: usize) -> Self {
+        Self {
+            data: (0..size).map(|i| i as f64).collect(),
+            device: Device::new(DLDeviceType(device_type), device_id),
+        }
+    }
+
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        slf: &Bound<'_, Self>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<&Bound<'_, PyAny>>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let src = slf.get().export();
+        // SAFETY: the frozen object's Vec is never reallocated and lives as long as the
+        // object, which the export holds.
+        unsafe {
+            dlpack_protocol(
+                slf.as_any(),
+                &src,
+                None,
+                stream,
+                max_version,
+                dl_device,
+                copy,
+            )
+        }
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        self.export().device_tuple()
+    }
+
+    fn data_ptr(&self) -> usize {
+        self.data.as_ptr().addr()
+    }
+
+    fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
+        let src = slf.get().export();
+        crate::interop::to_numpy(slf.as_any(), &src, copy, "C")
+    }
+}

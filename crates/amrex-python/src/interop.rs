@@ -1,0 +1,291 @@
+//! Consumers on the Python side: `to_numpy`, `to_xp` (NumPy, CuPy or dpnp, imported
+//! lazily), and the `from_dlpack` importer with its [`Tensor`] result.
+
+use crate::protocol::{Dims, Export, dlpack_protocol};
+use amrex_dlpack_capsule::{Imported, take_from_capsule};
+use amrex_dlpack_core::{DLDeviceType, Device, DlpackError, ErrorKind};
+use pyo3::exceptions::{PyBufferError, PyImportError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
+
+/// Maps a DLPack refusal to the Python exception the protocol expects.
+pub(crate) fn dlpack_err(e: DlpackError) -> PyErr {
+    match e.kind() {
+        ErrorKind::BadCapsule => PyValueError::new_err(e.to_string()),
+        _ => PyBufferError::new_err(e.to_string()),
+    }
+}
+
+/// Which array module holds arrays of `device`: NumPy for host-accessible memory, CuPy
+/// for CUDA and ROCm device memory, dpnp for oneAPI.
+fn xp_name(device: Device, host_accessible: bool) -> &'static str {
+    if host_accessible {
+        return "numpy";
+    }
+    match device.device_type {
+        DLDeviceType::CUDA | DLDeviceType::ROCM => "cupy",
+        DLDeviceType::ONE_API => "dpnp",
+        _ => "numpy",
+    }
+}
+
+fn import_xp<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyModule>> {
+    py.import(name).map_err(|e| {
+        PyImportError::new_err(format!(
+            "to_xp() needs the '{name}' package for this data ({e}); install it, or use \
+             to_numpy(copy=True) to copy to the host"
+        ))
+    })
+}
+
+/// `to_numpy(copy, order)` for any exporter: a zero-copy NumPy view (or a copy), with
+/// `order="F"` reversing the axes (AMReX's `(i, j, k, n)` order for fabs).
+pub(crate) fn to_numpy<'py>(
+    obj: &Bound<'py, PyAny>,
+    src: &Export,
+    copy: bool,
+    order: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let reverse = match order {
+        "C" | "c" => false,
+        "F" | "f" => true,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "order must be 'F' or 'C', got {order:?}"
+            )));
+        }
+    };
+    let np = py.import("numpy")?;
+    let arr = if src.host_accessible {
+        let arr = np.call_method1("from_dlpack", (obj,))?;
+        if copy { arr.call_method0("copy")? } else { arr }
+    } else if copy {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("device", "cpu")?;
+        kwargs.set_item("copy", true)?;
+        np.call_method("from_dlpack", (obj,), Some(&kwargs))?
+    } else {
+        return Err(PyBufferError::new_err(format!(
+            "to_numpy(copy=False): the data lives in device memory ({}), which NumPy \
+             cannot view; use to_xp() for a zero-copy device array or to_numpy(copy=True) \
+             for a host copy",
+            src.device
+        )));
+    };
+    if reverse { arr.getattr("T") } else { Ok(arr) }
+}
+
+/// `to_xp(copy, order)`: the array module matching the device, imported lazily.
+pub(crate) fn to_xp<'py>(
+    obj: &Bound<'py, PyAny>,
+    src: &Export,
+    copy: bool,
+    order: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let name = xp_name(src.device, src.host_accessible);
+    if name == "numpy" {
+        return to_numpy(obj, src, copy, order);
+    }
+    let xp = import_xp(obj.py(), name)?;
+    let mut arr = xp.call_method1("from_dlpack", (obj,))?;
+    if copy {
+        arr = arr.call_method0("copy")?;
+    }
+    match order {
+        "C" | "c" => Ok(arr),
+        "F" | "f" => arr.getattr("T"),
+        _ => Err(PyValueError::new_err(format!(
+            "order must be 'F' or 'C', got {order:?}"
+        ))),
+    }
+}
+
+/// Gets an unused DLPack capsule from `obj`: the capsule itself, or what its
+/// `__dlpack__(max_version=(1, 3))` returns (retrying without arguments for producers that
+/// predate DLPack 1.0 and raise `TypeError`).
+fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if obj.is_instance_of::<PyCapsule>() {
+        return Ok(obj.clone());
+    }
+    let py = obj.py();
+    let method = obj.getattr("__dlpack__").map_err(|_| {
+        PyTypeError::new_err(format!(
+            "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
+    match method.call((), Some(&kwargs)) {
+        Ok(c) => Ok(c),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0(),
+        Err(e) => Err(e),
+    }
+}
+
+/// Takes ownership of the tensor behind any DLPack producer.
+pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+    let capsule = capsule_of(obj)?;
+    // SAFETY: attached (we hold a Bound); the capsule object is alive for the call.
+    unsafe { take_from_capsule(capsule.as_ptr().cast()) }.map_err(dlpack_err)
+}
+
+/// A tensor adopted from another DLPack producer (`amrex_rs.from_dlpack`): it owns the
+/// producer's managed tensor (the producer's deleter runs when this object dies) and
+/// re-exports it zero-copy through `__dlpack__`, honouring the producer's `READ_ONLY`.
+#[pyclass(module = "amrex_rs", frozen)]
+#[derive(Debug)]
+pub(crate) struct Tensor {
+    pub(crate) inner: Imported,
+}
+
+impl Tensor {
+    pub(crate) fn export(&self) -> PyResult<Export<'static>> {
+        let v = self.inner.view();
+        if v.ndim() > crate::protocol::MAX_NDIM {
+            return Err(PyBufferError::new_err(format!(
+                "rank {} exceeds {}",
+                v.ndim(),
+                crate::protocol::MAX_NDIM
+            )));
+        }
+        let strides: Vec<i64> = v.strides().collect();
+        Ok(Export {
+            data: v.data_ptr(),
+            device: v.device(),
+            host_accessible: v.device().is_host_accessible(),
+            dtype: v.dtype(),
+            shape: Dims::new(v.shape()),
+            strides: Dims::new(&strides),
+            read_only: self.inner.is_read_only(),
+            copier: None,
+        })
+    }
+}
+
+#[pymethods]
+impl Tensor {
+    /// DLPack export (zero-copy re-export of the adopted memory).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        slf: &Bound<'_, Self>,
+        stream: Option<&Bound<'_, PyAny>>,
+        max_version: Option<&Bound<'_, PyAny>>,
+        dl_device: Option<&Bound<'_, PyAny>>,
+        copy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let src = slf.get().export()?;
+        // SAFETY: the adopted tensor's memory lives as long as this object (the producer's
+        // deleter runs only when it dies) and is never reallocated.
+        unsafe {
+            dlpack_protocol(
+                slf.as_any(),
+                &src,
+                None,
+                stream,
+                max_version,
+                dl_device,
+                copy,
+            )
+        }
+    }
+
+    /// `(device_type, device_id)` of the adopted memory.
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        Ok(self.export()?.device_tuple())
+    }
+
+    /// Extents.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.view().shape())
+    }
+
+    /// Strides in elements.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.view().strides())
+    }
+
+    /// Number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.view().ndim()
+    }
+
+    /// The DLPack dtype as `(code, bits, lanes)`.
+    #[getter]
+    fn dtype(&self) -> (u8, u8, u16) {
+        let d = self.inner.view().dtype();
+        (d.code.0, d.bits, d.lanes)
+    }
+
+    /// Whether the producer forbade writes.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.inner.is_read_only()
+    }
+
+    /// Whether the producer sent a versioned (DLPack ≥ 1.0) capsule.
+    #[getter]
+    fn versioned(&self) -> bool {
+        matches!(self.inner, Imported::Versioned(_))
+    }
+
+    /// The producer's flags (0 for legacy capsules).
+    #[getter]
+    fn flags(&self) -> u64 {
+        self.inner.view().flags()
+    }
+
+    /// Address of the first element (`data + byte_offset`).
+    fn data_ptr(&self) -> usize {
+        self.inner.view().data_ptr().addr()
+    }
+
+    /// A NumPy view (or copy); `order="F"` reverses the axes.
+    #[pyo3(signature = (copy=false, order="C"))]
+    fn to_numpy<'py>(
+        slf: &Bound<'py, Self>,
+        copy: bool,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let src = slf.get().export()?;
+        to_numpy(slf.as_any(), &src, copy, order)
+    }
+
+    /// An array of the module that matches the device (NumPy, CuPy or dpnp).
+    #[pyo3(signature = (copy=false, order="C"))]
+    fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
+        let src = slf.get().export()?;
+        to_xp(slf.as_any(), &src, copy, order)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.view().shape().first().map_or(1, |&e| e as usize)
+    }
+
+    fn __repr__(&self) -> String {
+        let v = self.inner.view();
+        format!(
+            "amrex_rs.Tensor(shape={:?}, dtype={}, device={}, read_only={})",
+            v.shape(),
+            v.dtype(),
+            v.device(),
+            self.inner.is_read_only()
+        )
+    }
+}
+
+/// `amrex_rs.from_dlpack(obj)`: adopts the memory of any DLPack producer (or an unused
+/// capsule) zero-copy.
+#[pyfunction]
+pub(crate) fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    Ok(Tensor {
+        inner: import(obj)?,
+    })
+}

@@ -1,0 +1,535 @@
+//! The Python DLPack protocol (`__dlpack__`, `__dlpack_device__`), written once for every
+//! container, and the keep-alive owner that ties an export to its Python object.
+//!
+//! Every rule of the protocol lives in [`dlpack_protocol`]: argument checking
+//! (`TypeError`), legacy vs versioned capsules by `max_version`, `copy`, `dl_device`
+//! re-badging and copies to the host (`BufferError`), and per-device `stream` validation
+//! (`ValueError`). Containers only describe their memory in an [`Export`].
+
+use amrex_dlpack_capsule::{legacy_into_capsule, versioned_into_capsule};
+use amrex_dlpack_core::{
+    DLDeviceType, DataType, Device, DlpackElement, LegacyManagedTensor, ManagedTensor, TensorSpec,
+    flags,
+};
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyInt, PyTuple};
+use std::sync::Arc;
+
+/// The largest rank a container exports (fabs use 4).
+pub(crate) const MAX_NDIM: usize = 8;
+
+/// Extents or strides of up to [`MAX_NDIM`] axes, kept inline so an export allocates once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dims {
+    len: usize,
+    vals: [i64; MAX_NDIM],
+}
+
+impl Dims {
+    /// # Panics
+    /// If `s` has more than [`MAX_NDIM`] entries (a bug in the container).
+    pub(crate) fn new(s: &[i64]) -> Self {
+        assert!(s.len() <= MAX_NDIM, "rank {} exceeds {MAX_NDIM}", s.len());
+        let mut vals = [0; MAX_NDIM];
+        vals[..s.len()].copy_from_slice(s);
+        Self { len: s.len(), vals }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[i64] {
+        &self.vals[..self.len]
+    }
+}
+
+/// Copies data that the CPU cannot dereference (device memory).
+pub(crate) trait DeviceCopier {
+    /// Writes the exported elements, compact and row-major, into `dst` on the host.
+    fn copy_to_host(&self, src: &Export, dst: &mut [u8]) -> PyResult<()>;
+}
+
+/// What a container exports: a zero-copy description of its memory.
+#[derive(Clone, Copy)]
+pub(crate) struct Export<'c> {
+    /// First element (NULL or dangling when empty: normalised to NULL on export).
+    pub(crate) data: *mut c_void,
+    /// Where the memory lives.
+    pub(crate) device: Device,
+    /// Whether the CPU may dereference `data` (pinned, managed and shared memory too).
+    pub(crate) host_accessible: bool,
+    pub(crate) dtype: DataType,
+    pub(crate) shape: Dims,
+    /// In elements, one per extent.
+    pub(crate) strides: Dims,
+    /// Consumers must not write (const views).
+    pub(crate) read_only: bool,
+    /// How to copy device memory to the host; `None` for host memory.
+    pub(crate) copier: Option<&'c dyn DeviceCopier>,
+}
+
+impl Export<'_> {
+    /// A host tensor of `T`.
+    pub(crate) fn host<T: DlpackElement>(
+        data: *const T,
+        shape: &[i64],
+        strides: &[i64],
+        read_only: bool,
+    ) -> Self {
+        Self {
+            data: data.cast_mut().cast(),
+            device: Device::CPU,
+            host_accessible: true,
+            dtype: T::DTYPE,
+            shape: Dims::new(shape),
+            strides: Dims::new(strides),
+            read_only,
+            copier: None,
+        }
+    }
+
+    /// A compact rank-1 host tensor over a slice.
+    pub(crate) fn slice<T: DlpackElement>(s: &[T], read_only: bool) -> Self {
+        Self::host(s.as_ptr(), &[s.len() as i64], &[1], read_only)
+    }
+
+    pub(crate) fn num_elements(&self) -> usize {
+        self.shape
+            .as_slice()
+            .iter()
+            .map(|&e| e.max(0) as usize)
+            .product()
+    }
+
+    fn elem_size(&self) -> usize {
+        self.dtype.size_in_bytes().unwrap_or(1)
+    }
+
+    /// `(device_type, device_id)`, as `__dlpack_device__` returns it.
+    pub(crate) fn device_tuple(&self) -> (i32, i32) {
+        (self.device.device_type.0, self.device.device_id)
+    }
+}
+
+/// Number of exported tensors (zero-copy or copies) whose deleter has not run yet.
+static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
+
+/// `amrex_rs._debug_live_exports()`.
+pub(crate) fn live_exports() -> isize {
+    LIVE_EXPORTS.load(Ordering::SeqCst)
+}
+
+/// Counts one live export from creation to drop.
+#[derive(Debug)]
+struct LiveToken;
+
+impl LiveToken {
+    fn new() -> Self {
+        LIVE_EXPORTS.fetch_add(1, Ordering::SeqCst);
+        LiveToken
+    }
+}
+
+impl Drop for LiveToken {
+    fn drop(&mut self) {
+        LIVE_EXPORTS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A container's count of live zero-copy exports: while it is non-zero the container must
+/// not reallocate (the consumers hold pointers into its buffer), as `bytearray` does.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ExportCount(Arc<AtomicUsize>);
+
+impl ExportCount {
+    /// `BufferError` while any export is alive.
+    pub(crate) fn check_resizable(&self) -> PyResult<()> {
+        match self.0.load(Ordering::SeqCst) {
+            0 => Ok(()),
+            n => Err(PyBufferError::new_err(format!(
+                "cannot resize: {n} DLPack export(s) of this buffer are alive (drop the \
+                 NumPy/array views first, or copy)"
+            ))),
+        }
+    }
+
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    fn guard(&self) -> ExportGuard {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        ExportGuard(self.0.clone())
+    }
+}
+
+#[derive(Debug)]
+struct ExportGuard(Arc<AtomicUsize>);
+
+impl Drop for ExportGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The owner of a zero-copy export: a strong reference to the Python object whose memory
+/// is exported, so the object (and its buffer) outlives every consumer's view.
+///
+/// The deleter may run on any thread, with or without the GIL: dropping attaches to the
+/// interpreter to release the reference, and does nothing (leaks the reference) once the
+/// interpreter is finalizing.
+#[derive(Debug)]
+struct KeepAlive {
+    obj: Option<Py<PyAny>>,
+    _guard: Option<ExportGuard>,
+    _live: LiveToken,
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        let mut slot = self.obj.take();
+        // Fast path when already attached (NumPy calls deleters with the GIL held).
+        let _ = Python::try_attach(|_py| drop(slot.take()));
+        if let Some(obj) = slot {
+            // Finalizing or not initialized: touching the refcount is not allowed.
+            core::mem::forget(obj);
+        }
+    }
+}
+
+/// The owner of a copy: an 8-byte aligned host buffer (enough for every DLPack dtype we
+/// export).
+#[derive(Debug)]
+struct CopyOwner {
+    _buf: Vec<u64>,
+    _live: LiveToken,
+}
+
+/// The parsed, validated arguments of `__dlpack__`.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    versioned: bool,
+    device: Option<Device>,
+    copy: Option<bool>,
+    stream: Option<i64>,
+}
+
+fn int_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
+        obj.extract::<i64>()
+            .map_err(|_| PyTypeError::new_err(format!("{what} does not fit a 64-bit integer")))
+    } else {
+        Err(PyTypeError::new_err(format!(
+            "{what} must be an int, got {}",
+            type_name(obj)
+        )))
+    }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn pair_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(i64, i64)> {
+    let tuple = obj.cast::<PyTuple>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what} must be a tuple of two ints, got {}",
+            type_name(obj)
+        ))
+    })?;
+    if tuple.len() != 2 {
+        return Err(PyTypeError::new_err(format!(
+            "{what} must be a tuple of two ints, got {} items",
+            tuple.len()
+        )));
+    }
+    Ok((
+        int_of(&tuple.get_item(0)?, what)?,
+        int_of(&tuple.get_item(1)?, what)?,
+    ))
+}
+
+fn parse(
+    stream: Option<&Bound<'_, PyAny>>,
+    max_version: Option<&Bound<'_, PyAny>>,
+    dl_device: Option<&Bound<'_, PyAny>>,
+    copy: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Request> {
+    let versioned = match max_version {
+        None => false,
+        Some(v) => pair_of(v, "max_version")?.0 >= 1,
+    };
+    let device = match dl_device {
+        None => None,
+        Some(d) => {
+            let (t, id) = pair_of(d, "dl_device")?;
+            let t = i32::try_from(t)
+                .map_err(|_| PyTypeError::new_err("dl_device type does not fit an int32"))?;
+            let id = i32::try_from(id)
+                .map_err(|_| PyTypeError::new_err("dl_device id does not fit an int32"))?;
+            Some(Device::new(DLDeviceType(t), id))
+        }
+    };
+    let copy = match copy {
+        None => None,
+        Some(c) => Some(
+            c.cast::<PyBool>()
+                .map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "copy must be None or a bool, got {}",
+                        type_name(c)
+                    ))
+                })?
+                .is_true(),
+        ),
+    };
+    let stream = stream.map(|s| int_of(s, "stream")).transpose()?;
+    Ok(Request {
+        versioned,
+        device,
+        copy,
+        stream,
+    })
+}
+
+/// Checks `stream` against the rules for the device the consumer will read on.
+fn check_stream(stream: Option<i64>, device: Device) -> PyResult<()> {
+    let Some(s) = stream else { return Ok(()) };
+    match device.device_type {
+        DLDeviceType::CUDA | DLDeviceType::CUDA_HOST | DLDeviceType::CUDA_MANAGED => {
+            if s == 0 {
+                Err(PyValueError::new_err(
+                    "stream=0 is ambiguous for CUDA and forbidden: use 1 (legacy default \
+                     stream), 2 (per-thread default stream), -1 (no synchronisation) or a \
+                     stream handle",
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        DLDeviceType::ROCM | DLDeviceType::ROCM_HOST => {
+            if s == 1 || s == 2 {
+                Err(PyValueError::new_err(format!(
+                    "stream={s} is not valid for ROCm: use 0 (default stream), -1 (no \
+                     synchronisation) or a stream handle"
+                )))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(PyValueError::new_err(format!(
+            "stream must be None for data on {device} (got {s})"
+        ))),
+    }
+}
+
+/// Compact row-major copy of `src` (host-accessible) into `dst`.
+fn strided_copy_host(src: &Export, dst: &mut [u8]) {
+    let elem = src.elem_size();
+    let n = src.num_elements();
+    debug_assert_eq!(dst.len(), n * elem);
+    if n == 0 {
+        return;
+    }
+    let shape = src.shape.as_slice();
+    let strides = src.strides.as_slice();
+    let base = src.data.cast::<u8>().cast_const();
+    let mut index = [0i64; MAX_NDIM];
+    for chunk in dst.chunks_exact_mut(elem) {
+        let offset: i64 = index[..shape.len()]
+            .iter()
+            .zip(strides)
+            .map(|(&i, &s)| i * s)
+            .sum();
+        // SAFETY: the container guarantees every index in `shape` with its strides reaches
+        // an element of host-accessible memory it keeps alive (Export's contract), and
+        // `offset` is such an element's offset in elements.
+        let p = unsafe { base.offset(offset as isize * elem as isize) };
+        // SAFETY: `p` points to `elem` readable bytes (above); `chunk` is `elem` bytes of
+        // our own buffer, which cannot overlap the container's memory.
+        unsafe { core::ptr::copy_nonoverlapping(p, chunk.as_mut_ptr(), elem) };
+        for axis in (0..shape.len()).rev() {
+            index[axis] += 1;
+            if index[axis] < shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+/// How the export will be made.
+enum Plan {
+    /// Zero-copy, badged with this device.
+    Share(Device),
+    /// A compact copy on the host, badged with this (host) device.
+    HostCopy(Device),
+    /// A compact copy of device memory to the host (through the copier).
+    DeviceToHost,
+}
+
+fn plan(src: &Export, req: &Request) -> PyResult<Plan> {
+    let own = src.device;
+    let target = req.device.unwrap_or(own);
+    let needs_host_copy = if target == own {
+        false
+    } else if target == Device::CPU {
+        !src.host_accessible
+    } else {
+        return Err(PyBufferError::new_err(format!(
+            "cannot export data on {own} to {target}: only the data's own device or \
+             (kDLCPU, 0) is supported"
+        )));
+    };
+    check_stream(req.stream, target)?;
+    match (req.copy, needs_host_copy) {
+        (Some(false), true) => Err(PyBufferError::new_err(format!(
+            "copy=False, but data on {own} must be copied to reach {target}"
+        ))),
+        (_, true) => Ok(Plan::DeviceToHost),
+        (Some(true), false) => {
+            if src.host_accessible {
+                Ok(Plan::HostCopy(target))
+            } else {
+                Err(PyBufferError::new_err(format!(
+                    "copy=True on {own} is not supported: ask for dl_device=(1, 0) to copy \
+                     to the host"
+                )))
+            }
+        }
+        (_, false) => Ok(Plan::Share(target)),
+    }
+}
+
+/// The whole `__dlpack__` protocol for a container whose memory `src` describes.
+///
+/// `owner` is the Python object that keeps `src`'s memory alive (the container itself);
+/// zero-copy exports hold a strong reference to it until the consumer's deleter runs.
+/// `count`, when given, is the container's [`ExportCount`].
+///
+/// # Safety
+/// `src` describes memory that stays valid (and is not reallocated while `count` is
+/// non-zero) for as long as `owner` lives; unless `src.read_only`, consumers may write it.
+pub(crate) unsafe fn dlpack_protocol(
+    owner: &Bound<'_, PyAny>,
+    src: &Export,
+    count: Option<&ExportCount>,
+    stream: Option<&Bound<'_, PyAny>>,
+    max_version: Option<&Bound<'_, PyAny>>,
+    dl_device: Option<&Bound<'_, PyAny>>,
+    copy: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let req = parse(stream, max_version, dl_device, copy)?;
+    let plan = plan(src, &req)?;
+    let empty = src.num_elements() == 0;
+    match plan {
+        Plan::Share(device) => {
+            let spec = TensorSpec {
+                data: if empty {
+                    core::ptr::null_mut()
+                } else {
+                    src.data
+                },
+                device,
+                dtype: src.dtype,
+                shape: src.shape.as_slice(),
+                strides: src.strides.as_slice(),
+                flags: if src.read_only { flags::READ_ONLY } else { 0 },
+            };
+            let keep = KeepAlive {
+                obj: Some(owner.clone().unbind()),
+                _guard: count.map(ExportCount::guard),
+                _live: LiveToken::new(),
+            };
+            // SAFETY: `keep` holds `owner`, which keeps the memory valid (caller), and the
+            // export count that forbids reallocation while the tensor lives.
+            unsafe { wrap(owner.py(), keep, &spec, req.versioned) }
+        }
+        Plan::HostCopy(device) => copied(owner.py(), src, device, req.versioned, |dst| {
+            strided_copy_host(src, dst);
+            Ok(())
+        }),
+        Plan::DeviceToHost => {
+            let copier = src.copier.ok_or_else(|| {
+                PyBufferError::new_err(format!(
+                    "data on {} cannot be copied to the host by this container",
+                    src.device
+                ))
+            })?;
+            copied(owner.py(), src, Device::CPU, req.versioned, |dst| {
+                copier.copy_to_host(src, dst)
+            })
+        }
+    }
+}
+
+fn copied(
+    py: Python<'_>,
+    src: &Export,
+    device: Device,
+    versioned: bool,
+    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+) -> PyResult<Py<PyAny>> {
+    let shape = src.shape.as_slice();
+    let mut strides = [0i64; MAX_NDIM];
+    amrex_dlpack_core::c_strides(shape, &mut strides[..shape.len()]);
+    let bytes = src.num_elements() * src.elem_size();
+    let mut buf = vec![0u64; bytes.div_ceil(8)];
+    {
+        // SAFETY: `buf` holds `bytes.div_ceil(8) * 8 >= bytes` initialised bytes; u8 has
+        // no alignment or validity requirements.
+        let dst = unsafe { core::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), bytes) };
+        fill(dst)?;
+    }
+    let data = if bytes == 0 {
+        core::ptr::null_mut()
+    } else {
+        buf.as_mut_ptr().cast()
+    };
+    let spec = TensorSpec {
+        data,
+        device,
+        dtype: src.dtype,
+        shape,
+        strides: &strides[..shape.len()],
+        flags: flags::IS_COPIED,
+    };
+    let owner = CopyOwner {
+        _buf: buf,
+        _live: LiveToken::new(),
+    };
+    // SAFETY: the Vec's heap buffer moves with the owner without moving, holds the compact
+    // elements, and only the consumer accesses it.
+    unsafe { wrap(py, owner, &spec, versioned) }
+}
+
+/// Builds the managed tensor and its capsule.
+///
+/// # Safety
+/// As `ManagedTensor::from_owner`, with `'static` owners.
+unsafe fn wrap<O: Send + 'static>(
+    py: Python<'_>,
+    owner: O,
+    spec: &TensorSpec<'_>,
+    versioned: bool,
+) -> PyResult<Py<PyAny>> {
+    let capsule = if versioned {
+        // SAFETY: forwarded from the caller.
+        let tensor = unsafe { ManagedTensor::from_owner(owner, spec) };
+        // SAFETY: attached to the interpreter (we hold `py`).
+        unsafe { versioned_into_capsule(tensor) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        let tensor = unsafe { LegacyManagedTensor::from_owner(owner, spec) };
+        // SAFETY: attached to the interpreter (we hold `py`).
+        unsafe { legacy_into_capsule(tensor) }
+    };
+    match capsule {
+        // SAFETY: a new strong reference from PyCapsule_New.
+        Ok(ptr) => Ok(unsafe { Bound::from_owned_ptr(py, ptr.as_ptr().cast()) }.unbind()),
+        Err(_) => Err(PyErr::fetch(py)),
+    }
+}
