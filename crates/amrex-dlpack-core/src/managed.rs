@@ -66,6 +66,67 @@ impl<'s> TensorSpec<'s> {
     }
 }
 
+/// Rank up to which [`DimsBuf`] stages extents and strides on the stack.
+const STACK_DIMS: usize = 8;
+
+/// Extents and strides copied out of a borrow, without allocating up to rank
+/// [`STACK_DIMS`], so that an export costs exactly the one allocation of
+/// [`ManagedTensor::from_owner`].
+pub(crate) enum DimsBuf {
+    Stack {
+        n: usize,
+        dims: [i64; STACK_DIMS],
+        strides: [i64; STACK_DIMS],
+    },
+    Heap(alloc::vec::Vec<i64>, alloc::vec::Vec<i64>),
+}
+
+impl DimsBuf {
+    /// Copies `shape` and `strides` (which should have equal lengths).
+    pub(crate) fn new(
+        shape: impl ExactSizeIterator<Item = i64>,
+        strides: impl ExactSizeIterator<Item = i64>,
+    ) -> Self {
+        let n = shape.len();
+        if n <= STACK_DIMS && strides.len() <= STACK_DIMS {
+            let (mut dims, mut st) = ([0i64; STACK_DIMS], [0i64; STACK_DIMS]);
+            for (slot, e) in dims.iter_mut().zip(shape) {
+                *slot = e;
+            }
+            let ns = strides.len();
+            for (slot, s) in st.iter_mut().zip(strides) {
+                *slot = s;
+            }
+            if ns == n {
+                return Self::Stack {
+                    n,
+                    dims,
+                    strides: st,
+                };
+            }
+            // Unequal lengths: keep them so that `from_owner` reports the mismatch.
+            return Self::Heap(dims[..n].to_vec(), st[..ns].to_vec());
+        }
+        Self::Heap(shape.collect(), strides.collect())
+    }
+
+    /// The extents.
+    pub(crate) fn shape(&self) -> &[i64] {
+        match self {
+            Self::Stack { n, dims, .. } => &dims[..*n],
+            Self::Heap(d, _) => d,
+        }
+    }
+
+    /// The strides.
+    pub(crate) fn strides(&self) -> &[i64] {
+        match self {
+            Self::Stack { n, strides, .. } => &strides[..*n],
+            Self::Heap(_, s) => s,
+        }
+    }
+}
+
 /// The two managed-tensor headers, so the export code is written once.
 trait Header: Sized {
     fn make(
@@ -222,7 +283,12 @@ macro_rules! managed_common {
             /// of `spec.device` holding the elements `spec.shape`/`spec.strides` reach, of
             /// type `spec.dtype`, readable and — unless `spec.flags` has `READ_ONLY` —
             /// writable by the consumer without data races. `spec.data` is NULL only when
-            /// the tensor has no elements. Moving `owner` must not move that memory.
+            /// the tensor has no elements. Moving `owner` must not move that memory, nor
+            /// invalidate `spec.data`: a `Vec`, an `Arc` or a container holding raw
+            /// pointers is fine, but a `Box` (also inside a struct or tuple) is a unique
+            /// pointer, and moving it invalidates pointers derived from it beforehand
+            /// (Miri reports this) — pass `Box<[T]>` as `Vec<T>`, or keep it behind an
+            /// `Arc`.
             ///
             /// # Panics
             /// If `spec.shape` and `spec.strides` differ in length.
@@ -448,20 +514,20 @@ impl<'a> ManagedTensor<'a> {
 
     /// Re-wraps as a legacy `DLManagedTensor` for consumers that predate DLPack 1.0.
     ///
-    /// Costs one more allocation (the legacy header owns this tensor). Legacy tensors have
+    /// Costs one more allocation (the legacy header owns this tensor; up to rank 8 the
+    /// extents and strides are staged on the stack). Legacy tensors have
     /// no flags: `READ_ONLY` is lost, so only use this when the consumer treats legacy
     /// imports as read-only (NumPy does) or the data is writable.
     pub fn into_legacy(self) -> LegacyManagedTensor<'a> {
         let t = self.view();
-        let shape: alloc::vec::Vec<i64> = t.shape().to_vec();
-        let strides: alloc::vec::Vec<i64> = t.strides().collect();
         let (data, device, dtype) = (t.data_ptr(), t.device(), t.dtype());
+        let dims = DimsBuf::new(t.shape().iter().copied(), t.strides());
         let spec = TensorSpec {
             data,
             device,
             dtype,
-            shape: &shape,
-            strides: &strides,
+            shape: dims.shape(),
+            strides: dims.strides(),
             flags: 0,
         };
         // SAFETY: the memory stays alive because `self`, its owner, moves into the tensor;

@@ -6,26 +6,25 @@
 
 use crate::error::{DlpackError, ErrorKind};
 use crate::ffi::flags;
+use crate::managed::DimsBuf;
 use crate::view::TensorView;
 use crate::{DlpackElement, ManagedTensor, TensorSpec, ToDlpack};
 use alloc::vec::Vec;
 use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IxDyn, ShapeBuilder};
 
-fn spec_parts(shape: &[usize], strides: &[isize]) -> (Vec<i64>, Vec<i64>) {
-    let dims = shape.iter().map(|&e| e as i64).collect();
-    let st = strides.iter().map(|&s| s as i64).collect();
-    (dims, st)
-}
-
 macro_rules! export_array {
     ($owner:expr, $a:expr, $flags:expr) => {{
-        let (dims, st) = spec_parts($a.shape(), $a.strides());
         let data = if $a.is_empty() {
             core::ptr::null()
         } else {
             $a.as_ptr()
         };
-        let spec = TensorSpec::host(data, &dims, &st).with_flags($flags);
+        // Staged on the stack: the export's only allocation is the tensor's own block.
+        let dims = DimsBuf::new(
+            $a.shape().iter().map(|&e| e as i64),
+            $a.strides().iter().map(|&s| s as i64),
+        );
+        let spec = TensorSpec::host(data, dims.shape(), dims.strides()).with_flags($flags);
         spec_export($owner, &spec)
     }};
 }
