@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex};
 /// An export of `[0.0, 1.0, ..]` (rank 1) whose owner counts its drops.
 fn counted_export(n: usize) -> (ManagedTensor<'static>, Arc<AtomicUsize>) {
     let drops = Arc::new(AtomicUsize::new(0));
-    let data: Box<[f64]> = (0..n).map(|i| i as f64).collect();
+    // A Vec, not a Box: moving a Box retags it as unique, which (under Stacked Borrows)
+    // invalidates the data pointer taken before the move.
+    let data: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let ptr = if n == 0 {
         core::ptr::null()
     } else {
@@ -25,8 +27,8 @@ fn counted_export(n: usize) -> (ManagedTensor<'static>, Arc<AtomicUsize>) {
     };
     let (shape, strides) = ([n as i64], [1]);
     let spec = TensorSpec::host(ptr, &shape, &strides);
-    // SAFETY: the boxed slice moves into the tensor with the counter and does not move its
-    // heap buffer; nobody else touches it.
+    // SAFETY: the Vec moves into the tensor with the counter and does not move its heap
+    // buffer; nobody else touches it.
     let t = unsafe { ManagedTensor::from_owner((data, DropCounter(Arc::clone(&drops))), &spec) };
     (t, drops)
 }
@@ -420,9 +422,9 @@ fn zero_size_with_huge_extents_and_null_strides() {
 
 #[test]
 fn scalar_round_trip() {
-    let value = Box::new(42.5_f64);
-    let spec = TensorSpec::host(&*value as *const f64, &[], &[]);
-    // SAFETY: the box moves in; its heap cell does not move.
+    let value = vec![42.5_f64];
+    let spec = TensorSpec::host(value.as_ptr(), &[], &[]);
+    // SAFETY: the Vec moves in; its heap buffer does not move.
     let t = unsafe { ManagedTensor::from_owner(value, &spec) };
     let raw = t.into_raw();
     // SAFETY: `raw` is live; we only read.
