@@ -37,6 +37,7 @@ extern crate alloc;
 extern crate std;
 
 mod arena;
+#[cfg(not(all(feature = "cuda", feature = "hip", feature = "level-zero")))]
 mod dummy;
 mod error;
 mod host;
@@ -45,7 +46,19 @@ pub use arena::{Arena, HostAccessible, MemoryKind, copy_between, dangling};
 pub use error::{ArenaError, Backend, ErrorKind};
 pub use host::HostArena;
 
+#[cfg(any(feature = "cuda", feature = "hip", feature = "level-zero"))]
+#[path = "backend/common.rs"]
+mod backend_common;
+#[cfg(any(feature = "cuda", feature = "hip", feature = "level-zero"))]
+use backend_common as common;
+
 /// CUDA arenas (feature `cuda`).
+#[cfg(feature = "cuda")]
+#[path = "backend/cuda.rs"]
+pub mod cuda;
+
+/// CUDA arenas (feature `cuda`, off in this build).
+#[cfg(not(feature = "cuda"))]
 pub mod cuda {
     crate::dummy::dummy_arenas!(crate::Backend::Cuda;
         /// CUDA device memory (`kDLCUDA`).
@@ -58,18 +71,38 @@ pub mod cuda {
 }
 
 /// HIP arenas (feature `hip`).
+#[cfg(feature = "hip")]
+#[path = "backend/hip.rs"]
+pub mod hip;
+
+/// HIP arenas (feature `hip`, off in this build).
+#[cfg(not(feature = "hip"))]
 pub mod hip {
     crate::dummy::dummy_arenas!(crate::Backend::Hip;
         /// HIP device memory (`kDLROCM`).
         HipDeviceArena: crate::MemoryKind::Device,
         /// HIP pinned host memory (`kDLROCMHost`).
         HipPinnedArena: crate::MemoryKind::Pinned,
-        /// HIP managed memory.
+        /// HIP managed memory (`kDLROCM`).
         HipManagedArena: crate::MemoryKind::Managed,
     );
+
+    /// Always fails: the backend is not compiled in.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotCompiled`](crate::ErrorKind::NotCompiled).
+    pub fn runtime_version() -> Result<i32, crate::ArenaError> {
+        Err(crate::ArenaError::not_compiled(crate::Backend::Hip))
+    }
 }
 
 /// Level Zero arenas (feature `level-zero`).
+#[cfg(feature = "level-zero")]
+#[path = "backend/level_zero.rs"]
+pub mod level_zero;
+
+/// Level Zero arenas (feature `level-zero`, off in this build).
+#[cfg(not(feature = "level-zero"))]
 pub mod level_zero {
     crate::dummy::dummy_arenas!(crate::Backend::LevelZero;
         /// Level Zero device USM (`kDLOneAPI`).

@@ -1,0 +1,75 @@
+//! Helpers shared by the GPU backends.
+
+use crate::{ArenaError, Backend, ErrorKind};
+use core::alloc::Layout;
+use core::ffi::c_void;
+use core::ptr::NonNull;
+
+/// Refuses alignments above what the backend guarantees.
+pub(crate) fn check_align(backend: Backend, layout: Layout, max: usize) -> Result<(), ArenaError> {
+    if layout.align() > max {
+        return Err(ErrorKind::UnsupportedAlignment {
+            backend,
+            align: layout.align(),
+            max,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// A pointer the runtime returned, or `AllocationFailed` when it is NULL.
+pub(crate) fn non_null(p: *mut c_void, layout: Layout) -> Result<NonNull<u8>, ArenaError> {
+    NonNull::new(p.cast::<u8>()).ok_or_else(|| {
+        ErrorKind::AllocationFailed {
+            size: layout.size(),
+            align: layout.align(),
+        }
+        .into()
+    })
+}
+
+/// Opens the first library of `names` that loads.
+pub(crate) fn open(
+    backend: Backend,
+    names: &'static [&'static str],
+) -> Result<libloading::Library, ArenaError> {
+    names
+        .iter()
+        .find_map(|name| {
+            // SAFETY: opening a GPU runtime library runs its initialisers, which have no
+            // preconditions on our side.
+            unsafe { libloading::Library::new(*name) }.ok()
+        })
+        .ok_or_else(|| {
+            ErrorKind::LibraryNotFound {
+                backend,
+                tried: names,
+            }
+            .into()
+        })
+}
+
+/// Host memory copy for host-accessible (pinned / host USM) arenas.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes, not overlapping.
+pub(crate) unsafe fn host_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ArenaError> {
+    if len > 0 {
+        // SAFETY: the caller's obligation.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, len) };
+    }
+    Ok(())
+}
+
+/// Host memset for host-accessible arenas.
+///
+/// # Safety
+/// `dst` writable for `len` bytes.
+pub(crate) unsafe fn host_fill(dst: *mut u8, value: u8, len: usize) -> Result<(), ArenaError> {
+    if len > 0 {
+        // SAFETY: the caller's obligation.
+        unsafe { core::ptr::write_bytes(dst, value, len) };
+    }
+    Ok(())
+}
