@@ -7,12 +7,26 @@ extern crate std;
 
 mod box_array;
 mod boxlist;
+mod comm;
 mod distribution;
+mod element;
+mod fabarray;
 mod lock;
+mod mfiter;
+mod ops;
+mod par;
 mod periodicity;
 pub mod plan;
 
+pub use amrex_arena::{Arena, HostArena};
+pub use amrex_array4::{Array4, Array4Mut};
+pub use amrex_box::{IndexBox, IndexType, IntVect};
 pub use box_array::BoxArray;
+pub use comm::CopyOp;
 pub use distribution::{DistributionMapping, Strategy};
+pub use element::Element;
+pub use fabarray::{FabArray, MultiFab, iMultiFab};
+pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
+pub use par::TileMut;
 pub use periodicity::Periodicity;
 pub use plan::{CopyPlan, CopyTag};

@@ -1,0 +1,225 @@
+//! `FillBoundary` and `ParallelCopy`: executing cached copy plans.
+
+use alloc::sync::Arc;
+
+use amrex_arena::HostAccessible;
+use amrex_box::IntVect;
+
+use crate::element::Element;
+use crate::fabarray::{FabArray, RawFab};
+use crate::par::par_for;
+use crate::periodicity::Periodicity;
+use crate::plan::{CopyPlan, CopyTag};
+
+/// Whether `parallel_copy` overwrites or adds (AMReX's `FabArrayBase::COPY` / `ADD`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CopyOp {
+    /// `dst = src`.
+    #[default]
+    Copy,
+    /// `dst += src`.
+    Add,
+}
+
+/// Copies (or adds) the cells of one tag, components `scomp..` to `dcomp..`.
+///
+/// # Safety
+/// `tag.dbox` lies in `dst`'s box and `tag.sbox()` in `src`'s, the component ranges
+/// fit; nobody else accesses the destination cells, and nobody writes the source cells
+/// during the call. `dst` and `src` may describe the same fab only if the two regions
+/// are disjoint.
+#[inline]
+unsafe fn run_tag<T: Element>(
+    dst: &RawFab<T>,
+    dcomp: usize,
+    src: &RawFab<T>,
+    scomp: usize,
+    nc: usize,
+    tag: &CopyTag,
+    op: CopyOp,
+) {
+    let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
+    let s = tag.shift;
+    for n in 0..nc {
+        for k in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                // SAFETY: rows inside the boxes (caller); disjoint source and destination.
+                let (d, r) = unsafe {
+                    (
+                        dst.row_mut(lo[0], hi[0], j, k, dcomp + n),
+                        src.row(lo[0] + s[0], hi[0] + s[0], j + s[1], k + s[2], scomp + n),
+                    )
+                };
+                match op {
+                    CopyOp::Copy => d.copy_from_slice(r),
+                    CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
+                }
+            }
+        }
+    }
+}
+
+#[track_caller]
+fn require_local(plan: &CopyPlan, what: &str) {
+    assert!(
+        plan.is_local_only(),
+        "FabArray::{what}: the plan exchanges messages with other ranks, which needs the MPI \
+         engine (not built); {} sends and {} receives",
+        plan.sends().len(),
+        plan.recvs().len()
+    );
+}
+
+impl<T: Element, A: HostAccessible> FabArray<T, A> {
+    /// Fills every ghost cell that overlaps the valid region of another box (or of a
+    /// periodic image of any box), all components, the full ghost width (AMReX's
+    /// `FillBoundary(period)`).
+    pub fn fill_boundary(&mut self, period: Periodicity) {
+        self.fill_boundary_with(0, self.ncomp, self.ngrow, period, false);
+    }
+
+    /// `FillBoundary` of components `scomp..scomp+nc` over ghost width `ng`; with
+    /// `cross`, only the face ghost cells (no edges or corners), as a 7-point stencil
+    /// needs.
+    ///
+    /// The plan is computed on first use and cached in the DistributionMapping; copies
+    /// run in parallel, one task per destination fab, tags in plan order.
+    ///
+    /// # Panics
+    /// If the components or `ng` exceed the FabArray's, or the plan needs messages to
+    /// other ranks.
+    #[track_caller]
+    pub fn fill_boundary_with(
+        &mut self,
+        scomp: usize,
+        nc: usize,
+        ng: IntVect,
+        period: Periodicity,
+        cross: bool,
+    ) {
+        assert!(
+            scomp + nc <= self.ncomp,
+            "FabArray::fill_boundary: components exceed {}",
+            self.ncomp
+        );
+        assert!(
+            ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
+            "FabArray::fill_boundary: ghost width {ng} exceeds {}",
+            self.ngrow
+        );
+        if ng == IntVect::ZERO || nc == 0 {
+            return;
+        }
+        let plan = self
+            .dm
+            .fill_boundary_plan(&self.ba, ng, period, cross, self.rank);
+        require_local(&plan, "fill_boundary");
+        let raws = self.raws();
+        let g2l = &self.g2l;
+        let plan_ref: &Arc<CopyPlan> = &plan;
+        par_for(plan_ref.local_groups().len(), |gi| {
+            let (dst, ref range) = plan_ref.local_groups()[gi];
+            let d = raws[g2l[dst] as usize];
+            for tag in &plan_ref.local()[range.clone()] {
+                let s = raws[g2l[tag.src] as usize];
+                // SAFETY: `&mut self` is exclusive. This task alone writes destination
+                // fab `dst`, and only its ghost cells (tags lie outside its valid box);
+                // sources lie in valid boxes, which no task writes. Boxes are in their
+                // fabs because ng <= ngrow.
+                unsafe { run_tag(&d, scomp, &s, scomp, nc, tag, CopyOp::Copy) };
+            }
+        });
+    }
+
+    /// Copies the valid cells of `src` into the valid cells of `self` where they overlap
+    /// (AMReX's `ParallelCopy(src, period)`), all components.
+    ///
+    /// # Panics
+    /// If the component counts or index types differ, or the plan needs messages.
+    #[track_caller]
+    pub fn parallel_copy<B: HostAccessible>(&mut self, src: &FabArray<T, B>, period: Periodicity) {
+        assert_eq!(
+            self.ncomp, src.ncomp,
+            "FabArray::parallel_copy: component counts differ"
+        );
+        self.parallel_copy_with(
+            src,
+            0,
+            0,
+            self.ncomp,
+            IntVect::ZERO,
+            IntVect::ZERO,
+            period,
+            CopyOp::Copy,
+        );
+    }
+
+    /// `ParallelCopy` with component ranges, ghost widths and copy-or-add: cells of
+    /// `src` boxes grown by `src_ng` go to `self` boxes grown by `dst_ng` (AMReX's
+    /// `ParallelCopy(src, scomp, dcomp, ncomp, snghost, dnghost, period, op)`). Where
+    /// several sources cover a destination cell they are applied in plan order (the
+    /// last copy wins; adds accumulate).
+    ///
+    /// # Panics
+    /// If ranges or widths exceed the FabArrays', the index types differ, or the plan
+    /// needs messages to other ranks.
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    #[track_caller]
+    pub fn parallel_copy_with<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        src_ng: IntVect,
+        dst_ng: IntVect,
+        period: Periodicity,
+        op: CopyOp,
+    ) {
+        assert!(
+            scomp + nc <= src.ncomp,
+            "FabArray::parallel_copy: source components exceed {}",
+            src.ncomp
+        );
+        assert!(
+            dcomp + nc <= self.ncomp,
+            "FabArray::parallel_copy: destination components exceed {}",
+            self.ncomp
+        );
+        assert!(
+            src_ng.all_ge(IntVect::ZERO) && src_ng.all_le(src.ngrow),
+            "FabArray::parallel_copy: source ghost width {src_ng} exceeds {}",
+            src.ngrow
+        );
+        assert!(
+            dst_ng.all_ge(IntVect::ZERO) && dst_ng.all_le(self.ngrow),
+            "FabArray::parallel_copy: destination ghost width {dst_ng} exceeds {}",
+            self.ngrow
+        );
+        assert_eq!(
+            self.rank, src.rank,
+            "FabArray::parallel_copy: the FabArrays belong to different ranks"
+        );
+        if nc == 0 {
+            return;
+        }
+        let plan = self.dm.parallel_copy_plan(
+            &self.ba, dst_ng, &src.ba, &src.dm, src_ng, period, self.rank,
+        );
+        require_local(&plan, "parallel_copy");
+        let (draws, sraws) = (self.raws(), src.raws());
+        let (dg2l, sg2l) = (&self.g2l, &src.g2l);
+        let plan_ref: &Arc<CopyPlan> = &plan;
+        par_for(plan_ref.local_groups().len(), |gi| {
+            let (dst, ref range) = plan_ref.local_groups()[gi];
+            let d = draws[dg2l[dst] as usize];
+            for tag in &plan_ref.local()[range.clone()] {
+                let s = sraws[sg2l[tag.src] as usize];
+                // SAFETY: `self` is borrowed mutably and `src` shared, so they are
+                // different FabArrays; this task alone writes fab `dst`; regions lie in
+                // the grown boxes (checked widths).
+                unsafe { run_tag(&d, dcomp, &s, scomp, nc, tag, op) };
+            }
+        });
+    }
+}

@@ -1,0 +1,602 @@
+//! Arithmetic and reductions, parallel over tiles, vectorised along `i`.
+//!
+//! Every operation works on the tiles of AMReX's default tiling grown by the requested
+//! ghost width (AMReX's `growntilebox(ng)`), one tile per task. Kernels see whole
+//! `i`-rows as slices, so the inner loops are plain slice loops the compiler
+//! vectorises. Reductions accumulate each tile in eight lanes and fold the tiles in a
+//! fixed order, so their result does not depend on the number of threads.
+
+use alloc::vec::Vec;
+
+use amrex_arena::HostAccessible;
+use amrex_box::{IndexBox, IntVect};
+
+use crate::element::Element;
+use crate::fabarray::{FabArray, RawFab};
+use crate::mfiter::{DEFAULT_TILE_SIZE, grown_tile, tile_boxes};
+use crate::par::{par_for, par_map};
+
+const L: usize = 8;
+
+/// Calls `f(i0, i1, j, k, n)` for each `i`-row of `bx` and component `n < nc`.
+#[inline(always)]
+fn for_rows(bx: &IndexBox, nc: usize, mut f: impl FnMut(i32, i32, i32, i32, usize)) {
+    if !bx.ok() {
+        return;
+    }
+    let (lo, hi) = (bx.lo(), bx.hi());
+    for n in 0..nc {
+        for k in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                f(lo[0], hi[0], j, k, n);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn fold_lanes<T: Copy, R: Copy>(row: &[T], acc: &mut [R; L], f: impl Fn(R, T) -> R) {
+    let mut chunks = row.chunks_exact(L);
+    for c in &mut chunks {
+        for l in 0..L {
+            acc[l] = f(acc[l], c[l]);
+        }
+    }
+    for (l, &x) in chunks.remainder().iter().enumerate() {
+        acc[l] = f(acc[l], x);
+    }
+}
+
+#[inline(always)]
+fn fold_lanes2<T: Copy, R: Copy>(a: &[T], b: &[T], acc: &mut [R; L], f: impl Fn(R, T, T) -> R) {
+    let mut ca = a.chunks_exact(L);
+    let mut cb = b.chunks_exact(L);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for l in 0..L {
+            acc[l] = f(acc[l], x[l], y[l]);
+        }
+    }
+    for (l, (&x, &y)) in ca.remainder().iter().zip(cb.remainder()).enumerate() {
+        acc[l] = f(acc[l], x, y);
+    }
+}
+
+#[track_caller]
+fn check_comps(what: &str, comp: usize, nc: usize, ncomp: usize) {
+    assert!(
+        comp.checked_add(nc).is_some_and(|e| e <= ncomp),
+        "FabArray::{what}: components {comp}..{} exceed the {ncomp} components",
+        comp.saturating_add(nc)
+    );
+}
+
+impl<T: Element, A: HostAccessible> FabArray<T, A> {
+    /// The work items of an operation over ghost width `ng`: `(local fab, region)`.
+    #[track_caller]
+    fn op_items(&self, what: &str, ng: IntVect) -> Vec<(usize, IndexBox)> {
+        assert!(
+            ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
+            "FabArray::{what}: ghost width {ng} exceeds the FabArray's {}",
+            self.ngrow
+        );
+        let mut v = Vec::new();
+        for (l, &g) in self.local.iter().enumerate() {
+            let valid = self.ba.get(g);
+            for t in tile_boxes(&valid, Some(DEFAULT_TILE_SIZE)) {
+                v.push((l, grown_tile(&t, &valid, ng)));
+            }
+        }
+        v
+    }
+
+    #[track_caller]
+    fn check_other<B: HostAccessible>(
+        &self,
+        what: &str,
+        o: &FabArray<T, B>,
+        comp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        assert!(
+            self.same_layout(o),
+            "FabArray::{what}: the FabArrays have different layouts"
+        );
+        check_comps(what, comp, nc, o.ncomp);
+        assert!(
+            ng.all_le(o.ngrow),
+            "FabArray::{what}: ghost width {ng} exceeds the source's {}",
+            o.ngrow
+        );
+    }
+
+    /// Applies `f` to every row of components `comp..comp+nc` over ghost width `ng`.
+    #[track_caller]
+    fn apply1(
+        &mut self,
+        what: &str,
+        comp: usize,
+        nc: usize,
+        ng: IntVect,
+        f: impl Fn(&mut [T]) + Sync + Send,
+    ) {
+        check_comps(what, comp, nc, self.ncomp);
+        let items = self.op_items(what, ng);
+        let raws = self.raws();
+        par_for(items.len(), |it| {
+            let (l, bx) = items[it];
+            let r = raws[l];
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: `&mut self`: exclusive access; items are disjoint regions of
+                // the grown fab (grown tiles partition it), each visited by one task.
+                f(unsafe { r.row_mut(i0, i1, j, k, comp + n) });
+            });
+        });
+    }
+
+    /// Applies `f(dst_row, src_row)`; `src` has the same layout.
+    #[expect(clippy::too_many_arguments, reason = "component ranges of two arrays")]
+    #[track_caller]
+    fn apply2<B: HostAccessible>(
+        &mut self,
+        what: &str,
+        dcomp: usize,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        nc: usize,
+        ng: IntVect,
+        f: impl Fn(&mut [T], &[T]) + Sync + Send,
+    ) {
+        check_comps(what, dcomp, nc, self.ncomp);
+        self.check_other(what, src, scomp, nc, ng);
+        let items = self.op_items(what, ng);
+        let (draws, sraws) = (self.raws(), src.raws());
+        par_for(items.len(), |it| {
+            let (l, bx) = items[it];
+            let (d, s) = (draws[l], sraws[l]);
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: dst rows as in `apply1`; `src` is a different FabArray (it is
+                // borrowed shared while `self` is borrowed mutably), only read here.
+                let (dr, sr) = unsafe {
+                    (
+                        d.row_mut(i0, i1, j, k, dcomp + n),
+                        s.row(i0, i1, j, k, scomp + n),
+                    )
+                };
+                f(dr, sr);
+            });
+        });
+    }
+
+    /// Applies `f(dst_row, a_row, b_row)`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "component ranges of three arrays"
+    )]
+    #[track_caller]
+    fn apply3<B: HostAccessible, C: HostAccessible>(
+        &mut self,
+        what: &str,
+        dcomp: usize,
+        a: &FabArray<T, B>,
+        acomp: usize,
+        b: &FabArray<T, C>,
+        bcomp: usize,
+        nc: usize,
+        ng: IntVect,
+        f: impl Fn(&mut [T], &[T], &[T]) + Sync + Send,
+    ) {
+        check_comps(what, dcomp, nc, self.ncomp);
+        self.check_other(what, a, acomp, nc, ng);
+        self.check_other(what, b, bcomp, nc, ng);
+        let items = self.op_items(what, ng);
+        let (draws, araws, braws) = (self.raws(), a.raws(), b.raws());
+        par_for(items.len(), |it| {
+            let (l, bx) = items[it];
+            let (d, ra, rb) = (draws[l], araws[l], braws[l]);
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: as in `apply2`; `a` and `b` are only read.
+                let (dr, x, y) = unsafe {
+                    (
+                        d.row_mut(i0, i1, j, k, dcomp + n),
+                        ra.row(i0, i1, j, k, acomp + n),
+                        rb.row(i0, i1, j, k, bcomp + n),
+                    )
+                };
+                f(dr, x, y);
+            });
+        });
+    }
+
+    /// Reduces rows of components `comp..comp+nc` over ghost width `ng`: each task folds
+    /// its rows into `L` lanes with `f`, then lanes and tasks are folded in order.
+    #[track_caller]
+    fn reduce<R: Copy + Send + Sync>(
+        &self,
+        what: &str,
+        comp: usize,
+        nc: usize,
+        ng: IntVect,
+        id: R,
+        f: impl Fn(R, T) -> R + Sync + Send,
+        combine: impl Fn(R, R) -> R + Sync + Send,
+    ) -> R {
+        check_comps(what, comp, nc, self.ncomp);
+        let items = self.op_items(what, ng);
+        let raws = self.raws();
+        let parts = par_map(items.len(), |it| {
+            let (l, bx) = items[it];
+            let r: RawFab<T> = raws[l];
+            let mut acc = [id; L];
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: `&self`: nobody writes during the reduction.
+                fold_lanes(unsafe { r.row(i0, i1, j, k, comp + n) }, &mut acc, &f);
+            });
+            acc.into_iter().fold(id, &combine)
+        });
+        parts.into_iter().fold(id, combine)
+    }
+
+    // ----- in-place scalar operations -------------------------------------------------
+
+    /// Sets every element (all components, ghost cells included) to `v`.
+    pub fn set_val(&mut self, v: T) {
+        self.set_val_range(v, 0, self.ncomp, self.ngrow);
+    }
+
+    /// Sets components `comp..comp+nc` to `v` over the valid boxes grown by `ng`.
+    ///
+    /// # Panics
+    /// If the components or `ng` exceed the FabArray's.
+    #[track_caller]
+    pub fn set_val_range(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("set_val", comp, nc, ng, |r| r.fill(v));
+    }
+
+    /// `x += v` on components `comp..comp+nc` grown by `ng`.
+    #[track_caller]
+    pub fn plus(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("plus", comp, nc, ng, |r| {
+            r.iter_mut().for_each(|x| *x = *x + v)
+        });
+    }
+
+    /// `x *= v` on components `comp..comp+nc` grown by `ng`.
+    #[track_caller]
+    pub fn mult(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("mult", comp, nc, ng, |r| {
+            r.iter_mut().for_each(|x| *x = *x * v)
+        });
+    }
+
+    /// `x = numerator / x` on components `comp..comp+nc` grown by `ng`.
+    #[track_caller]
+    pub fn invert(&mut self, numerator: T, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("invert", comp, nc, ng, |r| {
+            r.iter_mut().for_each(|x| *x = numerator / *x)
+        });
+    }
+
+    /// `x = -x` on components `comp..comp+nc` grown by `ng`.
+    #[track_caller]
+    pub fn negate(&mut self, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("negate", comp, nc, ng, |r| {
+            r.iter_mut().for_each(|x| *x = -*x)
+        });
+    }
+
+    /// `x = |x|` on components `comp..comp+nc` grown by `ng`.
+    #[track_caller]
+    pub fn abs(&mut self, comp: usize, nc: usize, ng: IntVect) {
+        self.apply1("abs", comp, nc, ng, |r| {
+            r.iter_mut().for_each(|x| *x = x.abs())
+        });
+    }
+
+    // ----- operations with other FabArrays (same BoxArray and mapping) ----------------
+
+    /// `self[dcomp..] += src[scomp..]` for `nc` components over ghost width `ng`
+    /// (AMReX's `MultiFab::Add(dst, src, srccomp, dstcomp, numcomp, nghost)`).
+    #[track_caller]
+    pub fn add<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("add", dcomp, src, scomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
+        });
+    }
+
+    /// `self[dcomp..] -= src[scomp..]`.
+    #[track_caller]
+    pub fn subtract<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("subtract", dcomp, src, scomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
+        });
+    }
+
+    /// `self[dcomp..] *= src[scomp..]`.
+    #[track_caller]
+    pub fn multiply<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("multiply", dcomp, src, scomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
+        });
+    }
+
+    /// `self[dcomp..] /= src[scomp..]`.
+    #[track_caller]
+    pub fn divide<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("divide", dcomp, src, scomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
+        });
+    }
+
+    /// `self[dcomp..] = src[scomp..]` (AMReX's `MultiFab::Copy`).
+    #[track_caller]
+    pub fn copy_from<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("copy", dcomp, src, scomp, nc, ng, <[T]>::copy_from_slice);
+    }
+
+    /// `self += a * x` (AMReX's `MultiFab::Saxpy`).
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    #[track_caller]
+    pub fn saxpy<B: HostAccessible>(
+        &mut self,
+        a: T,
+        x: &FabArray<T, B>,
+        xcomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("saxpy", dcomp, x, xcomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
+        });
+    }
+
+    /// `self = x + a * self` (AMReX's `MultiFab::Xpay`).
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    #[track_caller]
+    pub fn xpay<B: HostAccessible>(
+        &mut self,
+        a: T,
+        x: &FabArray<T, B>,
+        xcomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply2("xpay", dcomp, x, xcomp, nc, ng, |d, s| {
+            d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
+        });
+    }
+
+    /// `self = a * x + b * y` (AMReX's `MultiFab::LinComb`).
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    #[track_caller]
+    pub fn lin_comb<B: HostAccessible, C: HostAccessible>(
+        &mut self,
+        a: T,
+        x: &FabArray<T, B>,
+        xcomp: usize,
+        b: T,
+        y: &FabArray<T, C>,
+        ycomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply3("lin_comb", dcomp, x, xcomp, y, ycomp, nc, ng, |d, x, y| {
+            for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
+                *d = a * x + b * y;
+            }
+        });
+    }
+
+    /// `self += s1 * s2` (AMReX's `MultiFab::AddProduct`).
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    #[track_caller]
+    pub fn add_product<B: HostAccessible, C: HostAccessible>(
+        &mut self,
+        s1: &FabArray<T, B>,
+        comp1: usize,
+        s2: &FabArray<T, C>,
+        comp2: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        self.apply3(
+            "add_product",
+            dcomp,
+            s1,
+            comp1,
+            s2,
+            comp2,
+            nc,
+            ng,
+            |d, x, y| {
+                for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
+                    *d = *d + x * y;
+                }
+            },
+        );
+    }
+
+    /// Exchanges `self[dcomp..]` and `other[scomp..]` (AMReX's `MultiFab::Swap`).
+    #[track_caller]
+    pub fn swap<B: HostAccessible>(
+        &mut self,
+        other: &mut FabArray<T, B>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) {
+        check_comps("swap", dcomp, nc, self.ncomp);
+        self.check_other("swap", other, scomp, nc, ng);
+        let items = self.op_items("swap", ng);
+        let (draws, sraws) = (self.raws(), other.raws());
+        par_for(items.len(), |it| {
+            let (l, bx) = items[it];
+            let (d, s) = (draws[l], sraws[l]);
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: both FabArrays are borrowed mutably (so they are different),
+                // and each task owns its disjoint region of both.
+                let (dr, sr) = unsafe {
+                    (
+                        d.row_mut(i0, i1, j, k, dcomp + n),
+                        s.row_mut(i0, i1, j, k, scomp + n),
+                    )
+                };
+                dr.swap_with_slice(sr);
+            });
+        });
+    }
+
+    // ----- reductions -----------------------------------------------------------------
+
+    /// Smallest value of components `comp..comp+nc` over ghost width `ng`
+    /// ([`Element::HIGHEST`] when there is no cell).
+    #[track_caller]
+    #[must_use]
+    pub fn min(&self, comp: usize, nc: usize, ng: IntVect) -> T {
+        self.reduce("min", comp, nc, ng, T::HIGHEST, T::min_of, T::min_of)
+    }
+
+    /// Largest value ([`Element::LOWEST`] when there is no cell).
+    #[track_caller]
+    #[must_use]
+    pub fn max(&self, comp: usize, nc: usize, ng: IntVect) -> T {
+        self.reduce("max", comp, nc, ng, T::LOWEST, T::max_of, T::max_of)
+    }
+
+    /// Sum of components `comp..comp+nc` over ghost width `ng`.
+    #[track_caller]
+    #[must_use]
+    pub fn sum(&self, comp: usize, nc: usize, ng: IntVect) -> T::Acc {
+        self.reduce(
+            "sum",
+            comp,
+            nc,
+            ng,
+            T::Acc::default(),
+            |a, x| a + x.to_acc(),
+            |a, b| a + b,
+        )
+    }
+
+    /// Largest `|x|` (AMReX's `norm0`).
+    #[track_caller]
+    #[must_use]
+    pub fn norm0(&self, comp: usize, nc: usize, ng: IntVect) -> T {
+        self.reduce(
+            "norm0",
+            comp,
+            nc,
+            ng,
+            T::ZERO,
+            |a, x| a.max_of(x.abs()),
+            T::max_of,
+        )
+    }
+
+    /// Sum of `|x|` (AMReX's `norm1`).
+    #[track_caller]
+    #[must_use]
+    pub fn norm1(&self, comp: usize, nc: usize, ng: IntVect) -> T::Acc {
+        self.reduce(
+            "norm1",
+            comp,
+            nc,
+            ng,
+            T::Acc::default(),
+            |a, x| a + x.abs().to_acc(),
+            |a, b| a + b,
+        )
+    }
+
+    /// `sqrt(Σ x²)` (AMReX's `norm2`).
+    #[track_caller]
+    #[must_use]
+    pub fn norm2(&self, comp: usize, nc: usize, ng: IntVect) -> f64 {
+        let s = self.reduce(
+            "norm2",
+            comp,
+            nc,
+            ng,
+            T::Acc::default(),
+            |a, x| a + (x * x).to_acc(),
+            |a, b| a + b,
+        );
+        libm::sqrt(T::acc_to_f64(s))
+    }
+
+    /// `Σ self[comp..] * y[ycomp..]` over `nc` components and ghost width `ng`
+    /// (AMReX's `MultiFab::Dot`).
+    #[track_caller]
+    #[must_use]
+    pub fn dot<B: HostAccessible>(
+        &self,
+        comp: usize,
+        y: &FabArray<T, B>,
+        ycomp: usize,
+        nc: usize,
+        ng: IntVect,
+    ) -> T::Acc {
+        check_comps("dot", comp, nc, self.ncomp);
+        self.check_other("dot", y, ycomp, nc, ng);
+        let items = self.op_items("dot", ng);
+        let (xr, yr) = (self.raws(), y.raws());
+        let zero = T::Acc::default();
+        let parts = par_map(items.len(), |it| {
+            let (l, bx) = items[it];
+            let (a, b) = (xr[l], yr[l]);
+            let mut acc = [zero; L];
+            for_rows(&bx, nc, |i0, i1, j, k, n| {
+                // SAFETY: both only read; `&self` and `&y` keep writers away.
+                let (ra, rb) = unsafe {
+                    (
+                        a.row(i0, i1, j, k, comp + n),
+                        b.row(i0, i1, j, k, ycomp + n),
+                    )
+                };
+                fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
+            });
+            acc.into_iter().fold(zero, |a, b| a + b)
+        });
+        parts.into_iter().fold(zero, |a, b| a + b)
+    }
+}

@@ -1,0 +1,284 @@
+//! Every operation against a naive single-threaded reference, on random layouts.
+
+use amrex_box::{IndexBox, IntVect};
+use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab, iMultiFab};
+use proptest::prelude::*;
+
+fn hash(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// A value in ±[0.5, 1.5) from the cell, component, box and seed.
+fn val(seed: u64, g: usize, p: IntVect, n: usize) -> f64 {
+    let h = hash(
+        seed ^ hash(
+            g as u64
+                ^ hash(
+                    (p[0] as u64)
+                        ^ hash((p[1] as u64) << 20 ^ (p[2] as u64) << 40 ^ (n as u64) << 60),
+                ),
+        ),
+    );
+    let m = 0.5 + (h >> 11) as f64 / (1u64 << 53) as f64;
+    if h & 1 == 0 { m } else { -m }
+}
+
+fn fill(mf: &mut MultiFab, seed: u64) {
+    for mfi in mf.mfiter(false) {
+        let g = mfi.index();
+        let fb = mfi.fabbox();
+        let mut a = mf.array_mut(&mfi);
+        a.for_each_mut(fb, |i, j, k, n, v| {
+            *v = val(seed, g, IntVect::new(i, j, k), n)
+        });
+    }
+}
+
+type Snap = Vec<Vec<(IntVect, usize, f64)>>;
+
+fn snap(mf: &MultiFab) -> Snap {
+    mf.mfiter(false)
+        .map(|mfi| {
+            let a = mf.array(&mfi);
+            let mut v = Vec::new();
+            a.for_each(mfi.fabbox(), |i, j, k, n, x| {
+                v.push((IntVect::new(i, j, k), n, *x))
+            });
+            v
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    ba: BoxArray,
+    ncomp: usize,
+    ngrow: IntVect,
+    comp: usize,
+    nc: usize,
+    ng: IntVect,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        proptest::array::uniform3(-4i32..4),
+        proptest::array::uniform3(1i32..20),
+        proptest::array::uniform3(2i32..12),
+        1usize..4,
+        proptest::array::uniform3(0i32..3),
+    )
+        .prop_flat_map(|(lo, len, mgs, ncomp, ngrow)| {
+            (
+                Just((lo, len, mgs, ncomp, ngrow)),
+                0..ncomp,
+                proptest::array::uniform3(0i32..3),
+            )
+        })
+        .prop_flat_map(|((lo, len, mgs, ncomp, ngrow), comp, ngf)| {
+            let ngrow = IntVect::from(ngrow);
+            let ng = IntVect::from(ngf).min(ngrow);
+            let lo = IntVect::from(lo);
+            let ba = BoxArray::from_domain_iv(
+                IndexBox::new(lo, lo + IntVect::from(len) - 1),
+                IntVect::from(mgs),
+            );
+            (
+                Just(ba),
+                Just(ncomp),
+                Just(ngrow),
+                Just(comp),
+                1..=(ncomp - comp),
+                Just(ng),
+            )
+        })
+        .prop_map(|(ba, ncomp, ngrow, comp, nc, ng)| Case {
+            ba,
+            ncomp,
+            ngrow,
+            comp,
+            nc,
+            ng,
+        })
+}
+
+fn in_region(c: &Case, vbx: IndexBox, p: IntVect, n: usize) -> bool {
+    vbx.grow_iv(c.ng).contains(p) && n >= c.comp && n < c.comp + c.nc
+}
+
+/// Runs `op` on FabArrays and compares with `reference(dst, srcs...)` applied per cell.
+fn check_elementwise(
+    c: &Case,
+    op: impl Fn(&mut MultiFab, &MultiFab, &MultiFab),
+    reference: impl Fn(f64, f64, f64) -> f64,
+) {
+    let dm = DistributionMapping::single(&c.ba);
+    let mut d = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+    let mut x = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+    let mut y = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+    fill(&mut d, 1);
+    fill(&mut x, 2);
+    fill(&mut y, 3);
+    let (d0, x0, y0) = (snap(&d), snap(&x), snap(&y));
+    op(&mut d, &x, &y);
+    let d1 = snap(&d);
+    for (b, fab) in d1.iter().enumerate() {
+        let vbx = c.ba.get(b);
+        for (q, &(p, n, v)) in fab.iter().enumerate() {
+            let want = if in_region(c, vbx, p, n) {
+                // The comp offset: sources are read at the same component here.
+                reference(d0[b][q].2, x0[b][q].2, y0[b][q].2)
+            } else {
+                d0[b][q].2
+            };
+            assert!(
+                want.to_bits() == v.to_bits() || (want.is_nan() && v.is_nan()),
+                "box {b} cell {p} comp {n}: {v} != {want}"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 1 } else { 16 }))]
+
+    #[test]
+    fn elementwise_ops_match_reference(c in case()) {
+        let (comp, nc, ng) = (c.comp, c.nc, c.ng);
+        check_elementwise(&c, |d, _, _| d.set_val_range(2.5, comp, nc, ng), |_, _, _| 2.5);
+        check_elementwise(&c, |d, _, _| d.plus(0.25, comp, nc, ng), |d, _, _| d + 0.25);
+        check_elementwise(&c, |d, _, _| d.mult(-3.0, comp, nc, ng), |d, _, _| d * -3.0);
+        check_elementwise(&c, |d, _, _| d.invert(2.0, comp, nc, ng), |d, _, _| 2.0 / d);
+        check_elementwise(&c, |d, _, _| d.negate(comp, nc, ng), |d, _, _| -d);
+        check_elementwise(&c, |d, _, _| d.abs(comp, nc, ng), |d, _, _| d.abs());
+        check_elementwise(&c, |d, x, _| d.add(x, comp, comp, nc, ng), |d, x, _| d + x);
+        check_elementwise(&c, |d, x, _| d.subtract(x, comp, comp, nc, ng), |d, x, _| d - x);
+        check_elementwise(&c, |d, x, _| d.multiply(x, comp, comp, nc, ng), |d, x, _| d * x);
+        check_elementwise(&c, |d, x, _| d.divide(x, comp, comp, nc, ng), |d, x, _| d / x);
+        check_elementwise(&c, |d, x, _| d.copy_from(x, comp, comp, nc, ng), |_, x, _| x);
+        check_elementwise(&c, |d, x, _| d.saxpy(0.5, x, comp, comp, nc, ng), |d, x, _| d + 0.5 * x);
+        check_elementwise(&c, |d, x, _| d.xpay(0.5, x, comp, comp, nc, ng), |d, x, _| x + 0.5 * d);
+        check_elementwise(&c, |d, x, y| d.lin_comb(2.0, x, comp, -1.5, y, comp, comp, nc, ng), |_, x, y| 2.0 * x + -1.5 * y);
+        check_elementwise(&c, |d, x, y| d.add_product(x, comp, y, comp, comp, nc, ng), |d, x, y| d + x * y);
+    }
+
+    #[test]
+    fn shifted_components_and_swap(c in case()) {
+        // Source component 0 into destination component `comp`.
+        let dm = DistributionMapping::single(&c.ba);
+        let mut d = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+        let mut x = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+        fill(&mut d, 5);
+        fill(&mut x, 6);
+        let (d0, x0) = (snap(&d), snap(&x));
+        d.copy_from(&x, 0, c.comp, 1, c.ng);
+        for (b, fab) in snap(&d).iter().enumerate() {
+            let vbx = c.ba.get(b);
+            for (q, &(p, n, v)) in fab.iter().enumerate() {
+                let want = if n == c.comp && vbx.grow_iv(c.ng).contains(p) {
+                    // component 0 of x at the same cell
+                    let q0 = x0[b].iter().position(|&(pp, nn, _)| pp == p && nn == 0).unwrap();
+                    x0[b][q0].2
+                } else { d0[b][q].2 };
+                prop_assert_eq!(v, want);
+            }
+        }
+        let (d1, x1) = (snap(&d), snap(&x));
+        d.swap(&mut x, c.comp, c.comp, c.nc, c.ng);
+        let (d2, x2) = (snap(&d), snap(&x));
+        for b in 0..d1.len() {
+            let vbx = c.ba.get(b);
+            for q in 0..d1[b].len() {
+                let (p, n, _) = d1[b][q];
+                if in_region(&c, vbx, p, n) {
+                    prop_assert_eq!(d2[b][q].2, x1[b][q].2);
+                    prop_assert_eq!(x2[b][q].2, d1[b][q].2);
+                } else {
+                    prop_assert_eq!(d2[b][q].2, d1[b][q].2);
+                    prop_assert_eq!(x2[b][q].2, x1[b][q].2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_match_reference(c in case()) {
+        let dm = DistributionMapping::single(&c.ba);
+        let mut x = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+        let mut y = MultiFab::new(&c.ba, &dm, c.ncomp, c.ngrow);
+        fill(&mut x, 7);
+        fill(&mut y, 8);
+        let (xs, ys) = (snap(&x), snap(&y));
+        let (mut mn, mut mx, mut sum, mut n0, mut n1, mut n2, mut dot) = (f64::MAX, f64::MIN, 0.0, 0.0f64, 0.0, 0.0, 0.0);
+        for b in 0..xs.len() {
+            let vbx = c.ba.get(b);
+            for q in 0..xs[b].len() {
+                let (p, n, v) = xs[b][q];
+                if in_region(&c, vbx, p, n) {
+                    mn = mn.min(v); mx = mx.max(v); sum += v; n0 = n0.max(v.abs()); n1 += v.abs(); n2 += v * v;
+                    dot += v * ys[b][q].2;
+                }
+            }
+        }
+        let (comp, nc, ng) = (c.comp, c.nc, c.ng);
+        prop_assert_eq!(x.min(comp, nc, ng), mn);
+        prop_assert_eq!(x.max(comp, nc, ng), mx);
+        prop_assert_eq!(x.norm0(comp, nc, ng), n0);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * (1.0 + b.abs());
+        prop_assert!(close(x.sum(comp, nc, ng), sum));
+        prop_assert!(close(x.norm1(comp, nc, ng), n1));
+        prop_assert!(close(x.norm2(comp, nc, ng), n2.sqrt()));
+        prop_assert!(close(x.dot(comp, &y, comp, nc, ng), dot));
+    }
+}
+
+#[test]
+fn imultifab_sums_in_i64() {
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(15)), 8);
+    let dm = DistributionMapping::single(&ba);
+    let mut m = iMultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+    m.set_val(i32::MAX);
+    assert_eq!(m.sum(0, 1, IntVect::ZERO), i64::from(i32::MAX) * 4096);
+    m.set_val_range(-3, 1, 1, IntVect::ZERO);
+    assert_eq!(m.min(0, 2, IntVect::ZERO), -3);
+    assert_eq!(m.norm0(1, 1, IntVect::ZERO), 3);
+    assert_eq!(m.norm1(1, 1, IntVect::ZERO), 3 * 4096);
+    let f: FabArray<f32> = FabArray::new(&ba, &dm, 1, IntVect::ZERO);
+    assert_eq!(f.sum(0, 1, IntVect::ZERO), 0.0);
+}
+
+#[test]
+fn reductions_do_not_depend_on_thread_count() {
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(40, 33, 20)), 16);
+    let dm = DistributionMapping::single(&ba);
+    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    fill(&mut x, 9);
+    let run = |n: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(|| {
+                (
+                    x.sum(0, 1, IntVect::ZERO),
+                    x.norm2(0, 1, IntVect::splat(1)),
+                    x.dot(0, &x, 0, 1, IntVect::ZERO),
+                )
+            })
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
+}
+
+#[test]
+#[should_panic(expected = "ghost width")]
+fn ghost_width_is_checked() {
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
+    let dm = DistributionMapping::single(&ba);
+    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    x.plus(1.0, 0, 1, IntVect::splat(2));
+}
