@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `&m` → tensor | [`ToDlpack`] | borrowed, `READ_ONLY` |
 //! | `&mut m` → tensor | [`ToDlpack`] | borrowed, writable |
-//! | `m` → tensor | [`ToDlpack`] | the matrix moves (boxed) into the tensor |
+//! | `m` → tensor | [`ToDlpack`] | the matrix moves (to the heap) into the tensor |
 //! | tensor → `SmallMatrix` | [`SmallMatrix::from_dlpack_copy`], [`FromDlpack`] | copied, any strides |
 //! | tensor → `&SmallMatrix` | [`SmallMatrix::view_from_dlpack`] | zero-copy, strides must match |
 //! | tensor → `&mut SmallMatrix` | [`SmallMatrix::view_from_dlpack_mut`] | zero-copy, writable tensors only |
@@ -223,7 +223,7 @@ impl<'a, T: DlpackElement, const R: usize, const C: usize, O: Order, const START
     }
 }
 
-/// Owned export: the matrix moves (in a `Box`, so its address is stable) into the
+/// Owned export: the matrix moves (to the heap, so its address is stable) into the
 /// tensor, which frees it when the deleter runs.
 #[cfg(feature = "alloc")]
 impl<T: DlpackElement, const R: usize, const C: usize, O: Order, const START: usize>
@@ -232,16 +232,19 @@ impl<T: DlpackElement, const R: usize, const C: usize, O: Order, const START: us
     fn to_dlpack(self) -> Result<ManagedTensor<'static>, DlpackError> {
         let (shape, strides) = Self::dlpack_layout()?;
         // The inline storage would move with the owner into the tensor's allocation, so
-        // it is boxed first: the heap block does not move when the Box does.
-        let mut owner = alloc::boxed::Box::new(self);
+        // it goes to the heap first. A one-element `Vec`, not a `Box`: moving a `Box`
+        // asserts unique access to its contents, which would invalidate `data` under the
+        // aliasing model; `Vec::as_mut_ptr` is documented to stay valid across moves.
+        let mut owner = alloc::vec![self];
         let data = if R * C == 0 {
             core::ptr::null_mut()
         } else {
-            owner.as_mut_ptr()
+            owner.as_mut_ptr().cast::<T>()
         };
         let spec = TensorSpec::host(data.cast_const(), &shape, &strides);
-        // SAFETY: `data` points into the Box's heap block, which the tensor owns (moving
-        // the Box does not move the block) until the deleter drops it; nobody else holds
+        // SAFETY: `data` points to the matrix in the Vec's heap block (invariant 4: a
+        // matrix is R*C contiguous T in storage order), which the tensor owns and which
+        // does not move when the Vec does, until the deleter drops it; nobody else holds
         // the matrix, so the consumer may read and write.
         Ok(unsafe { ManagedTensor::from_owner(owner, &spec) })
     }

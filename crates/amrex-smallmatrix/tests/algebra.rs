@@ -4,7 +4,18 @@
 use amrex_smallmatrix::{ColumnMajor, Order, RowMajor, SmallMatrix};
 use proptest::prelude::*;
 
-const CASES: u32 = if cfg!(miri) { 4 } else { 256 };
+/// Fewer cases under Miri, and no failure files (Miri isolates the file system).
+fn config() -> ProptestConfig {
+    if cfg!(miri) {
+        ProptestConfig {
+            cases: 4,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    } else {
+        ProptestConfig::with_cases(256)
+    }
+}
 
 fn matrix<const R: usize, const C: usize, O: Order, const S: usize>()
 -> impl Strategy<Value = SmallMatrix<i64, R, C, O, S>> {
@@ -20,7 +31,7 @@ macro_rules! algebra_props {
             const S: usize = $start;
 
             proptest! {
-                #![proptest_config(ProptestConfig::with_cases(CASES))]
+                #![proptest_config(config())]
 
                 #[test]
                 fn transpose_of_product(
@@ -101,7 +112,7 @@ algebra_props!(row_major_start0, RowMajor, 0);
 algebra_props!(row_major_start1, RowMajor, 1);
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(config())]
 
     /// Converting the order keeps the matrix and its products.
     #[test]

@@ -423,14 +423,25 @@ fn legacy_round_trip() {
     assert_eq!(back, m.to_order());
 }
 
-const CASES: u32 = if cfg!(miri) { 3 } else { 128 };
+/// Fewer cases under Miri, and no failure files (Miri isolates the file system).
+fn config() -> ProptestConfig {
+    if cfg!(miri) {
+        ProptestConfig {
+            cases: 3,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    } else {
+        ProptestConfig::with_cases(128)
+    }
+}
 
 fn entries(n: usize) -> impl Strategy<Value = Vec<i32>> {
     prop::collection::vec(any::<i32>(), n)
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(config())]
 
     /// Export then import is the identity for every order/START pair, copying or not, and
     /// crossing orders copies correctly.
