@@ -1,0 +1,242 @@
+//! `Array4` kernels against plain slice loops, measured in the same run.
+//!
+//! Two kernels over a 256³ box of `f64` (set `ARRAY4_BENCH_N` for another edge):
+//! - a 7-point Laplacian `out = Σ neighbours - 6 phi` reading `phi` over the box grown by
+//!   one ghost cell;
+//! - a saxpy `y += a x`.
+//!
+//! Each is written four ways: a plain slice loop (the baseline), checked `Array4`
+//! indexing `a[(i, j, k)]` in a triple loop, `for_each_cell` with `get_unchecked`, and
+//! the safe helpers (`stencil_mut_with` / `zip_mut_with`). Criterion prints its own
+//! statistics; at the end a summary gives each variant's median time, effective
+//! bandwidth (Laplacian: one read and one write per cell; saxpy: two reads and one
+//! write) and its ratio of throughput to the slice loop (1.0 = as fast).
+//!
+//! `cargo bench -p amrex-benches --bench array4 -- --warm-up-time 1 --measurement-time 3`
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil, for_each_cell};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+/// Per-iteration times recorded by each variant, for the summary.
+static TIMES: Mutex<BTreeMap<(&'static str, &'static str), Vec<Duration>>> = Mutex::new(BTreeMap::new());
+
+fn edge() -> i32 {
+    std::env::var("ARRAY4_BENCH_N").ok().and_then(|s| s.parse().ok()).unwrap_or(256)
+}
+
+/// Times `iters` calls of `f` and records the mean per call.
+fn timed(kernel: &'static str, variant: &'static str, iters: u64, mut f: impl FnMut()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    let e = t.elapsed();
+    if iters > 0 {
+        TIMES.lock().unwrap().entry((kernel, variant)).or_default().push(e / iters as u32);
+    }
+    e
+}
+
+// ---------------------------------------------------------------- Laplacian
+
+/// Baseline: rows as slices of known length, so the i-loop has no bounds checks.
+fn lap_slices(phi: &[f64], out: &mut [f64], n: usize) {
+    let g = n + 2; // grown edge
+    for k in 0..n {
+        for j in 0..n {
+            let c = ((k + 1) * g + (j + 1)) * g; // start of the grown row at (j, k)
+            let o = &mut out[(k * n + j) * n..][..n];
+            let mid = &phi[c..][..n + 2];
+            let jm = &phi[c - g + 1..][..n];
+            let jp = &phi[c + g + 1..][..n];
+            let km = &phi[c - g * g + 1..][..n];
+            let kp = &phi[c + g * g + 1..][..n];
+            for i in 0..n {
+                o[i] = mid[i] + mid[i + 2] + jm[i] + jp[i] + km[i] + kp[i] - 6.0 * mid[i + 1];
+            }
+        }
+    }
+}
+
+fn lap_index(phi: Array4<'_, f64>, out: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    let (lo, hi) = (bx.lo(), bx.hi());
+    for k in lo[2]..=hi[2] {
+        for j in lo[1]..=hi[1] {
+            for i in lo[0]..=hi[0] {
+                out[(i, j, k)] = phi[(i - 1, j, k)] + phi[(i + 1, j, k)] + phi[(i, j - 1, k)] + phi[(i, j + 1, k)]
+                    + phi[(i, j, k - 1)]
+                    + phi[(i, j, k + 1)]
+                    - 6.0 * phi[(i, j, k)];
+            }
+        }
+    }
+}
+
+fn lap_for_each_cell(phi: Array4<'_, f64>, out: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    assert!(out.index_box().contains_box(&bx) && phi.index_box().contains_box(&bx.grow(1)));
+    for_each_cell(bx, |i, j, k| {
+        // SAFETY: checked above: (i, j, k) is in `out`'s box and its neighbours in `phi`'s.
+        let p = |a: i32, b: i32, c: i32| unsafe { *phi.get_unchecked(a, b, c, 0) };
+        let v = p(i - 1, j, k) + p(i + 1, j, k) + p(i, j - 1, k) + p(i, j + 1, k) + p(i, j, k - 1) + p(i, j, k + 1)
+            - 6.0 * p(i, j, k);
+        // SAFETY: as above.
+        unsafe { *out.get_unchecked_mut(i, j, k, 0) = v };
+    });
+}
+
+fn lap_stencil(phi: Array4<'_, f64>, out: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    out.stencil_mut_with(phi, bx, |o, s: Stencil<'_, f64, 1>| {
+        *o = s.at(-1, 0, 0) + s.at(1, 0, 0) + s.at(0, -1, 0) + s.at(0, 1, 0) + s.at(0, 0, -1) + s.at(0, 0, 1)
+            - 6.0 * s.center();
+    });
+}
+
+fn laplacian(c: &mut Criterion) {
+    let n = edge();
+    let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let g = bx.grow(1);
+    let cells = bx.num_pts() as usize;
+    let phi: Vec<f64> = (0..g.num_pts()).map(|v| (v % 1013) as f64 * 0.5).collect();
+    let mut reference = vec![0.0; cells];
+    lap_slices(&phi, &mut reference, n as usize);
+    let mut out = vec![0.0; cells];
+    let pa = Array4::new(&phi, g, 1);
+
+    // All variants compute the same numbers.
+    for f in [lap_index, lap_for_each_cell, lap_stencil] {
+        out.fill(0.0);
+        f(pa, &mut Array4Mut::new(&mut out, bx, 1), bx);
+        assert!(out == reference, "a Laplacian variant disagrees with the slice loop");
+    }
+
+    let mut grp = c.benchmark_group("laplacian7");
+    grp.throughput(Throughput::Bytes(2 * 8 * cells as u64));
+    grp.bench_function("slice loop", |b| {
+        b.iter_custom(|it| timed("laplacian7", "slice loop", it, || lap_slices(black_box(&phi), &mut out, n as usize)));
+    });
+    grp.bench_function("Array4 index", |b| {
+        b.iter_custom(|it| {
+            let mut o = Array4Mut::new(&mut out, bx, 1);
+            timed("laplacian7", "Array4 index", it, || lap_index(black_box(pa), &mut o, bx))
+        });
+    });
+    grp.bench_function("for_each_cell", |b| {
+        b.iter_custom(|it| {
+            let mut o = Array4Mut::new(&mut out, bx, 1);
+            timed("laplacian7", "for_each_cell", it, || lap_for_each_cell(black_box(pa), &mut o, bx))
+        });
+    });
+    grp.bench_function("stencil_mut_with", |b| {
+        b.iter_custom(|it| {
+            let mut o = Array4Mut::new(&mut out, bx, 1);
+            timed("laplacian7", "stencil_mut_with", it, || lap_stencil(black_box(pa), &mut o, bx))
+        });
+    });
+    grp.finish();
+    black_box(&out);
+}
+
+// ---------------------------------------------------------------- saxpy
+
+fn saxpy_slices(a: f64, x: &[f64], y: &mut [f64]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+fn saxpy_index(a: f64, x: Array4<'_, f64>, y: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    let (lo, hi) = (bx.lo(), bx.hi());
+    for k in lo[2]..=hi[2] {
+        for j in lo[1]..=hi[1] {
+            for i in lo[0]..=hi[0] {
+                y[(i, j, k)] += a * x[(i, j, k)];
+            }
+        }
+    }
+}
+
+fn saxpy_for_each_cell(a: f64, x: Array4<'_, f64>, y: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    assert!(y.index_box().contains_box(&bx) && x.index_box().contains_box(&bx));
+    for_each_cell(bx, |i, j, k| {
+        // SAFETY: checked above: (i, j, k) is inside both views.
+        let xv = unsafe { *x.get_unchecked(i, j, k, 0) };
+        // SAFETY: as above.
+        unsafe { *y.get_unchecked_mut(i, j, k, 0) += a * xv };
+    });
+}
+
+fn saxpy_zip(a: f64, x: Array4<'_, f64>, y: &mut Array4Mut<'_, f64>, bx: IndexBox) {
+    y.zip_mut_with(x, bx, |y, x| *y += a * x);
+}
+
+fn saxpy(c: &mut Criterion) {
+    let n = edge();
+    let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let cells = bx.num_pts() as usize;
+    let x: Vec<f64> = (0..cells).map(|v| (v % 977) as f64).collect();
+    let mut y = vec![1.0; cells];
+    let a = 1e-9;
+    let xa = Array4::new(&x, bx, 1);
+
+    let mut grp = c.benchmark_group("saxpy");
+    grp.throughput(Throughput::Bytes(3 * 8 * cells as u64));
+    grp.bench_function("slice loop", |b| {
+        b.iter_custom(|it| timed("saxpy", "slice loop", it, || saxpy_slices(black_box(a), &x, &mut y)));
+    });
+    grp.bench_function("Array4 index", |b| {
+        b.iter_custom(|it| {
+            let mut ya = Array4Mut::new(&mut y, bx, 1);
+            timed("saxpy", "Array4 index", it, || saxpy_index(black_box(a), xa, &mut ya, bx))
+        });
+    });
+    grp.bench_function("for_each_cell", |b| {
+        b.iter_custom(|it| {
+            let mut ya = Array4Mut::new(&mut y, bx, 1);
+            timed("saxpy", "for_each_cell", it, || saxpy_for_each_cell(black_box(a), xa, &mut ya, bx))
+        });
+    });
+    grp.bench_function("zip_mut_with", |b| {
+        b.iter_custom(|it| {
+            let mut ya = Array4Mut::new(&mut y, bx, 1);
+            timed("saxpy", "zip_mut_with", it, || saxpy_zip(black_box(a), xa, &mut ya, bx))
+        });
+    });
+    grp.finish();
+    black_box(&y);
+}
+
+/// Median of the recorded per-iteration times (warm-up included: criterion's warm-up
+/// calls are few and long, so they rarely move the median).
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+fn summary(_: &mut Criterion) {
+    let n = edge() as f64;
+    let mut times = TIMES.lock().unwrap();
+    println!("\nArray4 vs slice loop, {0}³ f64 cells (median per call; ratio = throughput / slice loop)", edge());
+    for kernel in ["laplacian7", "saxpy"] {
+        let bytes = if kernel == "saxpy" { 24.0 } else { 16.0 } * n * n * n;
+        let Some(mut base) = times.get(&(kernel, "slice loop")).cloned() else { continue };
+        let base = median(&mut base);
+        for variant in ["slice loop", "Array4 index", "for_each_cell", "stencil_mut_with", "zip_mut_with"] {
+            let Some(v) = times.get_mut(&(kernel, variant)) else { continue };
+            let t = median(v);
+            println!(
+                "  {kernel:<11} {variant:<17} {:>8.2} ms  {:>6.2} GB/s  ratio {:.3}",
+                t.as_secs_f64() * 1e3,
+                bytes / t.as_secs_f64() / 1e9,
+                base.as_secs_f64() / t.as_secs_f64()
+            );
+        }
+    }
+}
+
+criterion_group!(benches, laplacian, saxpy, summary);
+criterion_main!(benches);
