@@ -1,0 +1,433 @@
+//! Element operations and reductions over a sub-box and a component range.
+//!
+//! Every operation validates once (host access, writability, box inside the fab,
+//! components inside the fab), then walks `n`, `k`, `j` and hands each `i`-row to a plain
+//! slice loop: no bounds checks in the inner loop, which the compiler vectorises.
+
+use crate::FabError;
+use crate::fab::{BaseFab, box_inside, box_lengths, comp_range};
+use crate::kernels;
+use amrex_arena::Arena;
+use amrex_box::IndexBox;
+use bytemuck::AnyBitPattern;
+use core::ops::{Range, RangeBounds};
+use num_traits::{Float, Signed};
+
+/// A validated walk over the rows of `bx` and components `comps` of one fab.
+#[derive(Clone, Copy)]
+struct Rows<T> {
+    /// Element `(bx.lo, comps.start)`.
+    base: *mut T,
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    nc: usize,
+    jstride: usize,
+    kstride: usize,
+    nstride: usize,
+}
+
+impl<T> Rows<T> {
+    fn is_empty(&self) -> bool {
+        self.nx == 0 || self.ny == 0 || self.nz == 0 || self.nc == 0
+    }
+
+    /// Pointer to the row `(j, k, n)` (relative indices).
+    #[inline(always)]
+    fn row(&self, j: usize, k: usize, n: usize) -> *mut T {
+        self.base
+            .wrapping_add(j * self.jstride + k * self.kstride + n * self.nstride)
+    }
+}
+
+impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
+    /// Checks `bx` and `comps` and returns the rows; an empty box gives no rows.
+    fn rows(&self, bx: IndexBox, comps: Range<usize>) -> Result<Rows<T>, FabError> {
+        let [nx, ny, nz] = box_lengths(&bx);
+        let nc = comps.len();
+        let mut rows = Rows {
+            base: self.data_ptr(),
+            nx,
+            ny,
+            nz,
+            nc,
+            jstride: self.jstride,
+            kstride: self.kstride,
+            nstride: self.nstride,
+        };
+        if rows.is_empty() {
+            return Ok(rows);
+        }
+        if !box_inside(&bx, &self.bx) {
+            return Err(FabError::BoxOutside { bx, fab: self.bx });
+        }
+        // In bounds (box inside, component < ncomp): the offset fits (invariant 2).
+        rows.base = self
+            .data_ptr()
+            .wrapping_add(self.offset(bx.lo(), comps.start));
+        Ok(rows)
+    }
+
+    /// Calls `f(n, row)` for every `i`-row of `bx` in components `comps` (`n` relative to
+    /// `comps.start`).
+    fn for_rows(
+        &self,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+        mut f: impl FnMut(usize, &[T]),
+    ) -> Result<(), FabError> {
+        self.check_host()?;
+        let comps = comp_range(comps, self.ncomp)?;
+        let r = self.rows(bx, comps)?;
+        if r.is_empty() {
+            return Ok(());
+        }
+        for n in 0..r.nc {
+            for k in 0..r.nz {
+                for j in 0..r.ny {
+                    // SAFETY: `(j, k, n)` is inside the checked box and components, so the
+                    // row's `nx` unit-stride elements are initialised, aligned and host
+                    // readable (invariants 2, 5); `&self` keeps them unwritten.
+                    let row = unsafe { core::slice::from_raw_parts(r.row(j, k, n), r.nx) };
+                    f(n, row);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f(row)` for every `i`-row of `bx` in components `comps`, mutably.
+    fn for_rows_mut(
+        &mut self,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+        mut f: impl FnMut(&mut [T]),
+    ) -> Result<(), FabError> {
+        self.check_write()?;
+        let comps = comp_range(comps, self.ncomp)?;
+        let r = self.rows(bx, comps)?;
+        if r.is_empty() {
+            return Ok(());
+        }
+        for n in 0..r.nc {
+            for k in 0..r.nz {
+                for j in 0..r.ny {
+                    // SAFETY: as `for_rows`; the fab is writable and exclusively borrowed
+                    // (invariants 5–6), and distinct rows are distinct elements
+                    // (invariant 2), so this is the only reference to the row.
+                    let row = unsafe { core::slice::from_raw_parts_mut(r.row(j, k, n), r.nx) };
+                    f(row);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks `dst_box` (components `dst_comp..+ncomp`) of `self` together with `src_box`
+    /// (components `src_comp..+ncomp`) of `src`, row by row.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "mirrors AMReX's (src, srcbox, srccomp, destbox, destcomp, numcomp) plus the kernel"
+    )]
+    fn zip_rows_mut<B: Arena>(
+        &mut self,
+        src: &BaseFab<'_, T, B>,
+        src_box: IndexBox,
+        src_comp: usize,
+        dst_box: IndexBox,
+        dst_comp: usize,
+        ncomp: usize,
+        mut f: impl FnMut(&mut [T], &[T]),
+    ) -> Result<(), FabError> {
+        self.check_write()?;
+        src.check_host()?;
+        if box_lengths(&src_box) != box_lengths(&dst_box) {
+            return Err(FabError::BoxSizeMismatch {
+                src: src_box,
+                dst: dst_box,
+            });
+        }
+        let sc = comp_range(src_comp..src_comp.saturating_add(ncomp), src.ncomp)?;
+        let dc = comp_range(dst_comp..dst_comp.saturating_add(ncomp), self.ncomp)?;
+        let s = src.rows(src_box, sc)?;
+        let d = self.rows(dst_box, dc)?;
+        if d.is_empty() {
+            return Ok(());
+        }
+        for n in 0..d.nc {
+            for k in 0..d.nz {
+                for j in 0..d.ny {
+                    // SAFETY: in bounds of the checked source box and components; host
+                    // readable; `&src` keeps it unwritten.
+                    let sr = unsafe { core::slice::from_raw_parts(s.row(j, k, n), s.nx) };
+                    // SAFETY: as `for_rows_mut`. `src` is a different fab than `self`
+                    // (`&` and `&mut` cannot alias), and fabs do not share elements
+                    // (invariant 6), so the two rows do not overlap.
+                    let dr = unsafe { core::slice::from_raw_parts_mut(d.row(j, k, n), d.nx) };
+                    f(dr, sr);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets components `comps` of every cell of `bx` to `val` (AMReX `setVal`).
+    ///
+    /// # Errors
+    /// [`FabError::NotHostAccessible`], [`FabError::ReadOnly`],
+    /// [`FabError::BoxOutside`] or [`FabError::ComponentsOutside`]; nothing is written then.
+    pub fn set_val(
+        &mut self,
+        val: T,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+    ) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| row.fill(val))
+    }
+
+    /// Copies `src` over `src_box`, components `src_comp..src_comp + ncomp`, into `self`
+    /// over `dst_box` (same size; the shift is `dst_box.lo - src_box.lo`), components
+    /// `dst_comp..` (AMReX `copy(src, srcbox, srccomp, destbox, destcomp, numcomp)`).
+    ///
+    /// # Errors
+    /// [`FabError::BoxSizeMismatch`], and as [`set_val`](Self::set_val) for either fab.
+    pub fn copy_from<B: Arena>(
+        &mut self,
+        src: &BaseFab<'_, T, B>,
+        src_box: IndexBox,
+        src_comp: usize,
+        dst_box: IndexBox,
+        dst_comp: usize,
+        ncomp: usize,
+    ) -> Result<(), FabError> {
+        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+            d.copy_from_slice(s);
+        })
+    }
+}
+
+impl<'a, T, A> BaseFab<'a, T, A>
+where
+    T: AnyBitPattern + Signed + PartialOrd,
+    A: Arena,
+{
+    /// Adds `val` to components `comps` over `bx` (AMReX `plus(val, box, comp, ncomp)`).
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val).
+    pub fn plus(
+        &mut self,
+        val: T,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+    ) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| {
+            for x in row {
+                *x = *x + val;
+            }
+        })
+    }
+
+    /// Adds `src` over `src_box` (components `src_comp..+ncomp`) to `self` over `dst_box`
+    /// (components `dst_comp..+ncomp`) (AMReX `plus(src, srcbox, destbox, srccomp,
+    /// destcomp, numcomp)`; argument order as [`copy_from`](Self::copy_from)).
+    ///
+    /// # Errors
+    /// As [`copy_from`](Self::copy_from).
+    pub fn plus_from<B: Arena>(
+        &mut self,
+        src: &BaseFab<'_, T, B>,
+        src_box: IndexBox,
+        src_comp: usize,
+        dst_box: IndexBox,
+        dst_comp: usize,
+        ncomp: usize,
+    ) -> Result<(), FabError> {
+        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+            for (x, &y) in d.iter_mut().zip(s) {
+                *x = *x + y;
+            }
+        })
+    }
+
+    /// Multiplies components `comps` over `bx` by `val` (AMReX `mult`).
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val).
+    pub fn mult(
+        &mut self,
+        val: T,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+    ) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| {
+            for x in row {
+                *x = *x * val;
+            }
+        })
+    }
+
+    /// Multiplies `self` over `dst_box` by `src` over `src_box`, element by element.
+    ///
+    /// # Errors
+    /// As [`copy_from`](Self::copy_from).
+    pub fn mult_from<B: Arena>(
+        &mut self,
+        src: &BaseFab<'_, T, B>,
+        src_box: IndexBox,
+        src_comp: usize,
+        dst_box: IndexBox,
+        dst_comp: usize,
+        ncomp: usize,
+    ) -> Result<(), FabError> {
+        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+            for (x, &y) in d.iter_mut().zip(s) {
+                *x = *x * y;
+            }
+        })
+    }
+
+    /// Negates components `comps` over `bx` (AMReX `negate`).
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val).
+    pub fn negate(&mut self, bx: IndexBox, comps: impl RangeBounds<usize>) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| {
+            for x in row {
+                *x = -*x;
+            }
+        })
+    }
+
+    /// Replaces components `comps` over `bx` by their absolute values (AMReX `abs`).
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val).
+    pub fn abs(&mut self, bx: IndexBox, comps: impl RangeBounds<usize>) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| {
+            for x in row {
+                *x = x.abs();
+            }
+        })
+    }
+
+    fn reduce(
+        &self,
+        bx: IndexBox,
+        comp: usize,
+        init: T,
+        row_op: impl Fn(&[T]) -> T,
+        combine: impl Fn(T, T) -> T,
+    ) -> Result<T, FabError> {
+        let mut acc = init;
+        self.for_rows(bx, comp..comp.saturating_add(1), |_, row| {
+            acc = combine(acc, row_op(row));
+        })?;
+        Ok(acc)
+    }
+
+    fn first_value(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        self.check_host()?;
+        let c = comp_range(comp..comp.saturating_add(1), self.ncomp)?;
+        let r = self.rows(bx, c)?;
+        if r.is_empty() {
+            return Err(FabError::EmptyBox);
+        }
+        // SAFETY: the first element of a non-empty checked box and component: in bounds,
+        // initialised, host readable (invariants 2, 5).
+        Ok(unsafe { r.base.read() })
+    }
+
+    /// Smallest value of component `comp` over `bx` (AMReX `min`).
+    ///
+    /// # Errors
+    /// [`FabError::EmptyBox`], and as [`set_val`](Self::set_val) (reads only).
+    pub fn min(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        let first = self.first_value(bx, comp)?;
+        self.reduce(
+            bx,
+            comp,
+            first,
+            |r| kernels::row_min(r, first),
+            |a, b| {
+                if b < a { b } else { a }
+            },
+        )
+    }
+
+    /// Largest value of component `comp` over `bx` (AMReX `max`).
+    ///
+    /// # Errors
+    /// As [`min`](Self::min).
+    pub fn max(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        let first = self.first_value(bx, comp)?;
+        self.reduce(
+            bx,
+            comp,
+            first,
+            |r| kernels::row_max(r, first),
+            |a, b| {
+                if b > a { b } else { a }
+            },
+        )
+    }
+
+    /// Sum of component `comp` over `bx` (AMReX `sum`); zero for an empty box.
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val) (reads only).
+    pub fn sum(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        self.reduce(bx, comp, T::zero(), kernels::row_sum, |a, b| a + b)
+    }
+
+    /// Max norm `max |x|` of component `comp` over `bx` (AMReX `norm(0, ...)`); zero for
+    /// an empty box.
+    ///
+    /// # Errors
+    /// As [`sum`](Self::sum).
+    pub fn norm0(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        self.reduce(bx, comp, T::zero(), kernels::row_abs_max, |a, b| {
+            if b > a { b } else { a }
+        })
+    }
+
+    /// 1-norm `sum |x|` of component `comp` over `bx` (AMReX `norm(1, ...)`).
+    ///
+    /// # Errors
+    /// As [`sum`](Self::sum).
+    pub fn norm1(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        self.reduce(bx, comp, T::zero(), kernels::row_abs_sum, |a, b| a + b)
+    }
+}
+
+impl<'a, T, A> BaseFab<'a, T, A>
+where
+    T: AnyBitPattern + Float + Signed,
+    A: Arena,
+{
+    /// 2-norm `sqrt(sum x²)` of component `comp` over `bx` (AMReX `norm(2, ...)`).
+    ///
+    /// # Errors
+    /// As [`sum`](Self::sum).
+    pub fn norm2(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+        let s = self.reduce(bx, comp, T::zero(), kernels::row_sq_sum, |a, b| a + b)?;
+        Ok(kernels::sqrt(s))
+    }
+
+    /// Replaces components `comps` over `bx` by `numerator / x` (AMReX `invert`).
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val).
+    pub fn invert(
+        &mut self,
+        numerator: T,
+        bx: IndexBox,
+        comps: impl RangeBounds<usize>,
+    ) -> Result<(), FabError> {
+        self.for_rows_mut(bx, comps, |row| {
+            for x in row {
+                *x = numerator / *x;
+            }
+        })
+    }
+}
