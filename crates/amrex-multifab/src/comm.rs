@@ -44,12 +44,10 @@ unsafe fn run_tag<T: Element>(
         for k in lo[2]..=hi[2] {
             for j in lo[1]..=hi[1] {
                 // SAFETY: rows inside the boxes (caller); disjoint source and destination.
-                let (d, r) = unsafe {
-                    (
-                        dst.row_mut(lo[0], hi[0], j, k, dcomp + n),
-                        src.row(lo[0] + s[0], hi[0] + s[0], j + s[1], k + s[2], scomp + n),
-                    )
-                };
+                let d = unsafe { dst.row_mut(lo[0], hi[0], j, k, dcomp + n) };
+                // SAFETY: as above.
+                let r =
+                    unsafe { src.row(lo[0] + s[0], hi[0] + s[0], j + s[1], k + s[2], scomp + n) };
                 match op {
                     CopyOp::Copy => d.copy_from_slice(r),
                     CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),

@@ -25,9 +25,9 @@ pub type iMultiFab<A = HostArena> = FabArray<i32, A>;
 /// Keeps the memory of one fab alive.
 pub(crate) enum Owner<T: Element, A: Arena> {
     /// Allocated from the FabArray's arena.
-    Pod(#[allow(dead_code, reason = "held for its Drop")] PodVector<T, A>),
+    Pod(PodVector<T, A>),
     /// Borrowed from an imported DLPack tensor (a non-owning fab).
-    Tensor(#[allow(dead_code, reason = "held for its Drop")] ManagedTensor<'static>),
+    Tensor(#[expect(dead_code, reason = "held for its Drop")] ManagedTensor<'static>),
 }
 
 /// The memory of one fab: `ncomp` components over `bx`, with explicit strides.
@@ -133,10 +133,6 @@ impl<T> RawFab<T> {
     /// The row lies inside `bx` with `n < ncomp`, and nobody else reads or writes those
     /// elements during `'a`.
     #[inline(always)]
-    #[expect(
-        clippy::mut_from_ref,
-        reason = "raw layout; exclusivity is the caller's proof"
-    )]
     pub(crate) unsafe fn row_mut<'a>(
         &self,
         i0: i32,
@@ -151,6 +147,44 @@ impl<T> RawFab<T> {
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: consecutive initialised elements, exclusively ours during `'a` (caller).
         unsafe { core::slice::from_raw_parts_mut(p, (i1 - i0 + 1) as usize) }
+    }
+
+    /// `len` consecutive elements starting at `(i0, j, k, n)`: an `i`-row, or several
+    /// rows/planes when the layout makes them contiguous.
+    ///
+    /// # Safety
+    /// The elements are the cells from `(i0, j, k)` on in Fortran order within `bx`,
+    /// contiguous in memory (the caller checked the strides), and nobody writes them
+    /// during `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn run<'a>(&self, i0: i32, j: i32, k: i32, len: usize, n: usize) -> &'a [T] {
+        let off = self.offset(i0, j, k, n);
+        debug_assert!(off + len <= self.nstride * self.ncomp);
+        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        let p = unsafe { self.ptr.as_ptr().add(off) };
+        // SAFETY: `len` contiguous initialised elements, not written during `'a` (caller).
+        unsafe { core::slice::from_raw_parts(p, len) }
+    }
+
+    /// Mutable version of [`run`](Self::run).
+    ///
+    /// # Safety
+    /// As for `run`, and nobody else reads or writes the elements during `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn run_mut<'a>(
+        &self,
+        i0: i32,
+        j: i32,
+        k: i32,
+        len: usize,
+        n: usize,
+    ) -> &'a mut [T] {
+        let off = self.offset(i0, j, k, n);
+        debug_assert!(off + len <= self.nstride * self.ncomp);
+        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        let p = unsafe { self.ptr.as_ptr().add(off) };
+        // SAFETY: contiguous initialised elements, exclusively ours during `'a` (caller).
+        unsafe { core::slice::from_raw_parts_mut(p, len) }
     }
 
     /// Shared `Array4` over the whole fab.

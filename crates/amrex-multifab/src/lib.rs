@@ -9,6 +9,7 @@ mod box_array;
 mod boxlist;
 mod comm;
 mod distribution;
+mod dlpack;
 mod element;
 mod fabarray;
 mod lock;

@@ -13,22 +13,61 @@ use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
-use crate::mfiter::{DEFAULT_TILE_SIZE, grown_tile, tile_boxes};
 use crate::par::{par_for, par_map};
 
 const L: usize = 8;
 
-/// Calls `f(i0, i1, j, k, n)` for each `i`-row of `bx` and component `n < nc`.
+/// How far consecutive rows of a region can be merged into one contiguous run: 0 = rows
+/// only, 1 = whole `k`-planes, 2 = the whole region per component.
+fn merge_level<T>(bx: &IndexBox, raws: &[&RawFab<T>]) -> u8 {
+    let len = bx.length();
+    let mut level = 2;
+    for r in raws {
+        let (fl, fh) = (r.bx.lo(), r.bx.hi());
+        let full_x = fl[0] == bx.lo()[0] && fh[0] == bx.hi()[0] && r.jstride == len[0] as usize;
+        let full_y =
+            fl[1] == bx.lo()[1] && fh[1] == bx.hi()[1] && r.kstride == r.jstride * len[1] as usize;
+        level = level.min(if full_x && full_y {
+            2
+        } else if full_x {
+            1
+        } else {
+            0
+        });
+    }
+    level
+}
+
+/// Calls `f(i0, j, k, n, len)` for each contiguous run of `bx` (component `n < nc`):
+/// `i`-rows, or whole planes / the whole region when `merge` allows.
 #[inline(always)]
-fn for_rows(bx: &IndexBox, nc: usize, mut f: impl FnMut(i32, i32, i32, i32, usize)) {
+fn for_runs(bx: &IndexBox, nc: usize, merge: u8, mut f: impl FnMut(i32, i32, i32, usize, usize)) {
     if !bx.ok() {
         return;
     }
     let (lo, hi) = (bx.lo(), bx.hi());
+    let len = bx.length();
+    let nx = len[0] as usize;
     for n in 0..nc {
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                f(lo[0], hi[0], j, k, n);
+        match merge {
+            2 => f(
+                lo[0],
+                lo[1],
+                lo[2],
+                n,
+                nx * len[1] as usize * len[2] as usize,
+            ),
+            1 => {
+                for k in lo[2]..=hi[2] {
+                    f(lo[0], lo[1], k, n, nx * len[1] as usize);
+                }
+            }
+            _ => {
+                for k in lo[2]..=hi[2] {
+                    for j in lo[1]..=hi[1] {
+                        f(lo[0], j, k, n, nx);
+                    }
+                }
             }
         }
     }
@@ -79,11 +118,26 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             "FabArray::{what}: ghost width {ng} exceeds the FabArray's {}",
             self.ngrow
         );
+        // One task per slab of about `TARGET` cells (whole k-planes of the region), a
+        // partition that does not depend on the number of threads.
+        const TARGET: u64 = 32 * 1024;
         let mut v = Vec::new();
         for (l, &g) in self.local.iter().enumerate() {
-            let valid = self.ba.get(g);
-            for t in tile_boxes(&valid, Some(DEFAULT_TILE_SIZE)) {
-                v.push((l, grown_tile(&t, &valid, ng)));
+            let region = self.ba.get(g).grow_iv(ng);
+            if !region.ok() {
+                continue;
+            }
+            let plane = region.length_dir(0) * region.length_dir(1);
+            let nk = (TARGET / plane.max(1)).max(1) as i32;
+            let mut k = region.lo()[2];
+            while k <= region.hi()[2] {
+                let kh = (k + nk - 1).min(region.hi()[2]);
+                let mut b = region;
+                b = b
+                    .grow_lo(2, region.lo()[2] - k)
+                    .grow_hi(2, kh - region.hi()[2]);
+                v.push((l, b));
+                k = kh + 1;
             }
         }
         v
@@ -126,10 +180,11 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let r = raws[l];
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            let merge = merge_level(&bx, &[&r]);
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: `&mut self`: exclusive access; items are disjoint regions of
                 // the grown fab (grown tiles partition it), each visited by one task.
-                f(unsafe { r.row_mut(i0, i1, j, k, comp + n) });
+                f(unsafe { r.run_mut(i0, j, k, len, comp + n) });
             });
         });
     }
@@ -154,15 +209,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            let merge = merge_level(&bx, &[&d, &s]);
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: dst rows as in `apply1`; `src` is a different FabArray (it is
                 // borrowed shared while `self` is borrowed mutably), only read here.
-                let (dr, sr) = unsafe {
-                    (
-                        d.row_mut(i0, i1, j, k, dcomp + n),
-                        s.row(i0, i1, j, k, scomp + n),
-                    )
-                };
+                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+                // SAFETY: as above.
+                let sr = unsafe { s.run(i0, j, k, len, scomp + n) };
                 f(dr, sr);
             });
         });
@@ -194,15 +247,14 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, ra, rb) = (draws[l], araws[l], braws[l]);
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            let merge = merge_level(&bx, &[&d, &ra, &rb]);
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: as in `apply2`; `a` and `b` are only read.
-                let (dr, x, y) = unsafe {
-                    (
-                        d.row_mut(i0, i1, j, k, dcomp + n),
-                        ra.row(i0, i1, j, k, acomp + n),
-                        rb.row(i0, i1, j, k, bcomp + n),
-                    )
-                };
+                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+                // SAFETY: as above.
+                let x = unsafe { ra.run(i0, j, k, len, acomp + n) };
+                // SAFETY: as above.
+                let y = unsafe { rb.run(i0, j, k, len, bcomp + n) };
                 f(dr, x, y);
             });
         });
@@ -210,6 +262,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
 
     /// Reduces rows of components `comp..comp+nc` over ghost width `ng`: each task folds
     /// its rows into `L` lanes with `f`, then lanes and tasks are folded in order.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "a reduction needs identity, fold and combine"
+    )]
     #[track_caller]
     fn reduce<R: Copy + Send + Sync>(
         &self,
@@ -227,10 +283,11 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let parts = par_map(items.len(), |it| {
             let (l, bx) = items[it];
             let r: RawFab<T> = raws[l];
+            let merge = merge_level(&bx, &[&r]);
             let mut acc = [id; L];
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: `&self`: nobody writes during the reduction.
-                fold_lanes(unsafe { r.row(i0, i1, j, k, comp + n) }, &mut acc, &f);
+                fold_lanes(unsafe { r.run(i0, j, k, len, comp + n) }, &mut acc, &f);
             });
             acc.into_iter().fold(id, &combine)
         });
@@ -370,7 +427,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// `self += a * x` (AMReX's `MultiFab::Saxpy`).
-    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
     #[track_caller]
     pub fn saxpy<B: HostAccessible>(
         &mut self,
@@ -387,7 +443,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// `self = x + a * self` (AMReX's `MultiFab::Xpay`).
-    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
     #[track_caller]
     pub fn xpay<B: HostAccessible>(
         &mut self,
@@ -472,15 +527,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            let merge = merge_level(&bx, &[&d, &s]);
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: both FabArrays are borrowed mutably (so they are different),
                 // and each task owns its disjoint region of both.
-                let (dr, sr) = unsafe {
-                    (
-                        d.row_mut(i0, i1, j, k, dcomp + n),
-                        s.row_mut(i0, i1, j, k, scomp + n),
-                    )
-                };
+                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+                // SAFETY: as above.
+                let sr = unsafe { s.run_mut(i0, j, k, len, scomp + n) };
                 dr.swap_with_slice(sr);
             });
         });
@@ -584,15 +637,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let parts = par_map(items.len(), |it| {
             let (l, bx) = items[it];
             let (a, b) = (xr[l], yr[l]);
+            let merge = merge_level(&bx, &[&a, &b]);
             let mut acc = [zero; L];
-            for_rows(&bx, nc, |i0, i1, j, k, n| {
+            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
                 // SAFETY: both only read; `&self` and `&y` keep writers away.
-                let (ra, rb) = unsafe {
-                    (
-                        a.row(i0, i1, j, k, comp + n),
-                        b.row(i0, i1, j, k, ycomp + n),
-                    )
-                };
+                let ra = unsafe { a.run(i0, j, k, len, comp + n) };
+                // SAFETY: as above.
+                let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
                 fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
             });
             acc.into_iter().fold(zero, |a, b| a + b)

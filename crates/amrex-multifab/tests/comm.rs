@@ -32,7 +32,7 @@ fn valid_only(mf: &mut MultiFab) {
     }
 }
 
-#[allow(clippy::too_many_arguments, reason = "test helper")]
+#[expect(clippy::too_many_arguments, reason = "test helper")]
 fn check_fb(
     domain: IndexBox,
     mgs: IntVect,
@@ -226,7 +226,8 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
     let ba = BoxArray::from_domain(domain, 8);
     let dm = DistributionMapping::single(&ba);
     // (field, its Laplacian): linear -> 0, quadratic -> 6.
-    let fields: [(fn(IntVect) -> f64, f64); 2] = [
+    type Field = (fn(IntVect) -> f64, f64);
+    let fields: [Field; 2] = [
         (
             |p| 3.0 * f64::from(p[0]) - 2.0 * f64::from(p[1]) + 0.5 * f64::from(p[2]) + 7.0,
             0.0,

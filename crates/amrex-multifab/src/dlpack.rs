@@ -1,0 +1,238 @@
+//! DLPack: one tensor per local box, and FabArrays over imported tensors.
+
+use alloc::vec::Vec;
+use core::ptr::NonNull;
+
+use amrex_arena::{Arena, HostArena};
+use amrex_box::{IndexBox, IntVect};
+use amrex_dlpack_core::{DlpackError, ErrorKind, ManagedTensor, TensorSpec};
+
+use crate::box_array::BoxArray;
+use crate::distribution::DistributionMapping;
+use crate::element::Element;
+use crate::fabarray::{FabArray, RawFab};
+
+impl<T: Element, A: Arena + 'static> FabArray<T, A> {
+    fn box_spec(&self, l: usize, ghosts: bool) -> ([i64; 4], [i64; 4], *mut T) {
+        let raw = self.raw(l);
+        let g = self.local[l];
+        let region = if ghosts { raw.bx } else { self.ba.get(g) };
+        let len = region.length();
+        let shape = [
+            self.ncomp as i64,
+            i64::from(len[2]),
+            i64::from(len[1]),
+            i64::from(len[0]),
+        ];
+        let strides = [
+            raw.nstride as i64,
+            raw.kstride as i64,
+            raw.jstride as i64,
+            1,
+        ];
+        let empty = self.ncomp == 0 || !region.ok();
+        let data = if empty {
+            core::ptr::null_mut()
+        } else {
+            let lo = region.lo();
+            // SAFETY: `lo` is a cell of the fab box, so the offset is inside the fab's
+            // memory (Store invariant 1).
+            unsafe { raw.ptr.as_ptr().add(raw.offset(lo[0], lo[1], lo[2], 0)) }
+        };
+        (shape, strides, data)
+    }
+
+    fn export(&self, l: usize, ghosts: bool) -> ManagedTensor<'static> {
+        let (shape, strides, data) = self.box_spec(l, ghosts);
+        let spec = TensorSpec {
+            data: data.cast(),
+            device: self.arena.device(),
+            dtype: T::DTYPE,
+            shape: &shape,
+            strides: &strides,
+            flags: 0,
+        };
+        // SAFETY: the owner is the fabs' shared store, which keeps the memory alive and in
+        // place (its fabs never move or reallocate) for as long as the tensor lives; the
+        // shape and strides reach only elements of fab `l` (Store invariant 1). Freedom
+        // from data races with the FabArray is the caller's obligation (see the callers).
+        unsafe { ManagedTensor::from_owner(self.store.clone(), &spec) }
+    }
+
+    /// One writable tensor per local box, shape `(ncomp, nz, ny, nx)` and strides
+    /// `(nstride, kstride, jstride, 1)` (pyAMReX's layout), over the valid box or, with
+    /// `ghosts`, the whole fab. The tensors borrow the FabArray mutably; each also holds
+    /// a reference to the fabs' storage.
+    ///
+    /// ```
+    /// use amrex_box::{IndexBox, IntVect};
+    /// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+    /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+    /// let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
+    /// let tensors = mf.to_dlpack_per_box(true);
+    /// assert_eq!(tensors.len(), 8);
+    /// assert_eq!(tensors[0].shape(), &[2, 6, 6, 6]);
+    /// ```
+    #[must_use]
+    pub fn to_dlpack_per_box(&mut self, ghosts: bool) -> Vec<ManagedTensor<'_>> {
+        // The `&mut` borrow keeps Rust code away from the fabs while the tensors live.
+        (0..self.local_size())
+            .map(|l| self.export(l, ghosts))
+            .collect()
+    }
+
+    /// Like [`to_dlpack_per_box`](Self::to_dlpack_per_box), but the tensors own a
+    /// reference to the fabs' storage and may outlive the FabArray (pyAMReX's
+    /// `MultiFab.to_xp()`): the memory stays alive until the last tensor is dropped.
+    ///
+    /// # Safety
+    /// The FabArray and the tensors' consumers share the memory without synchronisation:
+    /// while a consumer may read or write through a tensor, the caller must not use the
+    /// FabArray concurrently (from another thread) on the same boxes, and must not hold a
+    /// Rust reference made from a tensor (for example an imported slice) across a call
+    /// that writes the FabArray.
+    #[must_use]
+    pub unsafe fn to_dlpack_per_box_shared(&self, ghosts: bool) -> Vec<ManagedTensor<'static>> {
+        (0..self.local_size())
+            .map(|l| self.export(l, ghosts))
+            .collect()
+    }
+}
+
+impl<T: Element> FabArray<T, HostArena> {
+    /// A non-owning FabArray over one tensor per local box (in local order, rank 0),
+    /// each of shape `(ncomp, nz, ny, nx)` covering its box grown by `ngrow`, with unit
+    /// `i` stride and any other non-overlapping strides. The tensors are kept alive (and
+    /// their deleters called once) until the FabArray drops.
+    ///
+    /// # Errors
+    /// A wrong number of tensors, rank, shape, dtype, device, alignment, a read-only
+    /// tensor, or strides that overlap.
+    pub fn from_dlpack_per_box(
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+        ngrow: IntVect,
+        tensors: Vec<ManagedTensor<'static>>,
+    ) -> Result<Self, DlpackError> {
+        let local = dm.local_indices(0);
+        if tensors.len() != local.len() {
+            return Err(ErrorKind::LengthMismatch {
+                expected: local.len(),
+                found: tensors.len(),
+            }
+            .into());
+        }
+        let ncomp = match tensors.first() {
+            Some(t) if t.view().ndim() == 4 => t.view().shape()[0],
+            Some(t) => {
+                return Err(ErrorKind::RankMismatch {
+                    expected: 4,
+                    found: t.view().ndim() as i32,
+                }
+                .into());
+            }
+            None => 0,
+        };
+        let mut fabs = Vec::with_capacity(local.len());
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(local.len());
+        for (t, &g) in tensors.into_iter().zip(&local) {
+            let bx: IndexBox = ba.get(g).grow_iv(ngrow);
+            let v = t.view();
+            if v.ndim() != 4 {
+                return Err(ErrorKind::RankMismatch {
+                    expected: 4,
+                    found: v.ndim() as i32,
+                }
+                .into());
+            }
+            if v.is_read_only() {
+                return Err(ErrorKind::ReadOnly.into());
+            }
+            let len = bx.length();
+            let want = [
+                ncomp,
+                i64::from(len[2]),
+                i64::from(len[1]),
+                i64::from(len[0]),
+            ];
+            for (axis, (&e, &f)) in want.iter().zip(v.shape()).enumerate() {
+                if e != f {
+                    return Err(ErrorKind::ShapeMismatch {
+                        axis,
+                        expected: e,
+                        found: f,
+                    }
+                    .into());
+                }
+            }
+            let ptr = v.typed_ptr::<T>()?;
+            let st: [i64; 4] = core::array::from_fn(|a| v.stride(a));
+            if st[3] != 1 && len[0] > 1 {
+                return Err(ErrorKind::NonUnitStride {
+                    axis: 3,
+                    stride: st[3],
+                }
+                .into());
+            }
+            for (axis, &s) in st.iter().enumerate() {
+                if s < 0 {
+                    return Err(ErrorKind::NegativeStride { axis, stride: s }.into());
+                }
+            }
+            // Distinct cells must reach distinct elements: in the order i, j, k, n, each
+            // stride (of an axis longer than one) exceeds the span of the faster axes.
+            let ext = [
+                i64::from(len[0]),
+                i64::from(len[1]),
+                i64::from(len[2]),
+                ncomp,
+            ];
+            let strd = [1, st[2], st[1], st[0]];
+            let mut span = 1i64;
+            for a in 0..4 {
+                if ext[a] > 1 {
+                    if a > 0 && strd[a] < span {
+                        return Err(ErrorKind::Unsupported(
+                            "overlapping strides in a per-box tensor",
+                        )
+                        .into());
+                    }
+                    span = span.saturating_add((ext[a] - 1).saturating_mul(strd[a]));
+                }
+            }
+            let (lo_off, hi_off) = v.offset_range();
+            let elem = core::mem::size_of::<T>();
+            if v.num_elements() > 0 {
+                spans.push((
+                    ptr as usize + lo_off as usize * elem,
+                    ptr as usize + (hi_off as usize + 1) * elem,
+                ));
+            }
+            let nn = NonNull::new(ptr).unwrap_or(NonNull::dangling());
+            let raw = RawFab {
+                ptr: nn,
+                bx,
+                jstride: st[2].max(0) as usize,
+                kstride: st[1].max(0) as usize,
+                nstride: st[0].max(0) as usize,
+                ncomp: ncomp as usize,
+            };
+            fabs.push(Self::fab_mem(nn, raw, t));
+        }
+        // Different fabs must not share memory.
+        spans.sort_unstable();
+        if spans.windows(2).any(|w| w[1].0 < w[0].1) {
+            return Err(ErrorKind::Unsupported("per-box tensors share memory").into());
+        }
+        Ok(Self::from_parts(
+            ba,
+            dm,
+            ncomp as usize,
+            ngrow,
+            0,
+            local,
+            fabs,
+            HostArena,
+        ))
+    }
+}
