@@ -1,4 +1,64 @@
-//! `amrex-multifab`: AMReX's distributed-array layer.
+//! AMReX's distributed-array layer: [`BoxArray`], [`DistributionMapping`],
+//! [`FabArray`]/[`MultiFab`]/[`iMultiFab`], [`MFIter`] tiling, arithmetic and
+//! reductions, `FillBoundary` and `ParallelCopy` driven by cached [`CopyPlan`]s, and
+//! DLPack export of every local box.
+//!
+//! - A [`BoxArray`] chops a domain with AMReX's `maxSize` rule and answers
+//!   intersection queries through a bin index (cost ~ number of hits).
+//! - A [`DistributionMapping`] assigns boxes to ranks (Morton SFC by default,
+//!   knapsack, round robin). This build runs one process (rank 0); plans keep local
+//!   copies apart from messages so an MPI engine can be added.
+//! - A [`FabArray`] allocates only its local fabs, each over the valid box grown by a
+//!   per-direction ghost width, from an arena ([`HostArena`] by default).
+//! - Work runs in parallel over tiles with rayon (feature `std`): every operation is a
+//!   plain slice loop along `i`, and reductions give the same answer for any thread
+//!   count.
+//!
+//! See `docs/multifab.md` in the repository for tiling, copy plans and the DLPack
+//! per-box export.
+//!
+//! # Quick start: fill ghost cells, then a stencil on all threads
+//!
+//! ```
+//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+//!
+//! // A periodic 32³ domain in 8 boxes of 16³, one ghost cell.
+//! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(31));
+//! let ba = BoxArray::from_domain(domain, 16);
+//! let dm = DistributionMapping::new(&ba, 1);
+//! let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+//! let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+//!
+//! // phi = i (periodic in x with period 32), valid cells only, in parallel tiles.
+//! phi.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+//!     let bx = t.region();
+//!     t.array_mut().for_each_mut(bx, |i, _j, _k, _n, v| *v = f64::from(i));
+//! });
+//! // Ghost cells from neighbours and periodic images (the plan is computed once).
+//! phi.fill_boundary(Periodicity::all(domain));
+//!
+//! // 7-point Laplacian, one tile per task; each task owns its tile of `lap`.
+//! lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+//!     let p = phi.array(t.mfi());
+//!     let bx = t.region();
+//!     t.array_mut().for_each_mut(bx, |i, j, k, _n, o| {
+//!         *o = p[(i + 1, j, k, 0)] + p[(i - 1, j, k, 0)] + p[(i, j + 1, k, 0)]
+//!             + p[(i, j - 1, k, 0)] + p[(i, j, k + 1, 0)] + p[(i, j, k - 1, 0)]
+//!             - 6.0 * p[(i, j, k, 0)];
+//!     });
+//! });
+//! // Zero inside, ±32 where the periodic wrap jumps from 31 to 0.
+//! assert_eq!(lap.max(0, 1, IntVect::ZERO), 32.0);
+//! assert_eq!(lap.min(0, 1, IntVect::ZERO), -32.0);
+//! assert_eq!(lap.sum(0, 1, IntVect::ZERO), 0.0);
+//! ```
+//!
+//! # Feature flags
+//!
+//! - `std` (default): rayon threads for every operation, `par_iter_tiles_mut`; without
+//!   it everything runs sequentially and the crate is `no_std` + `alloc`.
+//! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
+//!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 extern crate alloc;
@@ -18,6 +78,7 @@ mod ops;
 mod par;
 mod periodicity;
 pub mod plan;
+mod region;
 
 pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
