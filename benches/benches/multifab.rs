@@ -1,0 +1,84 @@
+//! MultiFab kernels at 256³ (criterion), against a STREAM triad measured in the same run.
+//! The same kernels print a table with AMReX's ratios in
+//! `cargo run --release -p amrex-multifab --example bench`.
+
+use core::hint::black_box;
+
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rayon::prelude::*;
+
+const N: i32 = 256;
+
+fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    const CHUNK: usize = 1 << 16;
+    a.par_chunks_mut(CHUNK).zip(b.par_chunks(CHUNK)).zip(c.par_chunks(CHUNK)).for_each(|((a, b), c)| {
+        for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
+            *a = b + s * c;
+        }
+    });
+}
+
+fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
+    lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+        let p = phi.array(t.mfi());
+        let bx = t.region();
+        let off = (bx.lo()[0] - p.begin()[0]) as usize;
+        let n = bx.length()[0] as usize;
+        let mut out = t.array_mut();
+        for k in bx.lo()[2]..=bx.hi()[2] {
+            for j in bx.lo()[1]..=bx.hi()[1] {
+                let c = p.row(j, k, 0);
+                let (xm, cc, xp) = (&c[off - 1..off - 1 + n], &c[off..off + n], &c[off + 1..off + 1 + n]);
+                let ym = &p.row(j - 1, k, 0)[off..off + n];
+                let yp = &p.row(j + 1, k, 0)[off..off + n];
+                let zm = &p.row(j, k - 1, 0)[off..off + n];
+                let zp = &p.row(j, k + 1, 0)[off..off + n];
+                let o = &mut out.row_mut(j, k, 0)[..n];
+                for i in 0..n {
+                    o[i] = (xm[i] + xp[i]) + (ym[i] + yp[i]) + (zm[i] + zp[i]) - 6.0 * cc[i];
+                }
+            }
+        }
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
+    let cells = domain.num_pts();
+    let ba = BoxArray::from_domain(domain, 64);
+    let dm = DistributionMapping::new(&ba, 1);
+    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    x.set_val(1.0);
+    y.set_val(2.0);
+    phi.set_val(0.5);
+    let ba32 = BoxArray::from_domain(domain, 32);
+    let dm32 = DistributionMapping::new(&ba32, 1);
+    let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
+    let period = Periodicity::all(domain);
+    let len = cells as usize;
+    let (mut a, b, cc) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
+
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let mut g = c.benchmark_group(format!("multifab_256_{threads}thr"));
+        g.sample_size(10);
+        g.throughput(Throughput::Bytes(24 * cells));
+        g.bench_function("stream_triad", |bch| bch.iter(|| pool.install(|| triad(&mut a, &b, &cc, 3.0))));
+        g.bench_function("saxpy", |bch| bch.iter(|| pool.install(|| y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO))));
+        g.throughput(Throughput::Bytes(16 * cells));
+        g.bench_function("laplacian", |bch| bch.iter(|| pool.install(|| laplacian(&mut lap, &phi))));
+        g.throughput(Throughput::Bytes(8 * cells));
+        g.bench_function("norm2", |bch| bch.iter(|| pool.install(|| black_box(x.norm2(0, 1, IntVect::ZERO)))));
+        g.bench_function("sum", |bch| bch.iter(|| pool.install(|| black_box(x.sum(0, 1, IntVect::ZERO)))));
+        g.throughput(Throughput::Elements(1));
+        g.bench_function("fill_boundary_mgs32_ng2", |bch| bch.iter(|| pool.install(|| fb.fill_boundary(period))));
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
