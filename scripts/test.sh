@@ -13,7 +13,7 @@ export AMREX_REQUIRE_C_TESTS=1
 export PATH="$PWD/.venv/bin:$PATH"
 # Optional features that build on every machine (GPU backends load their runtimes lazily).
 # Not --all-features: the single-precision switches change the element types on purpose.
-FEATURES="amrex/ndarray,amrex-dlpack-core/half,amrex-dlpack-core/num-complex,amrex-arena/cuda,amrex-arena/hip,amrex-arena/level-zero"
+FEATURES="amrex/ndarray,amrex-smallmatrix/approx,amrex-dlpack-core/half,amrex-dlpack-core/num-complex,amrex-arena/cuda,amrex-arena/hip,amrex-arena/level-zero"
 
 log "cargo fmt --check"
 cargo fmt --all --check
@@ -33,7 +33,7 @@ for spec in \
     "amrex-dlpack-core" "amrex-dlpack-core --features alloc" \
     "amrex-box" \
     "amrex-array4" "amrex-array4 --features alloc" \
-    "amrex-smallmatrix" \
+    "amrex-smallmatrix" "amrex-smallmatrix --features alloc,approx" \
     "amrex-arena" \
     "amrex-podvector" \
     "amrex-aos" \
