@@ -71,6 +71,11 @@ mod ndarray_bridge;
 mod raw;
 
 pub use amrex_box::{Dim3, IndexBox, IndexType, IntVect};
+
+/// The examples of `docs/indexing.md`, compiled and run as doctests.
+#[doc = include_str!("../../../docs/indexing.md")]
+#[cfg(doctest)]
+pub struct IndexingGuide;
 pub use array4::{Array4, Array4Mut, CellData, CellDataMut};
 pub use error::Array4Error;
 pub use loops::{Stencil, TilesMut, for_each_cell, for_each_cell_n};
