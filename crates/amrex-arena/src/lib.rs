@@ -18,17 +18,85 @@
 //! assert_eq!(arena.kind(), MemoryKind::Host);
 //! // SAFETY: `p` came from `allocate(layout)` and is no longer used.
 //! unsafe { arena.deallocate(p, layout) };
+//!
+//! // A backend that is missing (feature off, library absent, no driver, no device) is an
+//! // error value, never a panic:
+//! match amrex_arena::cuda::CudaDeviceArena::new(0) {
+//!     Ok(gpu) => println!("CUDA device memory on {}", gpu.device()),
+//!     Err(e) => println!("no CUDA: {e}"),
+//! }
 //! # Ok::<(), amrex_arena::ArenaError>(())
 //! ```
 //!
 //! # Feature flags
 //! - `std` (default): `std` support; required by every GPU backend.
 //! - `cuda`: CUDA device, pinned and managed arenas through `cudarc` (driver API,
-//!   loaded at run time).
+//!   dynamic loading).
 //! - `hip`: HIP device, pinned and managed arenas through our own bindings to
-//!   `libamdhip64`, loaded at run time.
-//! - `level-zero`: Level Zero device, shared and host USM arenas through `level-zero-sys`,
-//!   loaded at run time.
+//!   `libamdhip64`, loaded with `libloading`.
+//! - `level-zero`: Level Zero device, shared and host USM arenas through `level-zero-sys`.
+//!
+//! Without a feature its module still exists with the same type names, and every
+//! constructor returns [`ErrorKind::NotCompiled`], so callers need no `cfg`.
+//!
+//! # Host and device
+//!
+//! | arena | [`MemoryKind`] | [`HostAccessible`] | DLPack device | allocator |
+//! |---|---|---|---|---|
+//! | [`HostArena`] | `Host` | yes | `kDLCPU`, 0 | global allocator |
+//! | `cuda::CudaPinnedArena` | `Pinned` | yes | `kDLCUDAHost`, 0 | `cuMemHostAlloc` (portable) |
+//! | `cuda::CudaManagedArena` | `Managed` | at run time, after `synchronize` | `kDLCUDAManaged`, ordinal | `cuMemAllocManaged` |
+//! | `cuda::CudaDeviceArena` | `Device` | no | `kDLCUDA`, ordinal | `cuMemAlloc` |
+//! | `hip::HipPinnedArena` | `Pinned` | yes | `kDLROCMHost`, 0 | `hipHostMalloc` |
+//! | `hip::HipManagedArena` | `Managed` | at run time | `kDLROCM`, ordinal | `hipMallocManaged` |
+//! | `hip::HipDeviceArena` | `Device` | no | `kDLROCM`, ordinal | `hipMalloc` |
+//! | `level_zero::ZeHostArena` | `Pinned` | yes | `kDLCPU`, 0 | `zeMemAllocHost` |
+//! | `level_zero::ZeSharedArena` | `Managed` | at run time | `kDLOneAPI`, root-device index | `zeMemAllocShared` |
+//! | `level_zero::ZeDeviceArena` | `Device` | no | `kDLOneAPI`, root-device index | `zeMemAllocDevice` |
+//!
+//! Containers deref to slices only on [`HostAccessible`] arenas (a compile-time marker).
+//! Managed memory reports [`Arena::host_accessible`] `true` and may be read after
+//! [`Arena::synchronize`]; device memory moves only through the bulk operations
+//! ([`Arena::copy_from_host`], [`Arena::copy_to_host`], [`Arena::copy_within`],
+//! [`Arena::fill_bytes`], [`copy_between`]). Zero-size allocations never reach a backend.
+//!
+//! # CUDA (`cuda`)
+//! Loads the driver library (`libcuda.so.1` / `libcuda.so`; `nvcuda.dll`) with
+//! `libloading` and looks up every driver function used before the first `cudarc` call
+//! (cudarc panics on a missing library or symbol; we return
+//! [`ErrorKind::LibraryNotFound`] / [`ErrorKind::SymbolNotFound`] instead). `cuInit`
+//! failing is [`ErrorKind::NoDriver`] with the `CUresult`; no device is
+//! [`ErrorKind::NoDevice`]; a bad ordinal [`ErrorKind::DeviceOutOfRange`]; a failing call
+//! [`ErrorKind::Driver`] with `cuGetErrorName`'s text; out of memory
+//! [`ErrorKind::AllocationFailed`]. Each arena retains the device's primary context (so it
+//! shares memory with the CUDA runtime, CuPy and PyTorch) and makes it current per call.
+//! Device and managed allocations are 256-byte aligned, pinned ones page aligned; larger
+//! alignments are [`ErrorKind::UnsupportedAlignment`].
+//!
+//! # HIP (`hip`)
+//! Twelve functions (`hipGetDeviceCount`, `hipSetDevice`, `hipMalloc`, `hipFree`,
+//! `hipHostMalloc`, `hipHostFree`, `hipMallocManaged`, `hipMemcpy`, `hipMemset`,
+//! `hipDeviceSynchronize`, `hipRuntimeGetVersion`, `hipGetErrorString`) are resolved from
+//! `libamdhip64.so` (or `.so.7`, `.so.6`, `.so.5`) with `libloading`. The `hip-sys` crate
+//! is not used: its build script needs ROCm installed and it links the runtime, which
+//! breaks builds and binaries on machines without ROCm. Errors map as for CUDA (the
+//! message is `hipGetErrorString`'s). Every call sets the arena's device first.
+//!
+//! # Level Zero (`level-zero`)
+//! Opens `libze_loader.so.1` through `level-zero-sys`. The loader alone (Debian's
+//! `libze1`, no GPU driver) makes `zeInit` fail with `ZE_RESULT_ERROR_UNINITIALIZED`:
+//! [`ErrorKind::NoDriver`]. One context per driver lives for the process; copies and
+//! fills use a synchronous immediate command list per arena. Device ordinals count root
+//! devices over all drivers, as `kDLOneAPI` ids do. SYCL consumers (dpctl, dpnp) accept
+//! DLPack memory only from the SYCL platform's default context, which a plain Level Zero
+//! program cannot obtain: they may refuse our USM or copy it.
+//!
+//! # Testing with a device
+//! `cargo test -p amrex-arena --features cuda` (or `hip`, `level-zero`) runs
+//! `tests/backends.rs`: one test body per backend and memory kind, generated by a macro.
+//! With a device it allocates, grows, fills, copies both ways and exports through
+//! DLPack; without one each test prints `skipped <test>: <reason>` and the no-library /
+//! no-driver tests check the exact error instead.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

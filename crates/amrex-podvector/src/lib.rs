@@ -1,5 +1,5 @@
 //! AMReX's `PODVector` in Rust: a growable array of plain-old-data on any
-//! [`Arena`](amrex_arena::Arena) (host, pinned, device, managed), with AMReX's growth
+//! [`Arena`] (host, pinned, device, managed), with AMReX's growth
 //! strategies and zero-copy DLPack export and import.
 //!
 //! ```
@@ -26,9 +26,33 @@
 //! | CUDA / HIP managed, Level Zero shared USM | migrating | no | [`try_as_slice`](PodVector::try_as_slice) after synchronising | `kDLCUDAManaged` / `kDLROCM` / `kDLOneAPI` |
 //! | CUDA / HIP / Level Zero device | device only | no | never: `copy_to_host`, `to_host_vec` | `kDLCUDA` / `kDLROCM` / `kDLOneAPI` |
 //!
+//! # DLPack
+//! Vectors export shape `(len,)`, stride `(1,)` and their arena's device (an empty vector
+//! too, with a NULL data pointer): by value the vector moves into the tensor, `&v` is
+//! `READ_ONLY`, `&mut v` writable. [`DlpackVector`] adopts a rank-1 host tensor without
+//! copying (its deleter runs on drop); [`PodVector::from_dlpack_copy`] copies one into a
+//! new vector on any arena.
+//!
+//! ```
+//! use amrex_dlpack_core::{FromDlpack, ToDlpack};
+//! use amrex_podvector::{DlpackVector, PodVector};
+//!
+//! let mut v = PodVector::from_slice(&[1i32, 2, 3]);
+//! let mut t = (&mut v).to_dlpack()?; // a writable view for a consumer
+//! t.as_mut_slice::<i32>()?[0] = 10;
+//! drop(t);
+//! assert_eq!(v, [10, 2, 3]);
+//! let adopted = DlpackVector::<i32>::from_dlpack(v.to_dlpack()?)?;
+//! assert_eq!(&*adopted, &[10, 2, 3]);
+//! # Ok::<(), amrex_dlpack_core::DlpackError>(())
+//! ```
+//!
 //! # Feature flags
 //! - `std` (default): `std` support in the arena and DLPack crates.
-//! - `ndarray`: `ArrayView1` / `ArrayViewMut1` of host-accessible vectors.
+//! - `ndarray`: `ArrayView1` / `ArrayViewMut1` of host-accessible vectors (`view`,
+//!   `view_mut`).
+//! - `cuda`, `hip`, `level-zero`: turn on the matching `amrex-arena` backend, so
+//!   [`DeviceVector`], [`PinnedVector`] and [`ManagedVector`] can hold memory.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

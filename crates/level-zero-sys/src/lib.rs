@@ -196,11 +196,11 @@ pub struct ze_memory_allocation_properties_t {
     pub stype: ze_structure_type_t,
     /// Extension chain (NULL).
     pub pNext: *mut c_void,
-    /// [out] `ZE_MEMORY_TYPE_*`.
+    /// Output: `ZE_MEMORY_TYPE_*`.
     pub type_: ze_memory_type_t,
-    /// [out] Allocation identifier.
+    /// Output: Allocation identifier.
     pub id: u64,
-    /// [out] Page size.
+    /// Output: Page size.
     pub pageSize: u64,
 }
 

@@ -216,6 +216,14 @@ macro_rules! device_like {
             }
         }
 
+        impl $name {
+            /// Device-to-device copies and memsets do not block the host; managed memory
+            /// may be touched by the host right after, so wait for them there.
+            fn settle(&self) -> Result<(), ArenaError> {
+                if $kind == MemoryKind::Managed { self.synchronize() } else { Ok(()) }
+            }
+        }
+
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($name)).field("ordinal", &self.ctx.ordinal).finish()
@@ -275,7 +283,8 @@ macro_rules! device_like {
                 self.ctx.make_current()?;
                 // SAFETY: both ours with `len` bytes, not overlapping.
                 let r = unsafe { sys::cuMemcpyDtoD_v2(dptr(dst), dptr(src), len) };
-                check(r, "cuMemcpyDtoD")
+                check(r, "cuMemcpyDtoD")?;
+                self.settle()
             }
 
             unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
@@ -285,7 +294,8 @@ macro_rules! device_like {
                 self.ctx.make_current()?;
                 // SAFETY: `dst` is ours with `len` bytes.
                 let r = unsafe { sys::cuMemsetD8_v2(dptr(dst), value, len) };
-                check(r, "cuMemsetD8")
+                check(r, "cuMemsetD8")?;
+                self.settle()
             }
 
             fn synchronize(&self) -> Result<(), ArenaError> {

@@ -268,6 +268,14 @@ macro_rules! device_like {
             }
         }
 
+        impl $name {
+            /// Device-to-device copies and memsets may not block the host; managed memory
+            /// may be touched by the host right after, so wait for them there.
+            fn settle(&self) -> Result<(), ArenaError> {
+                if $kind == MemoryKind::Managed { self.dev.synchronize() } else { Ok(()) }
+            }
+        }
+
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($name)).field("ordinal", &self.dev.ordinal).finish()
@@ -316,7 +324,8 @@ macro_rules! device_like {
                 // SAFETY: both ours with `len` bytes, not overlapping.
                 unsafe {
                     self.dev.memcpy(dst.as_ptr().cast(), src.as_ptr().cast(), len, HIP_MEMCPY_DEVICE_TO_DEVICE)
-                }
+                }?;
+                self.settle()
             }
 
             unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
@@ -326,7 +335,8 @@ macro_rules! device_like {
                 self.dev.set()?;
                 // SAFETY: `dst` is ours with `len` bytes.
                 let r = unsafe { (self.dev.hip.memset)(dst.as_ptr().cast(), value.into(), len) };
-                self.dev.hip.check(r, "hipMemset")
+                self.dev.hip.check(r, "hipMemset")?;
+                self.settle()
             }
 
             fn synchronize(&self) -> Result<(), ArenaError> {
