@@ -2,7 +2,8 @@
 //! stand-in for device memory, so the per-device protocol rules (streams, `dl_device`,
 //! copies to the host) are tested on machines without a GPU.
 
-use crate::protocol::{DeviceCopier, Export, dlpack_protocol, live_exports};
+use crate::fastcall::DlpackSource;
+use crate::protocol::{DeviceCopier, Export, ExportCount, live_exports};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::prelude::*;
 
@@ -53,6 +54,16 @@ impl DebugDeviceArray {
     }
 }
 
+impl DlpackSource for DebugDeviceArray {
+    fn with_export<R>(
+        slf: &Bound<'_, Self>,
+        f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        // The frozen object's Vec is never reallocated.
+        f(&slf.get().export(), None)
+    }
+}
+
 #[pymethods]
 impl DebugDeviceArray {
     #[new]
@@ -60,30 +71,6 @@ impl DebugDeviceArray {
         Self {
             data: (0..size).map(|i| i as f64).collect(),
             device: Device::new(DLDeviceType(device_type), device_id),
-        }
-    }
-
-    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    fn __dlpack__(
-        slf: &Bound<'_, Self>,
-        stream: Option<&Bound<'_, PyAny>>,
-        max_version: Option<&Bound<'_, PyAny>>,
-        dl_device: Option<&Bound<'_, PyAny>>,
-        copy: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let src = slf.get().export();
-        // SAFETY: the frozen object's Vec is never reallocated and lives as long as the
-        // object, which the export holds.
-        unsafe {
-            dlpack_protocol(
-                slf.as_any(),
-                &src,
-                None,
-                stream,
-                max_version,
-                dl_device,
-                copy,
-            )
         }
     }
 

@@ -1,11 +1,13 @@
 //! Consumers on the Python side: `to_numpy`, `to_xp` (NumPy, CuPy or dpnp, imported
 //! lazily), and the `from_dlpack` importer with its [`Tensor`] result.
 
-use crate::protocol::{Dims, Export, dlpack_protocol};
+use crate::fastcall::DlpackSource;
+use crate::protocol::{Dims, Export, ExportCount};
 use amrex_dlpack_capsule::{Imported, take_from_capsule};
 use amrex_dlpack_core::{DLDeviceType, Device, DlpackError, ErrorKind};
 use pyo3::exceptions::{PyBufferError, PyImportError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 /// Maps a DLPack refusal to the Python exception the protocol expects.
@@ -109,7 +111,7 @@ fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         return Ok(obj.clone());
     }
     let py = obj.py();
-    let method = obj.getattr("__dlpack__").map_err(|_| {
+    let method = obj.getattr(pyo3::intern!(py, "__dlpack__")).map_err(|_| {
         PyTypeError::new_err(format!(
             "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {}",
             obj.get_type()
@@ -118,9 +120,15 @@ fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
                 .unwrap_or_default()
         ))
     })?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
-    match method.call((), Some(&kwargs)) {
+    // One shared `{"max_version": (1, 3)}`: callees receive keyword arguments by value
+    // (vectorcall) or a copy (`**kwargs`), so it is never mutated.
+    static KWARGS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+    let kwargs = KWARGS.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
+        Ok(d.unbind())
+    })?;
+    match method.call((), Some(kwargs.bind(py))) {
         Ok(c) => Ok(c),
         Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0(),
         Err(e) => Err(e),
@@ -167,33 +175,18 @@ impl Tensor {
     }
 }
 
+impl DlpackSource for Tensor {
+    fn with_export<R>(
+        slf: &Bound<'_, Self>,
+        f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        // The adopted memory lives until this object dies and is never reallocated.
+        f(&slf.get().export()?, None)
+    }
+}
+
 #[pymethods]
 impl Tensor {
-    /// DLPack export (zero-copy re-export of the adopted memory).
-    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    fn __dlpack__(
-        slf: &Bound<'_, Self>,
-        stream: Option<&Bound<'_, PyAny>>,
-        max_version: Option<&Bound<'_, PyAny>>,
-        dl_device: Option<&Bound<'_, PyAny>>,
-        copy: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let src = slf.get().export()?;
-        // SAFETY: the adopted tensor's memory lives as long as this object (the producer's
-        // deleter runs only when it dies) and is never reallocated.
-        unsafe {
-            dlpack_protocol(
-                slf.as_any(),
-                &src,
-                None,
-                stream,
-                max_version,
-                dl_device,
-                copy,
-            )
-        }
-    }
-
     /// `(device_type, device_id)` of the adopted memory.
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         Ok(self.export()?.device_tuple())

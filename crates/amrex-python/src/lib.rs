@@ -12,6 +12,7 @@
 //! None.
 
 mod debug;
+mod fastcall;
 mod geometry;
 mod interop;
 mod protocol;
@@ -27,8 +28,10 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DLPACK_VERSION", (1u32, 3u32))?;
     m.add_function(wrap_pyfunction!(interop::from_dlpack, m)?)?;
     m.add_class::<interop::Tensor>()?;
+    fastcall::install::<interop::Tensor>(m.py())?;
     m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
     m.add_class::<debug::DebugDeviceArray>()?;
+    fastcall::install::<debug::DebugDeviceArray>(m.py())?;
     vector::register(m)?;
     geometry::register(m)?;
     smallmatrix::register(m)?;

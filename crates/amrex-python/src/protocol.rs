@@ -116,7 +116,7 @@ static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
 
 /// `amrex_rs._debug_live_exports()`.
 pub(crate) fn live_exports() -> isize {
-    LIVE_EXPORTS.load(Ordering::SeqCst)
+    LIVE_EXPORTS.load(Ordering::Relaxed)
 }
 
 /// Counts one live export from creation to drop.
@@ -125,14 +125,14 @@ struct LiveToken;
 
 impl LiveToken {
     fn new() -> Self {
-        LIVE_EXPORTS.fetch_add(1, Ordering::SeqCst);
+        LIVE_EXPORTS.fetch_add(1, Ordering::Relaxed);
         LiveToken
     }
 }
 
 impl Drop for LiveToken {
     fn drop(&mut self) {
-        LIVE_EXPORTS.fetch_sub(1, Ordering::SeqCst);
+        LIVE_EXPORTS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -144,7 +144,7 @@ pub(crate) struct ExportCount(Arc<AtomicUsize>);
 impl ExportCount {
     /// `BufferError` while any export is alive.
     pub(crate) fn check_resizable(&self) -> PyResult<()> {
-        match self.0.load(Ordering::SeqCst) {
+        match self.0.load(Ordering::Relaxed) {
             0 => Ok(()),
             n => Err(PyBufferError::new_err(format!(
                 "cannot resize: {n} DLPack export(s) of this buffer are alive (drop the \
@@ -154,11 +154,11 @@ impl ExportCount {
     }
 
     pub(crate) fn get(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
+        self.0.load(Ordering::Relaxed)
     }
 
     fn guard(&self) -> ExportGuard {
-        self.0.fetch_add(1, Ordering::SeqCst);
+        self.0.fetch_add(1, Ordering::Relaxed);
         ExportGuard(self.0.clone())
     }
 }
@@ -168,7 +168,7 @@ struct ExportGuard(Arc<AtomicUsize>);
 
 impl Drop for ExportGuard {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -252,6 +252,9 @@ fn pair_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<(i64, i64)> {
     ))
 }
 
+/// `max_version` tuples seen before (NumPy passes one static `(1, 0)`).
+static MAX_VERSIONS: crate::fastcall::PtrCache<4> = crate::fastcall::PtrCache::new();
+
 fn parse(
     stream: Option<&Bound<'_, PyAny>>,
     max_version: Option<&Bound<'_, PyAny>>,
@@ -260,7 +263,17 @@ fn parse(
 ) -> PyResult<Request> {
     let versioned = match max_version {
         None => false,
-        Some(v) => pair_of(v, "max_version")?.0 >= 1,
+        Some(v) => match MAX_VERSIONS.get(v.as_ptr()) {
+            Some(flag) => flag != 0,
+            None => {
+                let versioned = pair_of(v, "max_version")?.0 >= 1;
+                // Only exact tuples are immutable, hence safe to remember by address.
+                if v.is_exact_instance_of::<PyTuple>() {
+                    MAX_VERSIONS.insert(v, u32::from(versioned));
+                }
+                versioned
+            }
+        },
     };
     let device = match dl_device {
         None => None,

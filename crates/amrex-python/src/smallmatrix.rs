@@ -6,8 +6,9 @@
 //! Construction is explicit: `from_rows`, `from_cols`, or `from_numpy`/`from_dlpack`
 //! (copies, any layout) — never a guess about nested lists.
 
+use crate::fastcall::{DlpackSource, install};
 use crate::interop::{dlpack_err, import, to_numpy, to_xp};
-use crate::protocol::{Export, dlpack_protocol};
+use crate::protocol::{Export, ExportCount};
 use amrex_smallmatrix::{ColumnMajor, RowMajor, SmallMatrix};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -109,6 +110,16 @@ macro_rules! small_matrix_impl {
                     )));
                 }
                 Ok((i, j))
+            }
+        }
+
+        impl DlpackSource for $name {
+            fn with_export<R>(
+                slf: &Bound<'_, Self>,
+                f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
+            ) -> PyResult<R> {
+                // The storage lives inside the Python object and is never reallocated.
+                f(&slf.try_borrow()?.export(), None)
             }
         }
 
@@ -284,21 +295,6 @@ macro_rules! small_matrix_impl {
                 d.vals.chunks(d.cols.max(1)).map(<[f64]>::to_vec).collect()
             }
 
-            /// DLPack export of the matrix storage (zero-copy).
-            #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-            fn __dlpack__(
-                slf: &Bound<'_, Self>,
-                stream: Option<&Bound<'_, PyAny>>,
-                max_version: Option<&Bound<'_, PyAny>>,
-                dl_device: Option<&Bound<'_, PyAny>>,
-                copy: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<Py<PyAny>> {
-                let src = slf.borrow().export();
-                // SAFETY: the storage lives inside this Python object, which the export
-                // holds; it is never reallocated.
-                unsafe { dlpack_protocol(slf.as_any(), &src, None, stream, max_version, dl_device, copy) }
-            }
-
             fn __dlpack_device__(&self) -> (i32, i32) {
                 self.export().device_tuple()
             }
@@ -353,7 +349,7 @@ macro_rules! family {
         }
 
         pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-            $( m.add_class::<$name>()?; )*
+            $( m.add_class::<$name>()?; install::<$name>(m.py())?; )*
             Ok(())
         }
     };

@@ -6,8 +6,9 @@
 //! storage first. While any DLPack export of a vector is alive (a NumPy view, say), every
 //! operation that could move or free its buffer raises `BufferError`, as `bytearray` does.
 
+use crate::fastcall::{DlpackSource, install};
 use crate::interop::{dlpack_err, import, to_numpy, to_xp};
-use crate::protocol::{Export, ExportCount, dlpack_protocol};
+use crate::protocol::{Export, ExportCount};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{DlpackElement, ErrorKind};
 use pyo3::exceptions::{PyBufferError, PyIndexError};
@@ -194,6 +195,16 @@ macro_rules! pod_vector {
             pub(crate) core: VecCore<$t>,
         }
 
+        impl DlpackSource for $name {
+            fn with_export<R>(
+                slf: &Bound<'_, Self>,
+                f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
+            ) -> PyResult<R> {
+                let this = slf.try_borrow()?;
+                f(&this.core.export(), Some(&this.core.exports))
+            }
+        }
+
         #[pymethods]
         impl $name {
             /// A vector of `size` elements, each `value` (default zero).
@@ -220,32 +231,6 @@ macro_rules! pod_vector {
                 Ok(Self {
                     core: VecCore::adopt(import(obj)?)?,
                 })
-            }
-
-            /// DLPack export (zero-copy unless a copy is asked for).
-            #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-            fn __dlpack__(
-                slf: &Bound<'_, Self>,
-                stream: Option<&Bound<'_, PyAny>>,
-                max_version: Option<&Bound<'_, PyAny>>,
-                dl_device: Option<&Bound<'_, PyAny>>,
-                copy: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<Py<PyAny>> {
-                let this = slf.borrow();
-                let src = this.core.export();
-                // SAFETY: the buffer lives as long as this object, which the export holds;
-                // it is not reallocated while the export count (passed along) is non-zero.
-                unsafe {
-                    dlpack_protocol(
-                        slf.as_any(),
-                        &src,
-                        Some(&this.core.exports),
-                        stream,
-                        max_version,
-                        dl_device,
-                        copy,
-                    )
-                }
             }
 
             /// `(device_type, device_id)`: `(1, 0)`, host memory.
@@ -459,6 +444,11 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PodVectorI64>()?;
     m.add_class::<PodVectorU64>()?;
     let py = m.py();
+    install::<PodVectorF64>(py)?;
+    install::<PodVectorF32>(py)?;
+    install::<PodVectorI32>(py)?;
+    install::<PodVectorI64>(py)?;
+    install::<PodVectorU64>(py)?;
     for (alias, class) in [
         ("PODVector_real_std", py.get_type::<PodVectorF64>()),
         ("PODVector_int_std", py.get_type::<PodVectorI32>()),

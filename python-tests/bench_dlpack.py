@@ -1,0 +1,56 @@
+"""Benchmark: ``np.from_dlpack(x)`` on an amrex_rs vector vs on a NumPy array.
+
+Plain ``timeit``; prints ns per call and the ratio (target: within 1.2x of NumPy's own
+round trip). Also times ``amrex_rs.from_dlpack`` (our importer) on a NumPy array, and the
+capsule alone (``x.__dlpack__(max_version=(1, 0))``) for both producers.
+
+Run: ``bash scripts/build-python.sh && .venv/bin/python python-tests/bench_dlpack.py``
+"""
+
+import os
+import sys
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "python"))
+
+import numpy as np  # noqa: E402
+
+import amrex_rs  # noqa: E402
+
+
+def best_ns(stmt, number, repeat=7):
+    t = min(timeit.repeat(stmt, number=number, repeat=repeat))
+    return t / number * 1e9
+
+
+def main():
+    number = int(os.environ.get("BENCH_NUMBER", "100000"))
+    n = 1000
+    ours = amrex_rs.PodVectorF64(n, 1.0)
+    theirs = np.ones(n)
+    rows = [
+        ("np.from_dlpack(PodVectorF64)", lambda: np.from_dlpack(ours)),
+        ("np.from_dlpack(np.ndarray)", lambda: np.from_dlpack(theirs)),
+        ("PodVectorF64.__dlpack__(max_version=(1,0))",
+         lambda: ours.__dlpack__(max_version=(1, 0))),
+        ("np.ndarray.__dlpack__(max_version=(1,0))",
+         lambda: theirs.__dlpack__(max_version=(1, 0))),
+        ("amrex_rs.from_dlpack(np.ndarray)", lambda: amrex_rs.from_dlpack(theirs)),
+    ]
+    results = {}
+    for name, fn in rows:
+        fn()
+        results[name] = best_ns(fn, number)
+    width = max(len(r[0]) for r in rows)
+    for name, _ in rows:
+        print(f"{name:<{width}}  {results[name]:8.1f} ns/call")
+    ratio = results[rows[0][0]] / results[rows[1][0]]
+    cap_ratio = results[rows[2][0]] / results[rows[3][0]]
+    print(f"ratio np.from_dlpack(ours) / np.from_dlpack(numpy) = {ratio:.3f} (target <= 1.2)")
+    print(f"ratio __dlpack__ ours / numpy                      = {cap_ratio:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
