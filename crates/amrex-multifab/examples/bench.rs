@@ -8,7 +8,9 @@
 use core::hint::black_box;
 use std::time::Instant;
 
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
+};
 use rayon::prelude::*;
 
 /// Best wall time of `reps` runs (after one warm-up run).
@@ -38,7 +40,13 @@ fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
 
 /// 7-point Laplacian over each tile, row by row (plain slice loops along `i`).
 fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
-    lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+    let tiling = std::env::var("LAP_TILE_Y")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(Tiling::Default, |ty: i32| {
+            Tiling::Size(IntVect::new(1_024_000, ty, 8))
+        });
+    lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
         let p = phi.array(t.mfi());
         let bx = t.region();
         let flo = p.begin();
