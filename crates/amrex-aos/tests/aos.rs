@@ -256,8 +256,19 @@ fn device_arena_never_dereferenced() {
     assert!(matches!(err.kind(), ErrorKind::NotHostAccessible(_)));
 }
 
+const CASES: u32 = 64;
+
+/// Fewer cases under Miri, and no failure persistence there (it needs the file system).
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { CASES });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+    #![proptest_config(config())]
 
     #[test]
     fn views_round_trip(n in 0usize..20, field in 0usize..7, value in -1e6f64..1e6) {

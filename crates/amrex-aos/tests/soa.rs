@@ -145,8 +145,19 @@ fn device_soa() {
     assert_eq!(t.shape(), &[3]);
 }
 
+const CASES: u32 = 64;
+
+/// Fewer cases under Miri, and no failure persistence there (it needs the file system).
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { CASES });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 }))]
+    #![proptest_config(config())]
 
     /// Export then import (copying) gives back every component exactly.
     #[test]

@@ -16,7 +16,8 @@ use core::ptr::NonNull;
 pub(crate) enum Storage<'a, T: AnyBitPattern, A: Arena> {
     /// Allocated from the fab's arena; compact layout.
     Owned(PodVector<T, A>),
-    /// Host memory borrowed for `'a` (a slice or an `Array4Mut`).
+    /// Memory of the fab's arena borrowed for `'a` (a host slice, an `Array4Mut`, or raw
+    /// parts).
     Borrowed {
         ptr: NonNull<T>,
         _borrow: PhantomData<&'a mut [T]>,
@@ -190,6 +191,91 @@ impl<T: AnyBitPattern, A: Arena> BaseFab<'static, T, A> {
             Err(e) => panic!("BaseFab::new: {e}"),
         }
     }
+
+    /// An owning fab over a vector laid out compactly over `bx` (the vector may be
+    /// longer than needed; its extra elements are kept but unused).
+    ///
+    /// # Errors
+    /// [`FabError::SliceTooShort`] (handing the vector back is not possible then: it is
+    /// dropped) or [`FabError::TooLarge`].
+    pub fn from_pod_vector(
+        v: PodVector<T, A>,
+        bx: IndexBox,
+        ncomp: usize,
+    ) -> Result<Self, FabError> {
+        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        if v.len() < len {
+            return Err(FabError::SliceTooShort {
+                needed: len,
+                found: v.len(),
+            });
+        }
+        let arena = v.arena().clone();
+        // Invariants 1–4: compact layout over at least `len` initialised elements.
+        Ok(Self {
+            storage: Storage::Owned(v),
+            bx,
+            ncomp,
+            jstride,
+            kstride,
+            nstride,
+            read_only: false,
+            arena,
+        })
+    }
+
+    /// The vector of an owning fab (`Err(self)` for a non-owning one).
+    ///
+    /// # Errors
+    /// The fab itself when it does not own its memory.
+    pub fn into_pod_vector(self) -> Result<PodVector<T, A>, Self> {
+        match self.storage {
+            Storage::Owned(v) => Ok(v),
+            _ => Err(self),
+        }
+    }
+}
+
+impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
+    /// A non-owning fab over raw parts in memory of `arena` (AMReX's
+    /// `BaseFab(box, ncomp, T* p)` with explicit strides): element `(i, j, k, n)` is at
+    /// `ptr + (i-lo.x) + (j-lo.y)*jstride + (k-lo.z)*kstride + n*nstride`. The fab reports
+    /// the arena's device and never dereferences device memory.
+    ///
+    /// # Safety
+    /// 1. If the box is non-empty and `ncomp > 0`: every such offset fits `isize` and
+    ///    `ptr` plus it is an aligned, initialised `T` inside one allocation of `arena`'s
+    ///    memory that stays alive for `'a`; distinct indices reach distinct elements.
+    /// 2. Otherwise `ptr` is non-null and aligned.
+    /// 3. Nobody else reads or writes those elements during `'a`.
+    pub unsafe fn from_raw_parts_in(
+        ptr: *mut T,
+        bx: IndexBox,
+        ncomp: usize,
+        strides: [usize; 3],
+        arena: A,
+    ) -> Self {
+        debug_assert!(
+            !ptr.is_null() && ptr.is_aligned(),
+            "BaseFab::from_raw_parts_in: bad pointer"
+        );
+        let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
+        let [jstride, kstride, nstride] = strides;
+        // Invariants 1–3, 6: the caller's obligations 1–3.
+        Self {
+            storage: Storage::Borrowed {
+                ptr,
+                _borrow: PhantomData,
+            },
+            bx,
+            ncomp,
+            jstride,
+            kstride,
+            nstride,
+            read_only: false,
+            arena,
+        }
+    }
 }
 
 impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
@@ -337,8 +423,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// Where the memory lives: the arena's device, or the imported tensor's.
     pub fn device(&self) -> Device {
         match &self.storage {
-            Storage::Owned(_) => self.arena.device(),
-            Storage::Borrowed { .. } => Device::CPU,
+            Storage::Owned(_) | Storage::Borrowed { .. } => self.arena.device(),
             Storage::Tensor { tensor, .. } => tensor.device(),
         }
     }
@@ -346,8 +431,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// Whether the CPU may dereference the elements.
     pub fn host_accessible(&self) -> bool {
         match &self.storage {
-            Storage::Owned(_) => self.arena.host_accessible(),
-            Storage::Borrowed { .. } => true,
+            Storage::Owned(_) | Storage::Borrowed { .. } => self.arena.host_accessible(),
             Storage::Tensor { tensor, .. } => tensor.device().is_host_accessible(),
         }
     }

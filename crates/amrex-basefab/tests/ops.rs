@@ -51,10 +51,6 @@ fn check(fab: &BaseFab<'_, f64>, m: &Model) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn cases() -> u32 {
-    if cfg!(miri) { 3 } else { 96 }
-}
-
 /// A box with lo in -4..4 and lengths 1..=5 (smaller under Miri).
 fn arb_box() -> impl Strategy<Value = IndexBox> {
     let max = if cfg!(miri) { 3 } else { 6 };
@@ -183,8 +179,19 @@ fn arb_op() -> impl Strategy<Value = Op> {
     ]
 }
 
+const CASES: u32 = 96;
+
+/// Fewer cases under Miri, and no failure persistence there (it needs the file system).
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { CASES });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(config())]
 
     #[test]
     fn unary_ops_match_reference(
@@ -401,4 +408,37 @@ fn array_views_use_global_indices() {
         f.array_comps(2..4),
         Err(FabError::ComponentsOutside { .. })
     ));
+}
+
+#[test]
+fn pod_vector_and_raw_parts() {
+    use amrex_basefab::HostArena;
+    use amrex_podvector::PodVector;
+    let bx = IndexBox::new(IntVect::ZERO, IntVect::new(3, 1, 0));
+    let v = PodVector::from_vec((0..16).map(f64::from).collect());
+    let f = BaseFab::from_pod_vector(v, bx, 2).unwrap();
+    assert!(f.is_owning());
+    assert_eq!(f.sum(bx, 1).unwrap(), (8..16).sum::<i32>() as f64);
+    let v = f.into_pod_vector().unwrap();
+    assert_eq!(v.len(), 16);
+    assert!(matches!(
+        BaseFab::from_pod_vector(v, bx.grow(1), 2),
+        Err(FabError::SliceTooShort { .. })
+    ));
+    // A strided window: every other row of a 4x4 plane.
+    let mut data: Vec<f64> = (0..16).map(f64::from).collect();
+    let win = IndexBox::new(IntVect::ZERO, IntVect::new(3, 1, 0));
+    // SAFETY: rows j = 0, 1 at stride 8 of a 16-element buffer, exclusive for the fab's life.
+    let mut g =
+        unsafe { BaseFab::from_raw_parts_in(data.as_mut_ptr(), win, 1, [8, 16, 16], HostArena) };
+    assert_eq!(
+        g.sum(win, 0).unwrap(),
+        (0..4).chain(8..12).sum::<i32>() as f64
+    );
+    g.set_val(0.0, win, ..).unwrap();
+    drop(g);
+    assert_eq!(
+        data.iter().sum::<f64>(),
+        (4..8).chain(12..16).sum::<i32>() as f64
+    );
 }
