@@ -63,8 +63,9 @@ fn main() {
             black_box(&v);
             v.len()
         });
+        let label = format!("PodVector::push ({s})");
         println!(
-            "  PodVector::push ({s:<9})      {:>8.1} ms  ratio {:.2}  ({reallocs} reallocations)",
+            "  {label:<31} {:>8.1} ms  ratio {:.2}  ({reallocs} reallocations)",
             ms(t),
             ratio(t, vec_push)
         );
