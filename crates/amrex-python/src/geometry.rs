@@ -261,6 +261,20 @@ impl PyBox {
         PyIntVect(self.0.big_end())
     }
 
+    /// Low corner as a tuple.
+    #[getter]
+    fn lo(&self) -> (i32, i32, i32) {
+        let v = self.0.small_end();
+        (v.x(), v.y(), v.z())
+    }
+
+    /// High corner as a tuple.
+    #[getter]
+    fn hi(&self) -> (i32, i32, i32) {
+        let v = self.0.big_end();
+        (v.x(), v.y(), v.z())
+    }
+
     /// Alias of `small_end` (pyAMReX `lo_vect`).
     #[getter]
     fn lo_vect(&self) -> PyIntVect {

@@ -15,6 +15,7 @@ mod debug;
 mod fastcall;
 mod geometry;
 mod interop;
+mod multifab;
 mod protocol;
 mod smallmatrix;
 mod vector;
@@ -35,5 +36,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vector::register(m)?;
     geometry::register(m)?;
     smallmatrix::register(m)?;
+    multifab::register(m)?;
     Ok(())
 }
