@@ -9,7 +9,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ptr = v.as_ptr();
     let t = v.to_dlpack()?;
     assert_eq!(t.view().data_ptr().cast_const().cast::<f64>(), ptr);
-    println!("Vec<f64> -> DLPack: shape {:?}, same pointer: yes", t.shape());
+    println!(
+        "Vec<f64> -> DLPack: shape {:?}, same pointer: yes",
+        t.shape()
+    );
 
     // Through the C ABI and back, as a consumer in another language would see it.
     let raw = t.into_raw();
@@ -24,7 +27,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let view = a.slice(s![.., ..;-1, ..;2]);
     let t = view.to_dlpack()?;
     let strides: Vec<i64> = t.view().strides().collect();
-    println!("ndarray view -> DLPack: shape {:?}, strides {strides:?}, read-only: {}", t.shape(), t.is_read_only());
+    println!(
+        "ndarray view -> DLPack: shape {:?}, strides {strides:?}, read-only: {}",
+        t.shape(),
+        t.is_read_only()
+    );
     // ... and imports back as an ndarray view over the same memory.
     let back: ArrayView3<'_, f64> = t.as_ndarray::<f64, Ix3>()?;
     assert_eq!(back, view);
@@ -38,7 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t.as_ndarray_mut::<f64, Ix3>()?[[1, 1, 1]] = 42.0;
     }
     assert_eq!(b[[1, 1, 1]], 42.0);
-    println!("write through a mutable DLPack export: b[1,1,1] = {}", b[[1, 1, 1]]);
+    println!(
+        "write through a mutable DLPack export: b[1,1,1] = {}",
+        b[[1, 1, 1]]
+    );
     println!("all round trips checked");
     Ok(())
 }

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo run --release --features ndarray --example dlpack_roundtrip
+cargo run --release --features ndarray --example heat
