@@ -2,7 +2,7 @@
 
 mod common;
 
-use amrex_basefab::{Array4Mut, BaseFab, FArrayBox, FabError, IndexBox, IntVect};
+use amrex_basefab::{Array4Mut, BaseFab, FabError, IndexBox, IntVect};
 use amrex_dlpack_core::{
     DLDeviceType, DataType, Device, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, ToDlpack,
     flags,
@@ -15,8 +15,8 @@ fn cube(n: i32) -> IndexBox {
     IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1))
 }
 
-fn filled(bx: IndexBox, ncomp: usize) -> FArrayBox {
-    let mut f = FArrayBox::new(bx, ncomp);
+fn filled(bx: IndexBox, ncomp: usize) -> BaseFab<'static, f64> {
+    let mut f = BaseFab::<f64>::new(bx, ncomp);
     let mut a = f.array_mut().unwrap();
     for n in 0..ncomp {
         for p in bx.iter() {
@@ -249,7 +249,7 @@ fn device_fabs_refuse_host_work_and_stage() {
     let c = d.try_clone().unwrap();
     assert_eq!(c.to_host().unwrap().sum(bx, 1).unwrap(), 2.5 * 27.0);
     // Host fabs copy into device fabs only with the same shape.
-    let wrong = FArrayBox::new(cube(2), 2);
+    let wrong = BaseFab::<f64>::new(cube(2), 2);
     assert!(matches!(
         d.copy_from_host_fab(&wrong),
         Err(FabError::BoxSizeMismatch { .. })

@@ -1,7 +1,7 @@
 //! BaseFab operations against a naive reference on random boxes, sub-boxes and
 //! component ranges, for owned (compact) and borrowed (strided) fabs.
 
-use amrex_basefab::{Array4Mut, BaseFab, FArrayBox, FabError, IArrayBox, IndexBox, IntVect};
+use amrex_basefab::{Array4Mut, BaseFab, FArrayBox, FabError, IArrayBox, IndexBox, IntVect, Real};
 use proptest::prelude::*;
 
 /// Reference: compact Fortran-order storage with global indexing.
@@ -146,7 +146,7 @@ impl Setup {
                 ncomp: self.ncomp,
                 data: self.parent.clone(),
             };
-            let mut f = FArrayBox::new(self.bx, self.ncomp);
+            let mut f = BaseFab::<f64>::new(self.bx, self.ncomp);
             let mut a = f.array_mut().unwrap();
             for c in 0..self.ncomp {
                 for p in self.bx.iter() {
@@ -301,7 +301,7 @@ fn iarraybox_is_exact() {
 #[test]
 fn refusals_are_named() {
     let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
-    let mut f = FArrayBox::new(bx, 2);
+    let mut f = BaseFab::<f64>::new(bx, 2);
     let big = bx.grow(1);
     assert!(matches!(
         f.set_val(1.0, big, ..),
@@ -319,7 +319,7 @@ fn refusals_are_named() {
         f.sum(bx, 2),
         Err(FabError::ComponentsOutside { .. })
     ));
-    let g = FArrayBox::new(bx, 2);
+    let g = BaseFab::<f64>::new(bx, 2);
     let small = IndexBox::new(IntVect::ZERO, IntVect::splat(1));
     assert!(matches!(
         f.copy_from(&g, bx, 0, small, 0, 1),
@@ -367,7 +367,7 @@ fn from_slice_writes_through() {
 #[test]
 fn resize_and_swap() {
     let a_box = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
-    let mut a = FArrayBox::new(a_box, 2);
+    let mut a = BaseFab::<f64>::new(a_box, 2);
     let small = IndexBox::new(IntVect::ZERO, IntVect::splat(1));
     a.resize(small, 1).unwrap();
     assert_eq!((a.index_box(), a.ncomp(), a.len()), (small, 1, 8));
@@ -379,7 +379,7 @@ fn resize_and_swap() {
     a.resize(a_box.grow(2), 3).unwrap();
     assert_eq!(a.len(), 512 * 3);
     a.set_val(1.0, a_box.grow(2), ..).unwrap();
-    let mut b = FArrayBox::new(small, 1);
+    let mut b = BaseFab::<f64>::new(small, 1);
     a.swap(&mut b);
     assert_eq!(a.index_box(), small);
     assert_eq!(b.sum(a_box.grow(2), 2).unwrap(), 512.0);
@@ -396,7 +396,7 @@ fn resize_and_swap() {
 #[test]
 fn array_views_use_global_indices() {
     let bx = IndexBox::new(IntVect::splat(-1), IntVect::splat(2));
-    let mut f = FArrayBox::new(bx, 3);
+    let mut f = BaseFab::<f64>::new(bx, 3);
     {
         let mut a = f.array_comps_mut(1..3).unwrap();
         assert_eq!(a.ncomp(), 2);
@@ -440,5 +440,21 @@ fn pod_vector_and_raw_parts() {
     assert_eq!(
         data.iter().sum::<f64>(),
         (4..8).chain(12..16).sum::<i32>() as f64
+    );
+}
+
+#[test]
+fn farraybox_is_real() {
+    let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(1));
+    let mut f = FArrayBox::new(bx, 1);
+    f.set_val(0.5 as Real, bx, ..).unwrap();
+    assert_eq!(f.sum(bx, 0).unwrap(), 4.0 as Real);
+    assert_eq!(
+        core::mem::size_of::<Real>(),
+        if cfg!(feature = "single-precision") {
+            4
+        } else {
+            8
+        }
     );
 }
