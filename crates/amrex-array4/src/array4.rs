@@ -713,11 +713,19 @@ impl<'a, T> Array4Mut<'a, T> {
     #[must_use]
     #[track_caller]
     pub fn row_mut(&mut self, j: i32, k: i32, n: usize) -> &mut [T] {
-        let r = self.as_const().row(j, k, n);
-        let (p, len) = (r.as_ptr().cast_mut(), r.len());
-        // SAFETY: the same in-bounds row as `r` (from this view's pointer), which only
-        // this mutably borrowed view accesses (invariant 5).
-        unsafe { core::slice::from_raw_parts_mut(p, len) }
+        if !self.raw.row_in_bounds(j, k, n) {
+            out_of_bounds(&self.raw, self.raw.begin[0], j, k, n);
+        }
+        let nx = self.raw.len_dir(0);
+        match self.raw.offset(self.raw.begin[0], j, k, n) {
+            // SAFETY: the row's `nx` elements have unit stride and are in bounds
+            // (invariant 2); the pointer comes from the view's own (writable) pointer, not
+            // from a shared reference, and only this mutably borrowed view accesses the
+            // elements (invariant 5).
+            Some(off) => unsafe { core::slice::from_raw_parts_mut(self.raw.elem(off), nx) },
+            // `(j, k, n)` is in bounds, so only `nx == 0` gets here.
+            None => &mut [],
+        }
     }
 
     /// Component `n` only, borrowing `self`.

@@ -10,7 +10,12 @@ fn iv(r: core::ops::Range<i32>) -> impl Strategy<Value = IntVect> {
 }
 
 fn cases() -> ProptestConfig {
-    ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 128 })
+    ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 128 },
+        // Miri's isolation forbids the file access failure persistence needs.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 /// A box, a component count, a sub-box inside it and a component range.

@@ -18,7 +18,12 @@ fn any_box() -> impl Strategy<Value = IndexBox> {
 }
 
 fn cases() -> ProptestConfig {
-    ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 256 })
+    ProptestConfig {
+        cases: if cfg!(miri) { 8 } else { 256 },
+        // Miri's isolation forbids the file access failure persistence needs.
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
