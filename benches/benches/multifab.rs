@@ -12,11 +12,14 @@ const N: i32 = 256;
 
 fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
     const CHUNK: usize = 1 << 16;
-    a.par_chunks_mut(CHUNK).zip(b.par_chunks(CHUNK)).zip(c.par_chunks(CHUNK)).for_each(|((a, b), c)| {
-        for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
-            *a = b + s * c;
-        }
-    });
+    a.par_chunks_mut(CHUNK)
+        .zip(b.par_chunks(CHUNK))
+        .zip(c.par_chunks(CHUNK))
+        .for_each(|((a, b), c)| {
+            for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
+                *a = b + s * c;
+            }
+        });
 }
 
 fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
@@ -29,7 +32,11 @@ fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
         for k in bx.lo()[2]..=bx.hi()[2] {
             for j in bx.lo()[1]..=bx.hi()[1] {
                 let c = p.row(j, k, 0);
-                let (xm, cc, xp) = (&c[off - 1..off - 1 + n], &c[off..off + n], &c[off + 1..off + 1 + n]);
+                let (xm, cc, xp) = (
+                    &c[off - 1..off - 1 + n],
+                    &c[off..off + n],
+                    &c[off + 1..off + 1 + n],
+                );
                 let ym = &p.row(j - 1, k, 0)[off..off + n];
                 let yp = &p.row(j + 1, k, 0)[off..off + n];
                 let zm = &p.row(j, k - 1, 0)[off..off + n];
@@ -63,19 +70,34 @@ fn bench(c: &mut Criterion) {
     let (mut a, b, cc) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
 
     for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
         let mut g = c.benchmark_group(format!("multifab_256_{threads}thr"));
         g.sample_size(10);
         g.throughput(Throughput::Bytes(24 * cells));
-        g.bench_function("stream_triad", |bch| bch.iter(|| pool.install(|| triad(&mut a, &b, &cc, 3.0))));
-        g.bench_function("saxpy", |bch| bch.iter(|| pool.install(|| y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO))));
+        g.bench_function("stream_triad", |bch| {
+            bch.iter(|| pool.install(|| triad(&mut a, &b, &cc, 3.0)))
+        });
+        g.bench_function("saxpy", |bch| {
+            bch.iter(|| pool.install(|| y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO)))
+        });
         g.throughput(Throughput::Bytes(16 * cells));
-        g.bench_function("laplacian", |bch| bch.iter(|| pool.install(|| laplacian(&mut lap, &phi))));
+        g.bench_function("laplacian", |bch| {
+            bch.iter(|| pool.install(|| laplacian(&mut lap, &phi)))
+        });
         g.throughput(Throughput::Bytes(8 * cells));
-        g.bench_function("norm2", |bch| bch.iter(|| pool.install(|| black_box(x.norm2(0, 1, IntVect::ZERO)))));
-        g.bench_function("sum", |bch| bch.iter(|| pool.install(|| black_box(x.sum(0, 1, IntVect::ZERO)))));
+        g.bench_function("norm2", |bch| {
+            bch.iter(|| pool.install(|| black_box(x.norm2(0, 1, IntVect::ZERO))))
+        });
+        g.bench_function("sum", |bch| {
+            bch.iter(|| pool.install(|| black_box(x.sum(0, 1, IntVect::ZERO))))
+        });
         g.throughput(Throughput::Elements(1));
-        g.bench_function("fill_boundary_mgs32_ng2", |bch| bch.iter(|| pool.install(|| fb.fill_boundary(period))));
+        g.bench_function("fill_boundary_mgs32_ng2", |bch| {
+            bch.iter(|| pool.install(|| fb.fill_boundary(period)))
+        });
         g.finish();
     }
 }
