@@ -46,7 +46,8 @@ done
 log "Miri (strict provenance) over the crates with unsafe code"
 MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-29}" miri test -q \
     -p amrex-dlpack-core -p amrex-array4 -p amrex-smallmatrix -p amrex-podvector \
-    -p amrex-aos -p amrex-basefab --features amrex-dlpack-core/ndarray
+    -p amrex-aos -p amrex-basefab -p amrex-multifab -p amrex-arena \
+    --features amrex-dlpack-core/ndarray
 
 if [ -f scripts/build-python.sh ]; then
     log "Python module and the NumPy consumer tests"
