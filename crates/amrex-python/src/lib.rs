@@ -19,6 +19,7 @@ mod multifab;
 mod protocol;
 mod smallmatrix;
 mod vector;
+mod views;
 
 use pyo3::prelude::*;
 
@@ -34,6 +35,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<debug::DebugDeviceArray>()?;
     fastcall::install::<debug::DebugDeviceArray>(m.py())?;
     vector::register(m)?;
+    views::register(m)?;
     geometry::register(m)?;
     smallmatrix::register(m)?;
     multifab::register(m)?;

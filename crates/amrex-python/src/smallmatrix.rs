@@ -9,6 +9,8 @@
 use crate::fastcall::{DlpackSource, install};
 use crate::interop::{dlpack_err, import, to_numpy, to_xp};
 use crate::protocol::{Export, ExportCount};
+use crate::views::SharedView;
+use amrex_dlpack_capsule::Imported;
 use amrex_smallmatrix::{ColumnMajor, RowMajor, SmallMatrix};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -150,6 +152,46 @@ macro_rules! small_matrix_impl {
                 let t = import(obj)?;
                 let m = SmallMatrix::from_dlpack_copy(&t.view()).map_err(dlpack_err)?;
                 Ok(Self { m })
+            }
+
+            /// A read-only DLPack view of this matrix (`READ_ONLY`: NumPy's view is not
+            /// writeable); it keeps the matrix alive and sees later writes to it.
+            fn readonly(slf: &Bound<'_, Self>) -> SharedView {
+                let mut e = slf.borrow().export();
+                e.read_only = true;
+                // SAFETY: the storage lives inside this Python object, which the view
+                // holds, and never moves.
+                unsafe { SharedView::new(slf.as_any(), e, None) }
+            }
+
+            /// Element `(i, j)` of any DLPack producer's matrix, read in place (zero-copy
+            /// view: shape `(R, C)`, float64, this class's storage order).
+            #[staticmethod]
+            fn view_get(obj: &Bound<'_, PyAny>, i: usize, j: usize) -> PyResult<f64> {
+                let t = import(obj)?;
+                let m = SmallMatrix::<f64, $r, $c, $order, $start>::view_from_dlpack(&t.view())
+                    .map_err(dlpack_err)?;
+                m.get(i, j).copied().ok_or_else(|| {
+                    PyIndexError::new_err(format!("index ({i}, {j}) out of range"))
+                })
+            }
+
+            /// Writes element `(i, j)` of any DLPack producer's matrix in place (refused for
+            /// `READ_ONLY` producers).
+            #[staticmethod]
+            fn view_set(obj: &Bound<'_, PyAny>, i: usize, j: usize, value: f64) -> PyResult<()> {
+                let mut t = import(obj)?;
+                let view = match &mut t {
+                    Imported::Versioned(t) => t.view_mut(),
+                    Imported::Legacy(t) => t.view_mut(),
+                }
+                .map_err(dlpack_err)?;
+                let m = SmallMatrix::<f64, $r, $c, $order, $start>::view_from_dlpack_mut(view)
+                    .map_err(dlpack_err)?;
+                *m.get_mut(i, j).ok_or_else(|| {
+                    PyIndexError::new_err(format!("index ({i}, {j}) out of range"))
+                })? = value;
+                Ok(())
             }
 
             /// Alias of `from_dlpack` for NumPy arrays.
