@@ -14,10 +14,11 @@
 //!
 //! `cargo bench -p amrex-benches --bench array4 -- --warm-up-time 1 --measurement-time 3`
 
+use core::hint::black_box;
+use core::time::Duration;
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil, for_each_cell};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
