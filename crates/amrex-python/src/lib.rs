@@ -11,6 +11,7 @@
 //! # Features
 //! None.
 
+mod basefab;
 mod debug;
 mod fastcall;
 mod geometry;
@@ -39,5 +40,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     geometry::register(m)?;
     smallmatrix::register(m)?;
     multifab::register(m)?;
+    basefab::register(m)?;
     Ok(())
 }

@@ -1,0 +1,310 @@
+//! `FArrayBox` (AMReX `BaseFab<Real>`, `f64`) with zero-copy `array()` / `const_array()`
+//! exports of shape `(ncomp, nz, ny, nx)` and zero-copy adoption of NumPy arrays.
+
+use crate::fastcall::{DlpackSource, install};
+use crate::geometry::{PyBox, int_vect_of};
+use crate::interop::{dlpack_err, import, to_numpy, to_xp};
+use crate::protocol::{Export, ExportCount};
+use crate::views::SharedView;
+use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect};
+use amrex_dlpack_capsule::Imported;
+use amrex_dlpack_core::DLDeviceType;
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyValueError};
+use pyo3::prelude::*;
+
+fn fab_err(e: FabError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A box of cells with `ncomp` components of `f64` (AMReX `FArrayBox`).
+///
+/// Owning (`FArrayBox(box, ncomp)`) or over adopted memory (`FArrayBox.from_dlpack(a)`).
+/// Its buffer never moves while it lives, so exports hold a reference to the fab.
+#[pyclass(module = "amrex_rs", name = "FArrayBox")]
+#[derive(Debug)]
+pub(crate) struct PyFab {
+    fab: BaseFab<'static, f64>,
+}
+
+impl PyFab {
+    fn export(
+        &self,
+        start: usize,
+        count: Option<usize>,
+        read_only: bool,
+    ) -> PyResult<Export<'static>> {
+        let layout = self.fab.tensor_layout().map_err(dlpack_err)?;
+        let ncomp = self.fab.ncomp();
+        let count = count.unwrap_or(ncomp.saturating_sub(start));
+        if start.checked_add(count).is_none_or(|e| e > ncomp) {
+            return Err(PyIndexError::new_err(format!(
+                "components {start}..{} out of range for {ncomp}",
+                start.saturating_add(count)
+            )));
+        }
+        let mut shape = *layout.shape();
+        let strides = *layout.strides();
+        shape[0] = count as i64;
+        // Component `start` begins `start * nstride` elements further (wrapping: the
+        // address is only used when the slice has elements, and then it is in bounds).
+        let data = layout
+            .data()
+            .cast::<f64>()
+            .wrapping_add(start * strides[0] as usize)
+            .cast();
+        let device = layout.device();
+        Ok(Export {
+            data,
+            device,
+            host_accessible: self.fab.host_accessible(),
+            dtype: amrex_dlpack_core::DataType::F64,
+            shape: crate::protocol::Dims::new(&shape),
+            strides: crate::protocol::Dims::new(&strides),
+            read_only: read_only || self.fab.is_read_only(),
+            copier: None,
+        })
+    }
+
+    fn region(&self, bx: Option<&PyBox>) -> IndexBox {
+        bx.map_or(self.fab.index_box(), |b| b.0)
+    }
+
+    fn view(
+        slf: &Bound<'_, Self>,
+        start: usize,
+        count: Option<usize>,
+        ro: bool,
+    ) -> PyResult<SharedView> {
+        let e = slf.borrow().export(start, count, ro)?;
+        // SAFETY: the fab's buffer lives as long as the fab object, which the view holds,
+        // and no Python method reallocates it.
+        Ok(unsafe { SharedView::new(slf.as_any(), e, None) })
+    }
+}
+
+impl DlpackSource for PyFab {
+    fn with_export<R>(
+        slf: &Bound<'_, Self>,
+        f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        f(&slf.try_borrow()?.export(0, None, false)?, None)
+    }
+}
+
+#[pymethods]
+impl PyFab {
+    /// A zero-filled fab over `box` with `ncomp` components.
+    #[new]
+    #[pyo3(signature = (r#box, ncomp=1))]
+    fn py_new(r#box: &PyBox, ncomp: usize) -> Self {
+        Self {
+            fab: BaseFab::new(r#box.0, ncomp),
+        }
+    }
+
+    /// Adopts a DLPack producer's `(ncomp, nz, ny, nx)` float64 array (rank 1–4, unit `i`
+    /// stride, no negative strides) zero-copy, with the box starting at `lo`. A read-only
+    /// array gives a read-only fab.
+    #[staticmethod]
+    #[pyo3(signature = (obj, lo=None))]
+    fn from_dlpack(obj: &Bound<'_, PyAny>, lo: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let lo = lo.map_or(Ok(IntVect::ZERO), int_vect_of)?;
+        let tensor = match import(obj)? {
+            Imported::Versioned(t) => t,
+            Imported::Legacy(_) => {
+                return Err(PyBufferError::new_err(
+                    "FArrayBox.from_dlpack needs a DLPack >= 1.0 producer (versioned capsule)",
+                ));
+            }
+        };
+        Ok(Self {
+            fab: BaseFab::from_dlpack_at(tensor, lo).map_err(dlpack_err)?,
+        })
+    }
+
+    /// The fab's box.
+    #[getter(r#box)]
+    fn index_box(&self) -> PyBox {
+        PyBox(self.fab.index_box())
+    }
+
+    /// Number of components.
+    #[getter]
+    fn ncomp(&self) -> usize {
+        self.fab.ncomp()
+    }
+
+    /// Number of cells.
+    #[getter]
+    fn num_pts(&self) -> usize {
+        self.fab.num_pts()
+    }
+
+    /// Whether writes are refused (a read-only import).
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.fab.is_read_only()
+    }
+
+    /// Writable zero-copy DLPack view of components `start_comp..start_comp+num_comps`
+    /// (all by default): `np.from_dlpack(fab.array())[n, k, j, i]`.
+    #[pyo3(signature = (start_comp=0, num_comps=None))]
+    fn array(
+        slf: &Bound<'_, Self>,
+        start_comp: usize,
+        num_comps: Option<usize>,
+    ) -> PyResult<SharedView> {
+        Self::view(slf, start_comp, num_comps, false)
+    }
+
+    /// Read-only (`READ_ONLY`) zero-copy DLPack view.
+    #[pyo3(signature = (start_comp=0, num_comps=None))]
+    fn const_array(
+        slf: &Bound<'_, Self>,
+        start_comp: usize,
+        num_comps: Option<usize>,
+    ) -> PyResult<SharedView> {
+        Self::view(slf, start_comp, num_comps, true)
+    }
+
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        Ok(self.export(0, None, false)?.device_tuple())
+    }
+
+    /// A NumPy view `(ncomp, nz, ny, nx)`, or `(nx, ny, nz, ncomp)` with `order="F"`.
+    #[pyo3(signature = (copy=false, order="F"))]
+    fn to_numpy<'py>(
+        slf: &Bound<'py, Self>,
+        copy: bool,
+        order: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let src = slf.borrow().export(0, None, false)?;
+        to_numpy(slf.as_any(), &src, copy, order)
+    }
+
+    /// An array of the module matching the device (NumPy, CuPy or dpnp).
+    #[pyo3(signature = (copy=false, order="F"))]
+    fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
+        let src = slf.borrow().export(0, None, false)?;
+        to_xp(slf.as_any(), &src, copy, order)
+    }
+
+    /// Value at global `(i, j, k)`, component `n`.
+    #[pyo3(signature = (i, j, k, n=0))]
+    fn get(&self, i: i32, j: i32, k: i32, n: usize) -> PyResult<f64> {
+        let a = self.fab.array().map_err(fab_err)?;
+        a.get(i, j, k, n).copied().ok_or_else(|| {
+            PyIndexError::new_err(format!(
+                "({i}, {j}, {k}, {n}) outside the fab's box {} x {} components",
+                self.fab.index_box(),
+                self.fab.ncomp()
+            ))
+        })
+    }
+
+    /// Sets components `start_comp..start_comp+num_comps` over `box` (default: all).
+    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
+    fn set_val(
+        &mut self,
+        val: f64,
+        r#box: Option<PyRef<'_, PyBox>>,
+        start_comp: usize,
+        num_comps: Option<usize>,
+    ) -> PyResult<()> {
+        let r = self.region(r#box.as_deref());
+        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
+        self.fab.set_val(val, r, start_comp..end).map_err(fab_err)
+    }
+
+    /// Adds `val` to components `start_comp..start_comp+num_comps` over `box`.
+    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
+    fn plus(
+        &mut self,
+        val: f64,
+        r#box: Option<PyRef<'_, PyBox>>,
+        start_comp: usize,
+        num_comps: Option<usize>,
+    ) -> PyResult<()> {
+        let r = self.region(r#box.as_deref());
+        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
+        self.fab.plus(val, r, start_comp..end).map_err(fab_err)
+    }
+
+    /// Multiplies components by `val` over `box`.
+    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
+    fn mult(
+        &mut self,
+        val: f64,
+        r#box: Option<PyRef<'_, PyBox>>,
+        start_comp: usize,
+        num_comps: Option<usize>,
+    ) -> PyResult<()> {
+        let r = self.region(r#box.as_deref());
+        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
+        self.fab.mult(val, r, start_comp..end).map_err(fab_err)
+    }
+
+    /// Sum of component `comp` over `box` (default: the fab's box).
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn sum(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .sum(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    /// Minimum of component `comp`.
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn min(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .min(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    /// Maximum of component `comp`.
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn max(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .max(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    /// Max norm of component `comp`.
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn norm0(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .norm0(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    /// L1 norm of component `comp`.
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn norm1(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .norm1(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    /// L2 norm of component `comp`.
+    #[pyo3(signature = (comp=0, r#box=None))]
+    fn norm2(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+        self.fab
+            .norm2(self.region(r#box.as_deref()), comp)
+            .map_err(fab_err)
+    }
+
+    fn __repr__(&self) -> String {
+        let on_gpu = self.fab.device().device_type != DLDeviceType::CPU;
+        format!(
+            "FArrayBox({}, ncomp={}{})",
+            self.fab.index_box(),
+            self.fab.ncomp(),
+            if on_gpu { ", device" } else { "" }
+        )
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFab>()?;
+    install::<PyFab>(m.py())?;
+    m.add("BaseFab_Real", m.py().get_type::<PyFab>())
+}
