@@ -21,6 +21,7 @@ use alloc::alloc::{dealloc, handle_alloc_error};
 use core::alloc::Layout;
 use core::ffi::c_void;
 use core::marker::PhantomData;
+use core::mem::offset_of;
 use core::ptr::NonNull;
 
 /// What a container hands to [`ManagedTensor::from_owner`]: the tensor to describe.
@@ -182,12 +183,20 @@ struct ExportCtx<H, O> {
     owner: O,
 }
 
+#[inline]
 fn export_layout<H, O>(ndim: usize) -> (Layout, usize) {
-    let dims = Layout::array::<i64>(2 * ndim).unwrap_or_else(|_| dims_overflow());
-    let (layout, offset) = Layout::new::<ExportCtx<H, O>>()
-        .extend(dims)
-        .unwrap_or_else(|_| dims_overflow());
-    (layout.pad_to_align(), offset)
+    let ctx = Layout::new::<ExportCtx<H, O>>();
+    // The 2 * ndim i64 start right after the context, aligned for i64 (constants per H, O).
+    let offset = ctx.size().next_multiple_of(core::mem::align_of::<i64>());
+    let align = ctx.align().max(core::mem::align_of::<i64>());
+    let size = ndim
+        .checked_mul(2 * core::mem::size_of::<i64>())
+        .and_then(|dims| dims.checked_add(offset))
+        .and_then(|size| size.checked_next_multiple_of(align));
+    match size.map(|size| Layout::from_size_align(size, align)) {
+        Some(Ok(layout)) => (layout, offset),
+        _ => dims_overflow(),
+    }
 }
 
 #[cold]
@@ -204,7 +213,7 @@ unsafe extern "C" fn export_deleter<H, O>(header: *mut H) {
     let ndim = unsafe { (*ctx).ndim };
     let owner = ctx
         .cast::<u8>()
-        .wrapping_add(core::mem::offset_of!(ExportCtx<H, O>, owner));
+        .wrapping_add(offset_of!(ExportCtx<H, O>, owner));
     // SAFETY: invariant 4: the owner is initialised at that offset and dropped here exactly
     // once, since the DLPack contract lets the deleter run only once.
     unsafe { core::ptr::drop_in_place(owner.cast::<O>()) };
@@ -235,14 +244,16 @@ unsafe fn build<H: Header, O: Send>(owner: O, spec: &TensorSpec<'_>) -> NonNull<
     let (shape, strides) = if ndim == 0 {
         (core::ptr::null_mut(), core::ptr::null_mut())
     } else {
-        // SAFETY: `dims_offset` is within the block (from `Layout::extend`).
-        let dims = unsafe { block.as_ptr().add(dims_offset) }.cast::<i64>();
-        // SAFETY: the block has room for 2 * ndim i64 at `dims`, aligned (Layout::extend).
-        unsafe { core::ptr::copy_nonoverlapping(spec.shape.as_ptr(), dims, ndim) };
-        // SAFETY: `dims + ndim` is still inside the 2 * ndim array.
-        let dims_strides = unsafe { dims.add(ndim) };
-        // SAFETY: room for ndim more i64 there.
-        unsafe { core::ptr::copy_nonoverlapping(spec.strides.as_ptr(), dims_strides, ndim) };
+        // `dims_offset` is within the block (`export_layout`), and so is every pointer
+        // below; element-wise writes avoid a `memcpy` call for a handful of i64.
+        let dims = block.as_ptr().wrapping_add(dims_offset).cast::<i64>();
+        let dims_strides = dims.wrapping_add(ndim);
+        for (i, (&extent, &stride)) in spec.shape.iter().zip(spec.strides).enumerate() {
+            // SAFETY: the block has room for 2 * ndim aligned i64 at `dims`; i < ndim.
+            unsafe { dims.wrapping_add(i).write(extent) };
+            // SAFETY: as above, in the second half.
+            unsafe { dims_strides.wrapping_add(i).write(stride) };
+        }
         (dims, dims_strides)
     };
     let tensor = DLTensor {
@@ -260,13 +271,28 @@ unsafe fn build<H: Header, O: Send>(owner: O, spec: &TensorSpec<'_>) -> NonNull<
         spec.flags,
         export_deleter::<H, O>,
     );
-    // SAFETY: `ctx` is a fresh, aligned allocation of the right layout (invariants 1–4).
+    // Field by field, in place (invariants 1–4): the header is written straight into the
+    // block rather than built in a temporary and copied.
+    let base = block.as_ptr();
+    let field = |offset: usize| base.wrapping_add(offset);
+    // SAFETY: `ctx` is a fresh allocation of `ExportCtx<H, O>`'s layout; each field pointer
+    // is in bounds and aligned for its type.
     unsafe {
-        ctx.write(ExportCtx {
-            header,
-            ndim,
-            owner,
-        })
+        field(offset_of!(ExportCtx<H, O>, header))
+            .cast::<H>()
+            .write(header)
+    };
+    // SAFETY: as above.
+    unsafe {
+        field(offset_of!(ExportCtx<H, O>, ndim))
+            .cast::<usize>()
+            .write(ndim)
+    };
+    // SAFETY: as above.
+    unsafe {
+        field(offset_of!(ExportCtx<H, O>, owner))
+            .cast::<O>()
+            .write(owner)
     };
     ctx.cast::<H>()
 }
@@ -307,6 +333,7 @@ macro_rules! managed_common {
 
             /// Gives up ownership: the returned pointer must reach a consumer that calls
             /// its deleter once (or be passed back to `from_raw`).
+            #[inline]
             pub fn into_raw(self) -> *mut $header {
                 let ptr = self.ptr.as_ptr();
                 core::mem::forget(self);
@@ -314,16 +341,19 @@ macro_rules! managed_common {
             }
 
             /// The raw managed tensor, still owned by `self`.
+            #[inline]
             pub fn as_raw(&self) -> *const $header {
                 self.ptr.as_ptr()
             }
 
+            #[inline]
             fn tensor(&self) -> &DLTensor {
                 // SAFETY: invariant 1: the header is live while `self` is.
                 unsafe { &(*self.ptr.as_ptr()).dl_tensor }
             }
 
             /// Read access to the validated tensor.
+            #[inline]
             pub fn view(&self) -> TensorView<'_> {
                 // SAFETY: invariant 2: validated on construction; alive while `self` is.
                 unsafe { TensorView::new_unchecked(self.tensor(), self.flags()) }
@@ -335,22 +365,26 @@ macro_rules! managed_common {
             }
 
             /// Where the memory lives.
+            #[inline]
             pub fn device(&self) -> Device {
                 self.tensor().device
             }
 
             /// Element type.
+            #[inline]
             pub fn dtype(&self) -> DataType {
                 self.tensor().dtype
             }
 
             /// Extents.
+            #[inline]
             pub fn shape(&self) -> &[i64] {
                 self.view().shape()
             }
         }
 
         impl Drop for $name<'_> {
+            #[inline]
             fn drop(&mut self) {
                 let ptr = self.ptr.as_ptr();
                 // SAFETY: invariant 1; we own the tensor, so we call its deleter once.
@@ -427,6 +461,7 @@ impl<'a> ManagedTensor<'a> {
     /// `ptr` is NULL or points to a `DLManagedTensorVersioned` whose ownership passes to us;
     /// when its version is 1.x, its shape/strides pointers and data are valid as DLPack
     /// says until we call its deleter.
+    #[inline]
     pub unsafe fn from_raw(
         ptr: *mut DLManagedTensorVersioned,
     ) -> Result<ManagedTensor<'static>, DlpackError> {
@@ -455,18 +490,21 @@ impl<'a> ManagedTensor<'a> {
     }
 
     /// `DLManagedTensorVersioned::flags`.
+    #[inline]
     pub fn flags(&self) -> u64 {
         // SAFETY: invariant 1.
         unsafe { (*self.ptr.as_ptr()).flags }
     }
 
     /// The producer's DLPack version.
+    #[inline]
     pub fn version(&self) -> DLPackVersion {
         // SAFETY: invariant 1.
         unsafe { (*self.ptr.as_ptr()).version }
     }
 
     /// Whether consumers must not write.
+    #[inline]
     pub fn is_read_only(&self) -> bool {
         self.flags() & flags::READ_ONLY != 0
     }

@@ -10,6 +10,7 @@ use core::ffi::c_void;
 use core::marker::PhantomData;
 
 /// Checks a dtype for something this crate can lay out in memory.
+#[inline]
 pub(crate) fn check_dtype(dtype: DataType) -> Result<usize, DlpackError> {
     if dtype.lanes != 1 {
         return Err(ErrorKind::Lanes(dtype.lanes).into());
@@ -26,47 +27,60 @@ pub(crate) fn check_dtype(dtype: DataType) -> Result<usize, DlpackError> {
         c if c.0 >= 7 && c.0 <= 14 => dtype.bits == 8,
         _ => false,
     };
-    match dtype.size_in_bytes() {
-        Some(size) if bits_ok => Ok(size),
-        _ => Err(ErrorKind::UnsupportedDtype(dtype).into()),
+    if bits_ok {
+        // 4, 6 and 8 bits take one (padded) byte; the rest are whole bytes. This equals
+        // `dtype.size_in_bytes()` for every accepted dtype.
+        Ok(usize::from(dtype.bits).div_ceil(8))
+    } else {
+        Err(ErrorKind::UnsupportedDtype(dtype).into())
     }
 }
 
 /// Offsets (in elements, relative to the first element) of the lowest and highest element
-/// a shape and strides reach, and the element count. Extents must already be known to be
-/// non-negative. `strides == None` means compact row-major.
+/// a shape and strides reach, and the element count. `strides == None` means compact
+/// row-major; otherwise it has `shape.len()` entries.
+///
+/// Refuses, in this order: a negative extent (the first one), a product of the non-zero
+/// extents above `isize::MAX` (what `ndarray` and slices require, even of an empty tensor),
+/// and — for a non-empty tensor — offsets that overflow `i64`.
+#[inline]
 pub(crate) fn span(
     shape: &[i64],
     strides: Option<&[i64]>,
 ) -> Result<(i64, i64, usize), DlpackError> {
-    let mut count: usize = 1;
-    for &extent in shape {
-        // Extents were checked non-negative; a value above usize::MAX overflows here.
-        let e = usize::try_from(extent).map_err(|_| ErrorKind::SpanOverflow)?;
-        count = count.checked_mul(e).ok_or(ErrorKind::SpanOverflow)?;
+    // First the extents: signs, the element count (0 if any extent is 0) and the product
+    // of the non-zero extents, both saturating ("too big" survives saturation).
+    let (mut count, mut nonzero) = (1u64, 1u64);
+    for (axis, &extent) in shape.iter().enumerate() {
+        if extent < 0 {
+            return Err(ErrorKind::NegativeExtent { axis, extent }.into());
+        }
+        count = count.saturating_mul(extent as u64);
+        nonzero = nonzero.saturating_mul((extent as u64).max(1));
+    }
+    if nonzero > isize::MAX as u64 {
+        return Err(ErrorKind::SpanOverflow.into());
     }
     if count == 0 {
         return Ok((0, 0, 0));
     }
+    // count <= isize::MAX, so it fits usize and i64.
+    let Some(strides) = strides else {
+        return Ok((0, count as i64 - 1, count as usize));
+    };
+    // Then, for a non-empty tensor, the offsets the strides reach.
     let (mut lo, mut hi) = (0i64, 0i64);
-    match strides {
-        None => {
-            hi = i64::try_from(count - 1).map_err(|_| ErrorKind::SpanOverflow)?;
-        }
-        Some(strides) => {
-            for (&extent, &stride) in shape.iter().zip(strides) {
-                let reach = (extent - 1)
-                    .checked_mul(stride)
-                    .ok_or(ErrorKind::SpanOverflow)?;
-                if reach >= 0 {
-                    hi = hi.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
-                } else {
-                    lo = lo.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
-                }
-            }
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        let reach = (extent - 1)
+            .checked_mul(stride)
+            .ok_or(ErrorKind::SpanOverflow)?;
+        if reach < 0 {
+            lo = lo.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
+        } else {
+            hi = hi.checked_add(reach).ok_or(ErrorKind::SpanOverflow)?;
         }
     }
-    Ok((lo, hi, count))
+    Ok((lo, hi, count as usize))
 }
 
 /// Validates every field of `t` that can be checked without dereferencing `data`.
@@ -74,6 +88,7 @@ pub(crate) fn span(
 /// # Safety
 /// When `t.ndim > 0`, `t.shape` (if not NULL) must point to `t.ndim` readable `i64`s, and
 /// so must `t.strides` (if not NULL).
+#[inline]
 pub(crate) unsafe fn validate(t: &DLTensor) -> Result<(), DlpackError> {
     if t.ndim < 0 {
         return Err(ErrorKind::NegativeRank(t.ndim).into());
@@ -84,11 +99,6 @@ pub(crate) unsafe fn validate(t: &DLTensor) -> Result<(), DlpackError> {
     }
     // SAFETY: forwarded from the caller's obligation on `shape` and `strides`.
     let (shape, strides) = unsafe { raw_dims(t) }?;
-    for (axis, &extent) in shape.iter().enumerate() {
-        if extent < 0 {
-            return Err(ErrorKind::NegativeExtent { axis, extent }.into());
-        }
-    }
     let (lo, hi, count) = span(shape, strides)?;
     let offset = isize::try_from(t.byte_offset).map_err(|_| ErrorKind::SpanOverflow)?;
     if count == 0 {
@@ -97,24 +107,23 @@ pub(crate) unsafe fn validate(t: &DLTensor) -> Result<(), DlpackError> {
     if t.data.is_null() {
         return Err(ErrorKind::NullData.into());
     }
-    // Every byte the tensor reaches must be addressable: [first + lo*elem, first + (hi+1)*elem).
-    let elem = i64::try_from(elem).map_err(|_| ErrorKind::SpanOverflow)?;
-    let lo_bytes = lo.checked_mul(elem).ok_or(ErrorKind::SpanOverflow)?;
-    let hi_bytes = hi
-        .checked_add(1)
-        .and_then(|h| h.checked_mul(elem))
-        .ok_or(ErrorKind::SpanOverflow)?;
-    let extent = hi_bytes
-        .checked_sub(lo_bytes)
-        .ok_or(ErrorKind::SpanOverflow)?;
-    if isize::try_from(extent).is_err() {
-        return Err(ErrorKind::SpanOverflow.into());
-    }
-    let base = t.data.addr() as i128;
-    let first = base + offset as i128;
-    let (start, end) = (first + i128::from(lo_bytes), first + i128::from(hi_bytes));
-    if start < 0 || end > usize::MAX as i128 {
-        return Err(ErrorKind::SpanOverflow.into());
+    // Every byte the tensor reaches must be addressable: [first + lo*elem, first + (hi+1)*elem)
+    // must lie within the address space and span at most isize::MAX bytes. `lo <= 0 <= hi`,
+    // so `hi - lo` is exact in u64.
+    let elems = (hi as u64).wrapping_sub(lo as u64).checked_add(1);
+    let bytes = elems.and_then(|n| n.checked_mul(elem as u64));
+    // <= bytes when `bytes` is Some (and then exact); otherwise unused.
+    let below = lo.unsigned_abs().wrapping_mul(elem as u64);
+    let start = (t.data.addr() as u64)
+        .checked_add(offset as u64)
+        .and_then(|first| first.checked_sub(below));
+    match (bytes, start) {
+        (Some(bytes), Some(start))
+            if bytes <= isize::MAX as u64
+                && start
+                    .checked_add(bytes)
+                    .is_some_and(|end| end <= usize::MAX as u64) => {}
+        _ => return Err(ErrorKind::SpanOverflow.into()),
     }
     Ok(())
 }
@@ -123,6 +132,7 @@ pub(crate) unsafe fn validate(t: &DLTensor) -> Result<(), DlpackError> {
 ///
 /// # Safety
 /// As for [`validate`]; additionally the slices must stay valid for the borrow of `t`.
+#[inline]
 pub(crate) unsafe fn raw_dims(t: &DLTensor) -> Result<(&[i64], Option<&[i64]>), DlpackError> {
     let ndim = usize::try_from(t.ndim).map_err(|_| ErrorKind::NegativeRank(t.ndim))?;
     if ndim == 0 {
@@ -145,7 +155,8 @@ pub(crate) unsafe fn raw_dims(t: &DLTensor) -> Result<(&[i64], Option<&[i64]>), 
 /// A validated, read-only view of a `DLTensor` and its flags.
 ///
 /// Invariants (established by validation and kept for `'a`):
-/// 1. `ndim >= 0`; `shape` has `ndim` non-negative extents whose product fits `usize`.
+/// 1. `ndim >= 0`; `shape` has `ndim` non-negative extents; the product of the non-zero
+///    ones fits `isize`.
 /// 2. `strides` is NULL (compact row-major) or has `ndim` entries; every offset the
 ///    extents and strides reach, in bytes from the first element, fits `isize`, and the
 ///    addresses stay inside the address space.
@@ -181,37 +192,44 @@ impl<'a> TensorView<'a> {
     ///
     /// # Safety
     /// `tensor` passed [`validate`] and the contract of [`TensorView::new`] holds.
+    #[inline]
     pub(crate) unsafe fn new_unchecked(tensor: &'a DLTensor, flags: u64) -> Self {
         Self { tensor, flags }
     }
 
     /// The underlying `DLTensor`.
+    #[inline]
     pub fn raw(&self) -> &'a DLTensor {
         self.tensor
     }
 
     /// Where the memory lives.
+    #[inline]
     pub fn device(&self) -> Device {
         self.tensor.device
     }
 
     /// Element type.
+    #[inline]
     pub fn dtype(&self) -> DataType {
         self.tensor.dtype
     }
 
     /// Bytes per element.
+    #[inline]
     pub fn element_size(&self) -> usize {
         // Validated: `check_dtype` succeeded, so `size_in_bytes` is `Some`.
         self.tensor.dtype.size_in_bytes().unwrap_or(1)
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn ndim(&self) -> usize {
         self.tensor.ndim as usize
     }
 
     /// The `ndim` extents.
+    #[inline]
     pub fn shape(&self) -> &'a [i64] {
         // SAFETY: invariant 1 (validated shape pointer, valid for 'a).
         unsafe { raw_dims(self.tensor) }
@@ -220,6 +238,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The producer's strides as given, `None` when it sent NULL (compact row-major).
+    #[inline]
     pub fn strides_raw(&self) -> Option<&'a [i64]> {
         // SAFETY: invariant 2 (validated strides pointer, valid for 'a).
         unsafe { raw_dims(self.tensor) }.ok().and_then(|(_, s)| s)
@@ -253,16 +272,19 @@ impl<'a> TensorView<'a> {
     }
 
     /// `DLManagedTensorVersioned::flags` (0 for legacy tensors).
+    #[inline]
     pub fn flags(&self) -> u64 {
         self.flags
     }
 
     /// Whether the producer forbids writes.
+    #[inline]
     pub fn is_read_only(&self) -> bool {
         self.flags & flags::READ_ONLY != 0
     }
 
     /// Address of the first element (`data + byte_offset`); opaque for device memory.
+    #[inline]
     pub fn data_ptr(&self) -> *mut c_void {
         // Wrapping: the address is only ever used by code that checked invariant 2.
         self.tensor
@@ -273,6 +295,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// Number of elements (1 for a scalar).
+    #[inline]
     pub fn num_elements(&self) -> usize {
         // Invariant 1: the product fits usize.
         self.shape().iter().map(|&e| e as usize).product()

@@ -188,6 +188,25 @@ fn extent_product_overflow_with_zero_strides() {
 }
 
 #[test]
+fn zero_size_tensor_whose_other_extents_overflow_isize() {
+    // Nothing to read, but ndarray (and slices) need the product of the non-zero extents
+    // to fit isize, so the tensor is refused rather than handed on.
+    let b = f64s(&[0, 2, 2])
+        .shape(&[0, 1 << 40, 1 << 40])
+        .data(Data::Null);
+    assert_eq!(refused(&b), ErrorKind::SpanOverflow);
+    let b = f64s(&[0, 2, 2]).shape(&[3, 1 << 62, 0]).data(Data::Null);
+    assert_eq!(refused(&b), ErrorKind::SpanOverflow);
+}
+
+#[test]
+fn element_count_above_isize_max() {
+    // 3 * 2^62 broadcast elements: fits usize, not isize.
+    let b = f64s(&[2, 2]).shape(&[3, 1 << 62]).strides(&[0, 0]);
+    assert_eq!(refused(&b), ErrorKind::SpanOverflow);
+}
+
+#[test]
 fn stride_times_extent_overflow() {
     let b = f64s(&[3]).strides(&[i64::MAX / 2 + 1]);
     assert_eq!(refused(&b), ErrorKind::SpanOverflow);
