@@ -32,7 +32,7 @@ log "no_std: each core crate for thumbv7em-none-eabihf, one package at a time"
 for spec in \
     "amrex-dlpack-core" "amrex-dlpack-core --features alloc" \
     "amrex-box" \
-    "amrex-array4" "amrex-array4 --features alloc" \
+    "amrex-array4" "amrex-array4 --features alloc" "amrex-array4 --features ndarray" \
     "amrex-smallmatrix" "amrex-smallmatrix --features alloc,approx" \
     "amrex-arena" \
     "amrex-podvector" \
@@ -47,7 +47,7 @@ log "Miri (strict provenance) over the crates with unsafe code"
 MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-29}" miri test -q \
     -p amrex-dlpack-core -p amrex-array4 -p amrex-smallmatrix -p amrex-podvector \
     -p amrex-aos -p amrex-basefab -p amrex-multifab -p amrex-arena \
-    --features amrex-dlpack-core/ndarray
+    --features amrex-dlpack-core/ndarray,amrex-array4/ndarray
 
 if [ -f scripts/build-python.sh ]; then
     log "Python module and the NumPy consumer tests"
