@@ -17,14 +17,14 @@ fn fold_lanes<T: Copy>(
     combine: impl Fn(T, T) -> T,
 ) -> T {
     let mut acc = [init; LANES];
-    let mut chunks = row.chunks_exact(LANES);
-    for c in &mut chunks {
+    let (chunks, rest) = row.as_chunks::<LANES>();
+    for c in chunks {
         for l in 0..LANES {
             acc[l] = f(acc[l], c[l]);
         }
     }
     let mut r = init;
-    for x in chunks.remainder() {
+    for x in rest {
         r = f(r, *x);
     }
     // Pairwise combine of the partial results.

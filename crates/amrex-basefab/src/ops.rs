@@ -32,6 +32,22 @@ impl<T> Rows<T> {
         self.nx == 0 || self.ny == 0 || self.nz == 0 || self.nc == 0
     }
 
+    /// The same walk with adjacent rows fused into longer ones: rows `j` and `j + 1` are
+    /// adjacent when `jstride == nx`, planes when `kstride == nx * ny`. Longer rows mean
+    /// fewer loop setups and partial-result combines (a compact fab reduces over one
+    /// slice per component).
+    fn fused(mut self) -> Self {
+        if self.ny > 1 && self.jstride == self.nx {
+            self.nx *= self.ny;
+            self.ny = 1;
+        }
+        if self.ny == 1 && self.nz > 1 && self.kstride == self.nx {
+            self.nx *= self.nz;
+            self.nz = 1;
+        }
+        self
+    }
+
     /// Pointer to the row `(j, k, n)` (relative indices).
     #[inline(always)]
     fn row(&self, j: usize, k: usize, n: usize) -> *mut T {
@@ -78,7 +94,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     ) -> Result<(), FabError> {
         self.check_host()?;
         let comps = comp_range(comps, self.ncomp)?;
-        let r = self.rows(bx, comps)?;
+        let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
         }
@@ -105,7 +121,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     ) -> Result<(), FabError> {
         self.check_write()?;
         let comps = comp_range(comps, self.ncomp)?;
-        let r = self.rows(bx, comps)?;
+        let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
         }
@@ -124,7 +140,8 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     }
 
     /// Walks `dst_box` (components `dst_comp..+ncomp`) of `self` together with `src_box`
-    /// (components `src_comp..+ncomp`) of `src`, row by row.
+    /// (components `src_comp..+ncomp`) of `src`, row by row (rows fused where both sides
+    /// allow).
     #[expect(
         clippy::too_many_arguments,
         reason = "mirrors AMReX's (src, srcbox, srccomp, destbox, destcomp, numcomp) plus the kernel"
@@ -149,10 +166,14 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         }
         let sc = comp_range(src_comp..src_comp.saturating_add(ncomp), src.ncomp)?;
         let dc = comp_range(dst_comp..dst_comp.saturating_add(ncomp), self.ncomp)?;
-        let s = src.rows(src_box, sc)?;
-        let d = self.rows(dst_box, dc)?;
+        let (mut s, mut d) = (src.rows(src_box, sc)?, self.rows(dst_box, dc)?);
         if d.is_empty() {
             return Ok(());
+        }
+        // Fuse rows only where both sides fuse the same way.
+        let (fs, fd) = (s.fused(), d.fused());
+        if (fs.nx, fs.ny, fs.nz) == (fd.nx, fd.ny, fd.nz) {
+            (s, d) = (fs, fd);
         }
         for n in 0..d.nc {
             for k in 0..d.nz {
