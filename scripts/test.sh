@@ -37,7 +37,8 @@ for spec in \
     "amrex-arena" \
     "amrex-podvector" \
     "amrex-aos" \
-    "amrex-basefab"; do
+    "amrex-basefab" \
+    "amrex-multifab"; do
     echo "  $spec"
     # shellcheck disable=SC2086
     cargo build -q -p $spec --target thumbv7em-none-eabihf --no-default-features
