@@ -17,6 +17,7 @@ mod fastcall;
 mod geometry;
 mod interop;
 mod multifab;
+mod particles;
 mod protocol;
 mod smallmatrix;
 mod vector;
@@ -41,5 +42,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     smallmatrix::register(m)?;
     multifab::register(m)?;
     basefab::register(m)?;
+    particles::register(m)?;
     Ok(())
 }

@@ -157,14 +157,15 @@ impl ExportCount {
         self.0.load(Ordering::Relaxed)
     }
 
-    fn guard(&self) -> ExportGuard {
+    pub(crate) fn guard(&self) -> ExportGuard {
         self.0.fetch_add(1, Ordering::Relaxed);
         ExportGuard(self.0.clone())
     }
 }
 
+/// One live export (or view) of a container; dropping it releases the container.
 #[derive(Debug)]
-struct ExportGuard(Arc<AtomicUsize>);
+pub(crate) struct ExportGuard(Arc<AtomicUsize>);
 
 impl Drop for ExportGuard {
     fn drop(&mut self) {

@@ -7,7 +7,7 @@
 
 use crate::fastcall::{DlpackSource, install};
 use crate::interop::{to_numpy, to_xp};
-use crate::protocol::{Export, ExportCount};
+use crate::protocol::{Export, ExportCount, ExportGuard};
 use pyo3::prelude::*;
 
 /// A DLPack view of memory owned by another Python object.
@@ -15,13 +15,13 @@ use pyo3::prelude::*;
 /// Invariants:
 /// 1. `export` describes memory owned by `owner` that stays valid, without moving, while
 ///    `owner` lives (the constructors' callers guarantee it).
-/// 2. `count`, when present, is the owner's export count: the owner refuses to reallocate
-///    while it is non-zero.
+/// 2. `guard`, when present, counts this view as a live export of the owner for as long
+///    as the view lives, so the owner refuses to reallocate until the view is gone.
 #[pyclass(module = "amrex_rs", name = "SharedView", frozen)]
 pub(crate) struct SharedView {
     owner: Py<PyAny>,
     export: Export<'static>,
-    count: Option<ExportCount>,
+    _guard: Option<ExportGuard>,
 }
 
 // SAFETY: the raw pointer in `export` is only dereferenced by DLPack consumers, with the
@@ -43,16 +43,16 @@ impl core::fmt::Debug for SharedView {
 impl SharedView {
     /// # Safety
     /// `export` describes memory owned by `owner` that stays valid and does not move while
-    /// `owner` lives (or, with `count`, while the count is non-zero).
+    /// `owner` lives (or, with `count`, while the count is non-zero: the view holds one).
     pub(crate) unsafe fn new(
         owner: &Bound<'_, PyAny>,
         export: Export<'static>,
-        count: Option<ExportCount>,
+        count: Option<&ExportCount>,
     ) -> Self {
         Self {
             owner: owner.clone().unbind(),
             export,
-            count,
+            _guard: count.map(ExportCount::guard),
         }
     }
 }
@@ -63,8 +63,9 @@ impl DlpackSource for SharedView {
         f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
     ) -> PyResult<R> {
         let this = slf.get();
-        // The export's keep-alive holds this view, which holds the owner (invariant 1).
-        f(&this.export, this.count.as_ref())
+        // The export's keep-alive holds this view, which holds the owner and its guard
+        // (invariants 1 and 2).
+        f(&this.export, None)
     }
 }
 
