@@ -1,0 +1,77 @@
+//! Particles on real GPU arenas (features `cuda`, `hip`, `level-zero`): one body per
+//! backend and memory kind that runs where a device is present and otherwise says why.
+
+use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StructOfArrays, idcpu};
+use amrex_arena::{Arena, ArenaError, ErrorKind, cuda, hip, level_zero};
+
+fn skip(test: &str, e: ArenaError) {
+    match e.kind() {
+        ErrorKind::NotCompiled(_)
+        | ErrorKind::LibraryNotFound { .. }
+        | ErrorKind::NoDriver { .. }
+        | ErrorKind::NoDevice(_) => eprintln!("skipped {test}: {e}"),
+        _ => panic!("{test}: unexpected error: {e}"),
+    }
+}
+
+type P = Particle<2, 1>;
+
+fn exercise<A: Arena + 'static>(arena: A) {
+    let device = arena.device();
+    let ps: Vec<P> = (0..100)
+        .map(|i| {
+            P::with_fields(
+                [f64::from(i), 0.5, -0.5],
+                [1.0, 2.0],
+                i64::from(i) + 1,
+                3,
+                [i],
+            )
+        })
+        .collect();
+    let mut aos = ArrayOfStructs::<P, A>::new_in(arena.clone());
+    aos.extend_from_slice(&ps[..50]);
+    for p in &ps[50..] {
+        aos.push(*p); // grows on the device
+    }
+    aos.set_num_neighbors(10).unwrap();
+    let host = aos.to_host_vec().unwrap();
+    assert_eq!(&host[..100], &ps[..]);
+    assert!(host[100..].iter().all(|p| p.idcpu == 0));
+    let t = aos.field_to_dlpack(FieldKind::IdCpu).unwrap();
+    assert_eq!(
+        (t.device(), t.shape(), t.view().stride(0)),
+        (device, &[110][..], 7)
+    );
+    drop(t);
+    let mut soa = StructOfArrays::<2, 1, A>::new_in(arena.clone());
+    for p in &ps {
+        soa.push(p.idcpu, &p.rdata, &p.idata).unwrap();
+    }
+    soa.add_real_comp(Some("w")).unwrap();
+    let ids = soa.idcpu().to_host_vec().unwrap();
+    assert_eq!(idcpu::id(ids[99]), 100);
+    assert_eq!(soa.real_to_dlpack(2).unwrap().device(), device);
+    arena.synchronize().unwrap();
+    eprintln!("ran on {device}");
+}
+
+macro_rules! device_tests {
+    ($($name:ident: $ctor:expr;)+) => {$(
+        #[test]
+        #[cfg_attr(miri, ignore = "FFI")]
+        fn $name() {
+            match $ctor {
+                Ok(arena) => exercise(arena),
+                Err(e) => skip(stringify!($name), e),
+            }
+        }
+    )+};
+}
+
+device_tests! {
+    cuda_device: cuda::CudaDeviceArena::new(0);
+    cuda_managed: cuda::CudaManagedArena::new(0);
+    hip_device: hip::HipDeviceArena::new(0);
+    level_zero_device: level_zero::ZeDeviceArena::new(0);
+}

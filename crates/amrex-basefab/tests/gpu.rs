@@ -1,0 +1,90 @@
+//! Fabs on real GPU arenas (features `cuda`, `hip`, `level-zero`): one body per backend
+//! and memory kind that runs where a device is present and otherwise says why it skipped.
+
+use amrex_arena::{Arena, ArenaError, ErrorKind, cuda, hip, level_zero};
+use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect};
+use amrex_dlpack_core::{FromDlpack, ToDlpack};
+
+fn skip(test: &str, e: ArenaError) {
+    match e.kind() {
+        ErrorKind::NotCompiled(_)
+        | ErrorKind::LibraryNotFound { .. }
+        | ErrorKind::NoDriver { .. }
+        | ErrorKind::NoDevice(_) => eprintln!("skipped {test}: {e}"),
+        _ => panic!("{test}: unexpected error: {e}"),
+    }
+}
+
+fn exercise<A: Arena + 'static>(arena: A) {
+    let device = arena.device();
+    let bx = IndexBox::new(IntVect::splat(-1), IntVect::new(6, 5, 4));
+    let mut fab = BaseFab::<f64, A>::try_new_in(bx, 3, arena.clone()).unwrap();
+    assert_eq!(fab.device(), device);
+    // Zero-filled on the device.
+    let host = fab.to_host().unwrap();
+    assert_eq!(host.norm0(bx, 2).unwrap(), 0.0);
+    // Host work: refused on device memory, done directly on host-accessible memory.
+    let mut h = host;
+    h.set_val(1.5, bx, 0..2).unwrap();
+    h.set_val(-2.0, bx, 2..3).unwrap();
+    if arena.host_accessible() {
+        fab.set_val(1.5, bx, 0..2).unwrap();
+        fab.set_val(-2.0, bx, 2..3).unwrap();
+        assert_eq!(fab.sum(bx, 0).unwrap(), 1.5 * bx.num_pts() as f64);
+    } else {
+        assert_eq!(
+            fab.set_val(1.0, bx, ..),
+            Err(FabError::NotHostAccessible(device))
+        );
+        assert!(matches!(fab.array(), Err(FabError::NotHostAccessible(_))));
+        fab.copy_from_host_fab(&h).unwrap();
+    }
+    let back = fab.to_host().unwrap();
+    assert_eq!(back.sum(bx, 2).unwrap(), -2.0 * bx.num_pts() as f64);
+    let c = fab.try_clone().unwrap();
+    assert_eq!(
+        c.to_host().unwrap().as_slice().unwrap(),
+        back.as_slice().unwrap()
+    );
+    // Exports describe device memory; the owned export moves the fab.
+    let t = (&fab).to_dlpack().unwrap();
+    assert_eq!((t.device(), t.shape()), (device, &[3, 6, 7, 8][..]));
+    drop(t);
+    let p = fab.as_ptr();
+    let t = fab.to_dlpack().unwrap();
+    assert_eq!(t.view().data_ptr().cast_const().cast(), p);
+    let imported = BaseFab::<f64>::from_dlpack(t).unwrap();
+    assert_eq!(imported.device(), device);
+    if !device.is_host_accessible() {
+        assert!(matches!(
+            imported.max(bx, 0),
+            Err(FabError::NotHostAccessible(_))
+        ));
+    }
+    drop(imported);
+    arena.synchronize().unwrap();
+    eprintln!("ran on {device}");
+}
+
+macro_rules! device_tests {
+    ($($name:ident: $ctor:expr;)+) => {$(
+        #[test]
+        #[cfg_attr(miri, ignore = "FFI")]
+        fn $name() {
+            match $ctor {
+                Ok(arena) => exercise(arena),
+                Err(e) => skip(stringify!($name), e),
+            }
+        }
+    )+};
+}
+
+device_tests! {
+    cuda_device: cuda::CudaDeviceArena::new(0);
+    cuda_managed: cuda::CudaManagedArena::new(0);
+    cuda_pinned: cuda::CudaPinnedArena::new(0);
+    hip_device: hip::HipDeviceArena::new(0);
+    hip_managed: hip::HipManagedArena::new(0);
+    level_zero_device: level_zero::ZeDeviceArena::new(0);
+    level_zero_shared: level_zero::ZeSharedArena::new(0);
+}
