@@ -49,7 +49,10 @@
 //! # Feature flags
 //! - `std` (default): `std` support in the dependencies; without it the crate is
 //!   `no_std` + `alloc`.
-//! - `single-precision-particles`: [`ParticleReal`] is `f32` instead of `f64`.
+//! - `single-precision-particles`: [`ParticleReal`] is `f32` instead of `f64` (the
+//!   examples here assume `f64`).
+//! - `cuda`, `hip`, `level-zero`: the matching GPU arenas of `amrex-arena` (loaded at run
+//!   time), for particles in device memory; the GPU test tier runs with them.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

@@ -49,6 +49,19 @@
 //! - `std` (default): `std` support in the dependencies and `num-traits`; without it the
 //!   crate is `no_std` + `alloc` (float math through `libm`).
 //! - `single-precision`: [`Real`] (and so [`FArrayBox`]) is `f32` instead of `f64`.
+//! - `cuda`, `hip`, `level-zero`: the matching GPU arenas of `amrex-arena` (loaded at run
+//!   time), for device fabs; the GPU test tier runs with them.
+//!
+//! # Design notes
+//! - `BaseFab<'a, T, A>` carries a lifetime so a fab over a borrowed slice or `Array4Mut`
+//!   cannot outlive the borrow; owning fabs are `BaseFab<'static, ..>`, which the
+//!   [`FArrayBox`] and [`IArrayBox`] aliases spell for you.
+//! - Operations return `Result<_, FabError>` instead of asserting as AMReX does: a box
+//!   outside the fab, a bad component range or device memory is a named error, and
+//!   nothing is written when one is returned.
+//! - Reductions keep 8 partial sums per row (rows of a compact fab are fused into one
+//!   slice per component), so they vectorise; results agree with a left-to-right sum to
+//!   rounding.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
