@@ -13,7 +13,7 @@ export AMREX_REQUIRE_C_TESTS=1
 export PATH="$PWD/.venv/bin:$PATH"
 # Optional features that build on every machine (GPU backends load their runtimes lazily).
 # Not --all-features: the single-precision switches change the element types on purpose.
-FEATURES="amrex/ndarray,amrex-smallmatrix/approx,amrex-dlpack-core/half,amrex-dlpack-core/num-complex,amrex-arena/cuda,amrex-arena/hip,amrex-arena/level-zero"
+FEATURES="amrex/ndarray,amrex-smallmatrix/approx,amrex-dlpack-core/half,amrex-dlpack-core/num-complex,amrex-arena/cuda,amrex-arena/hip,amrex-arena/level-zero,amrex-podvector/cuda,amrex-podvector/hip,amrex-podvector/level-zero,amrex-podvector/ndarray,amrex-basefab/cuda,amrex-basefab/hip,amrex-basefab/level-zero,amrex-aos/cuda,amrex-aos/hip,amrex-aos/level-zero"
 
 log "cargo fmt --check"
 cargo fmt --all --check
@@ -24,6 +24,10 @@ cargo clippy --workspace --all-targets --features "$FEATURES" -- -D warnings
 
 log "cargo test --workspace"
 cargo test --workspace --features "$FEATURES"
+
+log "cargo test: the single-precision builds (lib and integration tests; doctests assume f64)"
+cargo test -p amrex-basefab --features single-precision --lib --tests
+cargo test -p amrex-aos --features single-precision-particles --lib --tests
 
 log "cargo doc (warnings are errors)"
 cargo doc --workspace --no-deps --features "$FEATURES" -q
