@@ -33,7 +33,25 @@ impl PyFab {
         count: Option<usize>,
         read_only: bool,
     ) -> PyResult<Export<'static>> {
+        self.export_box(start, count, None, read_only)
+    }
+
+    /// Components `start..start+count` over `sub` (default: the fab's box).
+    fn export_box(
+        &self,
+        start: usize,
+        count: Option<usize>,
+        sub: Option<IndexBox>,
+        read_only: bool,
+    ) -> PyResult<Export<'static>> {
         let layout = self.fab.tensor_layout().map_err(dlpack_err)?;
+        let fab_box = self.fab.index_box();
+        let sub = sub.unwrap_or(fab_box);
+        if !fab_box.contains_box(&sub) || !sub.ok() {
+            return Err(PyIndexError::new_err(format!(
+                "box {sub} is not inside the fab's box {fab_box}"
+            )));
+        }
         let ncomp = self.fab.ncomp();
         let count = count.unwrap_or(ncomp.saturating_sub(start));
         if start.checked_add(count).is_none_or(|e| e > ncomp) {
@@ -42,15 +60,27 @@ impl PyFab {
                 start.saturating_add(count)
             )));
         }
-        let mut shape = *layout.shape();
         let strides = *layout.strides();
-        shape[0] = count as i64;
-        // Component `start` begins `start * nstride` elements further (wrapping: the
-        // address is only used when the slice has elements, and then it is in bounds).
+        let len = sub.length();
+        let shape = [
+            count as i64,
+            i64::from(len.z()),
+            i64::from(len.y()),
+            i64::from(len.x()),
+        ];
+        let d = sub.small_end() - fab_box.small_end();
+        // Offset of (sub.lo, start) from the fab's first element; every term is
+        // non-negative because `sub` lies inside the fab's box.
+        let offset = start as i64 * strides[0]
+            + i64::from(d.z()) * strides[1]
+            + i64::from(d.y()) * strides[2]
+            + i64::from(d.x());
+        // Wrapping: the address is only used when the view has elements, and then it is
+        // an element of the fab.
         let data = layout
             .data()
             .cast::<f64>()
-            .wrapping_add(start * strides[0] as usize)
+            .wrapping_add(offset as usize)
             .cast();
         let device = layout.device();
         Ok(Export {
@@ -73,9 +103,10 @@ impl PyFab {
         slf: &Bound<'_, Self>,
         start: usize,
         count: Option<usize>,
+        sub: Option<IndexBox>,
         ro: bool,
     ) -> PyResult<SharedView> {
-        let e = slf.borrow().export(start, count, ro)?;
+        let e = slf.borrow().export_box(start, count, sub, ro)?;
         // SAFETY: the fab's buffer lives as long as the fab object, which the view holds,
         // and no Python method reallocates it.
         Ok(unsafe { SharedView::new(slf.as_any(), e, None) })
@@ -147,24 +178,36 @@ impl PyFab {
     }
 
     /// Writable zero-copy DLPack view of components `start_comp..start_comp+num_comps`
-    /// (all by default): `np.from_dlpack(fab.array())[n, k, j, i]`.
-    #[pyo3(signature = (start_comp=0, num_comps=None))]
+    /// (all by default) over `box` (default: the whole fab):
+    /// `np.from_dlpack(fab.array())[n, k, j, i]` is component `start_comp + n` at
+    /// `box.lo + (i, j, k)`.
+    #[pyo3(signature = (start_comp=0, num_comps=None, r#box=None))]
     fn array(
         slf: &Bound<'_, Self>,
         start_comp: usize,
         num_comps: Option<usize>,
+        r#box: Option<PyRef<'_, PyBox>>,
     ) -> PyResult<SharedView> {
-        Self::view(slf, start_comp, num_comps, false)
+        Self::view(slf, start_comp, num_comps, r#box.map(|b| b.0), false)
     }
 
-    /// Read-only (`READ_ONLY`) zero-copy DLPack view.
-    #[pyo3(signature = (start_comp=0, num_comps=None))]
+    /// Read-only (`READ_ONLY`) zero-copy DLPack view; arguments as `array`.
+    #[pyo3(signature = (start_comp=0, num_comps=None, r#box=None))]
     fn const_array(
         slf: &Bound<'_, Self>,
         start_comp: usize,
         num_comps: Option<usize>,
+        r#box: Option<PyRef<'_, PyBox>>,
     ) -> PyResult<SharedView> {
-        Self::view(slf, start_comp, num_comps, true)
+        Self::view(slf, start_comp, num_comps, r#box.map(|b| b.0), true)
+    }
+
+    /// An `Array4` (global indices) over this fab's memory, zero-copy.
+    fn array4(slf: &Bound<'_, Self>) -> PyResult<crate::array4::PyArray4> {
+        let view = Self::view(slf, 0, None, None, false)?;
+        let lo = slf.borrow().fab.index_box().small_end();
+        let view = Bound::new(slf.py(), view)?;
+        crate::array4::PyArray4::adopt(view.as_any(), (lo.x(), lo.y(), lo.z()))
     }
 
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {

@@ -11,6 +11,7 @@
 //! # Features
 //! None.
 
+mod array4;
 mod basefab;
 mod debug;
 mod fastcall;
@@ -42,6 +43,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     smallmatrix::register(m)?;
     multifab::register(m)?;
     basefab::register(m)?;
+    array4::register(m)?;
     particles::register(m)?;
     Ok(())
 }
