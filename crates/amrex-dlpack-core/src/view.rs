@@ -15,24 +15,55 @@ pub(crate) fn check_dtype(dtype: DataType) -> Result<usize, DlpackError> {
     if dtype.lanes != 1 {
         return Err(ErrorKind::Lanes(dtype.lanes).into());
     }
-    let bits_ok = match dtype.code {
-        DLDataTypeCode::BOOL => dtype.bits == 8,
-        DLDataTypeCode::INT | DLDataTypeCode::UINT => matches!(dtype.bits, 8 | 16 | 32 | 64),
-        DLDataTypeCode::FLOAT => matches!(dtype.bits, 8 | 16 | 32 | 64 | 128),
-        DLDataTypeCode::BFLOAT => dtype.bits == 16,
-        DLDataTypeCode::COMPLEX => matches!(dtype.bits, 32 | 64 | 128),
-        DLDataTypeCode::OPAQUE_HANDLE => dtype.bits == 8 * core::mem::size_of::<usize>() as u8,
-        DLDataTypeCode::FLOAT6_E2M3FN | DLDataTypeCode::FLOAT6_E3M2FN => dtype.bits == 6,
-        DLDataTypeCode::FLOAT4_E2M1FN => dtype.bits == 4,
-        c if c.0 >= 7 && c.0 <= 14 => dtype.bits == 8,
-        _ => false,
+    // Bit widths as one bit each: 4, 6, 8, 16, 32, 64, 128 -> bits 0..=6.
+    const W4: u8 = 1;
+    const W6: u8 = 1 << 1;
+    const W8: u8 = 1 << 2;
+    const W16: u8 = 1 << 3;
+    const W32: u8 = 1 << 4;
+    const W64: u8 = 1 << 5;
+    const W128: u8 = 1 << 6;
+    const PTR: u8 = if core::mem::size_of::<usize>() == 8 {
+        W64
+    } else {
+        W32
     };
-    if bits_ok {
+    // The widths each code of the 1.3 header allows, indexed by code.
+    const ALLOWED: [u8; 18] = {
+        use DLDataTypeCode as C;
+        let mut t = [0u8; 18];
+        t[C::INT.0 as usize] = W8 | W16 | W32 | W64;
+        t[C::UINT.0 as usize] = W8 | W16 | W32 | W64;
+        t[C::FLOAT.0 as usize] = W8 | W16 | W32 | W64 | W128;
+        t[C::OPAQUE_HANDLE.0 as usize] = PTR;
+        t[C::BFLOAT.0 as usize] = W16;
+        t[C::COMPLEX.0 as usize] = W32 | W64 | W128;
+        t[C::BOOL.0 as usize] = W8;
+        let mut float8 = C::FLOAT8_E3M4.0;
+        while float8 <= C::FLOAT8_E8M0FNU.0 {
+            t[float8 as usize] = W8;
+            float8 += 1;
+        }
+        t[C::FLOAT6_E2M3FN.0 as usize] = W6;
+        t[C::FLOAT6_E3M2FN.0 as usize] = W6;
+        t[C::FLOAT4_E2M1FN.0 as usize] = W4;
+        t
+    };
+    let width = match dtype.bits {
+        4 => W4,
+        6 => W6,
+        8 => W8,
+        16 => W16,
+        32 => W32,
+        64 => W64,
+        128 => W128,
+        _ => 0,
+    };
+    match ALLOWED.get(usize::from(dtype.code.0)) {
         // 4, 6 and 8 bits take one (padded) byte; the rest are whole bytes. This equals
         // `dtype.size_in_bytes()` for every accepted dtype.
-        Ok(usize::from(dtype.bits).div_ceil(8))
-    } else {
-        Err(ErrorKind::UnsupportedDtype(dtype).into())
+        Some(&allowed) if allowed & width != 0 => Ok(usize::from(dtype.bits).div_ceil(8)),
+        _ => Err(ErrorKind::UnsupportedDtype(dtype).into()),
     }
 }
 
@@ -50,19 +81,25 @@ pub(crate) fn span(
 ) -> Result<(i64, i64, usize), DlpackError> {
     // First the extents: signs, the element count (0 if any extent is 0) and the product
     // of the non-zero extents, both saturating ("too big" survives saturation).
-    let (mut count, mut nonzero) = (1u64, 1u64);
+    let mut count = 1u64;
     for (axis, &extent) in shape.iter().enumerate() {
         if extent < 0 {
             return Err(ErrorKind::NegativeExtent { axis, extent }.into());
         }
         count = count.saturating_mul(extent as u64);
-        nonzero = nonzero.saturating_mul((extent as u64).max(1));
-    }
-    if nonzero > isize::MAX as u64 {
-        return Err(ErrorKind::SpanOverflow.into());
     }
     if count == 0 {
+        // Rare: an empty tensor. Its non-zero extents must still multiply within isize.
+        let nonzero = shape
+            .iter()
+            .fold(1u64, |n, &e| n.saturating_mul((e as u64).max(1)));
+        if nonzero > isize::MAX as u64 {
+            return Err(ErrorKind::SpanOverflow.into());
+        }
         return Ok((0, 0, 0));
+    }
+    if count > isize::MAX as u64 {
+        return Err(ErrorKind::SpanOverflow.into());
     }
     // count <= isize::MAX, so it fits usize and i64.
     let Some(strides) = strides else {
