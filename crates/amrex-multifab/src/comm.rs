@@ -112,7 +112,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .dm
             .fill_boundary_plan(&self.ba, ng, period, cross, self.rank);
         require_local(&plan, "fill_boundary");
-        let raws = self.raws();
+        let raws = self.raws_mut();
         let g2l = &self.g2l;
         let plan_ref: &Arc<CopyPlan> = &plan;
         par_for(plan_ref.local_groups().len(), |gi| {
@@ -205,7 +205,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             &self.ba, dst_ng, &src.ba, &src.dm, src_ng, period, self.rank,
         );
         require_local(&plan, "parallel_copy");
-        let (draws, sraws) = (self.raws(), src.raws());
+        let (draws, sraws) = (self.raws_mut(), src.raws());
         let (dg2l, sg2l) = (&self.g2l, &src.g2l);
         let plan_ref: &Arc<CopyPlan> = &plan;
         par_for(plan_ref.local_groups().len(), |gi| {

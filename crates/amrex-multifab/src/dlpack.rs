@@ -1,9 +1,9 @@
 //! DLPack: one tensor per local box, and FabArrays over imported tensors.
 
 use alloc::vec::Vec;
-use core::ptr::NonNull;
 
 use amrex_arena::{Arena, HostArena};
+use amrex_basefab::BaseFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{DlpackError, ErrorKind, ManagedTensor, TensorSpec};
 
@@ -13,8 +13,7 @@ use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 
 impl<T: Element, A: Arena + 'static> FabArray<T, A> {
-    fn box_spec(&self, l: usize, ghosts: bool) -> ([i64; 4], [i64; 4], *mut T) {
-        let raw = self.raw(l);
+    fn box_spec(&self, l: usize, raw: &RawFab<T>, ghosts: bool) -> ([i64; 4], [i64; 4], *mut T) {
         let g = self.local[l];
         let region = if ghosts { raw.bx } else { self.ba.get(g) };
         let len = region.length();
@@ -36,26 +35,28 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
         } else {
             let lo = region.lo();
             // SAFETY: `lo` is a cell of the fab box, so the offset is inside the fab's
-            // memory (Store invariant 1).
+            // memory (RawFab invariant).
             unsafe { raw.ptr.as_ptr().add(raw.offset(lo[0], lo[1], lo[2], 0)) }
         };
         (shape, strides, data)
     }
 
-    fn export(&self, l: usize, ghosts: bool) -> ManagedTensor<'static> {
-        let (shape, strides, data) = self.box_spec(l, ghosts);
+    fn export(&self, l: usize, raw: &RawFab<T>, ghosts: bool) -> ManagedTensor<'static> {
+        let (shape, strides, data) = self.box_spec(l, raw, ghosts);
         let spec = TensorSpec {
             data: data.cast(),
-            device: self.arena.device(),
+            device: self.fab_ref(l).device(),
             dtype: T::DTYPE,
             shape: &shape,
             strides: &strides,
             flags: 0,
         };
-        // SAFETY: the owner is the fabs' shared store, which keeps the memory alive and in
-        // place (its fabs never move or reallocate) for as long as the tensor lives; the
-        // shape and strides reach only elements of fab `l` (Store invariant 1). Freedom
-        // from data races with the FabArray is the caller's obligation (see the callers).
+        // SAFETY: the owner is the fabs' shared store, which keeps the fabs, and so their
+        // memory, alive for as long as the tensor lives (fabs are replaced or resized only
+        // through `fab_mut`, which the callers rule out while tensors live); the shape and
+        // strides reach only elements of fab `l` (RawFab invariant), which is writable
+        // (checked by `layout`). Freedom from data races with the FabArray is the
+        // caller's obligation (see the callers).
         unsafe { ManagedTensor::from_owner(self.store.clone(), &spec) }
     }
 
@@ -76,8 +77,10 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     #[must_use]
     pub fn to_dlpack_per_box(&mut self, ghosts: bool) -> Vec<ManagedTensor<'_>> {
         // The `&mut` borrow keeps Rust code away from the fabs while the tensors live.
-        (0..self.local_size())
-            .map(|l| self.export(l, ghosts))
+        let raws = self.raws_mut_dev(false);
+        raws.iter()
+            .enumerate()
+            .map(|(l, r)| self.export(l, r, ghosts))
             .collect()
     }
 
@@ -90,11 +93,17 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     /// while a consumer may read or write through a tensor, the caller must not use the
     /// FabArray concurrently (from another thread) on the same boxes, and must not hold a
     /// Rust reference made from a tensor (for example an imported slice) across a call
-    /// that writes the FabArray.
+    /// that writes the FabArray; and while the tensors live, no fab may be replaced or
+    /// resized through [`fab_mut`](Self::fab_mut) (that would free memory a tensor
+    /// points into).
+    ///
+    /// # Panics
+    /// If a fab was replaced through `fab_mut` by one that does not fit the FabArray or
+    /// is read-only.
     #[must_use]
     pub unsafe fn to_dlpack_per_box_shared(&self, ghosts: bool) -> Vec<ManagedTensor<'static>> {
         (0..self.local_size())
-            .map(|l| self.export(l, ghosts))
+            .map(|l| self.export(l, &self.raw(l, false), ghosts))
             .collect()
     }
 }
@@ -204,20 +213,15 @@ impl<T: Element> FabArray<T, HostArena> {
             let elem = core::mem::size_of::<T>();
             if v.num_elements() > 0 {
                 spans.push((
-                    ptr as usize + lo_off as usize * elem,
-                    ptr as usize + (hi_off as usize + 1) * elem,
+                    ptr.addr() + lo_off as usize * elem,
+                    ptr.addr() + (hi_off as usize + 1) * elem,
                 ));
             }
-            let nn = NonNull::new(ptr).unwrap_or(NonNull::dangling());
-            let raw = RawFab {
-                ptr: nn,
-                bx,
-                jstride: st[2].max(0) as usize,
-                kstride: st[1].max(0) as usize,
-                nstride: st[0].max(0) as usize,
-                ncomp: ncomp as usize,
-            };
-            fabs.push(Self::fab_mem(nn, raw, t));
+            // The fab keeps the tensor (its deleter runs when the fab drops). Its box is
+            // cell-centred with the fab box's corners, which is what the FabArray checks.
+            let fab = BaseFab::from_dlpack_at(t, bx.lo())?;
+            debug_assert!(fab.index_box().hi() == bx.hi() || fab.num_pts() == 0);
+            fabs.push(fab);
         }
         // Different fabs must not share memory.
         spans.sort_unstable();

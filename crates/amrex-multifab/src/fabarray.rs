@@ -2,13 +2,15 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::UnsafeCell;
 use core::fmt;
+use core::ops::{Index, IndexMut};
 use core::ptr::NonNull;
 
 use amrex_arena::{Arena, ArenaError, HostAccessible, HostArena};
 use amrex_array4::{Array4, Array4Mut};
+use amrex_basefab::BaseFab;
 use amrex_box::{IndexBox, IntVect};
-use amrex_dlpack_core::ManagedTensor;
 use amrex_podvector::PodVector;
 
 use crate::box_array::BoxArray;
@@ -22,45 +24,47 @@ pub type MultiFab<A = HostArena> = FabArray<f64, A>;
 #[expect(non_camel_case_types, reason = "AMReX's name, so users find it")]
 pub type iMultiFab<A = HostArena> = FabArray<i32, A>;
 
-/// Keeps the memory of one fab alive.
-pub(crate) enum Owner<T: Element, A: Arena> {
-    /// Allocated from the FabArray's arena.
-    Pod(PodVector<T, A>),
-    /// Borrowed from an imported DLPack tensor (a non-owning fab).
-    Tensor(#[expect(dead_code, reason = "held for its Drop")] ManagedTensor<'static>),
-}
-
-/// The memory of one fab: `ncomp` components over `bx`, with explicit strides.
-pub(crate) struct FabMem<T: Element, A: Arena> {
-    pub(crate) raw: RawFab<T>,
-    _owner: Owner<T, A>,
-}
-
 // Invariants of `Store`:
-// 1. `fabs[l].raw` describes memory kept alive by `fabs[l]._owner`: for every cell of
-//    `raw.bx` and component `n < raw.ncomp`, the element at `raw.offset(..)` is inside
-//    that memory, aligned and initialised; distinct (cell, component) pairs reach
-//    distinct elements.
-// 2. Elements are read or written through Rust references only by the one `FabArray`
-//    that holds the store (following the borrow rules of that `FabArray`'s methods);
-//    every other holder of the `Arc` (a DLPack export) only keeps the memory alive and
-//    hands the raw pointer to a consumer.
-// 3. Different fabs never share elements.
+// 1. The cells are dereferenced only by the one `FabArray` that holds the store, and
+//    only under that FabArray's borrow: shared references to a fab while the FabArray
+//    is borrowed shared, an exclusive reference while it is borrowed exclusively. Every
+//    other holder of the `Arc` (a DLPack export) never dereferences a cell: it only
+//    keeps the fabs, and so their memory, alive, and drops them if it is the last.
+// 2. Elements are reached through a [`RawFab`] only while the FabArray is borrowed
+//    (shared to read, exclusively to write), after `FabArray::layout` has checked that
+//    the fab still has the FabArray's fab box (corners) and component count, is
+//    writable, and (for host work) host accessible; the `RawFab` is built from the fab
+//    as it is then, and no fab changes while the borrow lasts.
+// 3. Different fabs never share elements: each owns its vector, or borrows memory
+//    exclusively (`BaseFab` invariant 6; read-only fabs are refused by `layout`), and
+//    `from_dlpack_per_box` checks that its tensors do not overlap.
 pub(crate) struct Store<T: Element, A: Arena> {
-    pub(crate) fabs: Vec<FabMem<T, A>>,
+    fabs: Vec<UnsafeCell<BaseFab<'static, T, A>>>,
 }
 
-// SAFETY: the store owns its fabs' memory (or a tensor that does); moving it to another
-// thread moves that ownership, like `Vec<T>`.
-unsafe impl<T: Element, A: Arena> Send for Store<T, A> {}
-// SAFETY: shared access to a store only reads raw pointers; element access follows the
-// borrow rules of the owning `FabArray` (invariant 2), like `&Vec<T>`.
+// SAFETY: shared access to a store only hands out shared fab references, under the
+// owning FabArray's shared borrow, or exclusive ones under its exclusive borrow
+// (invariant 1); other holders never touch the cells. So sharing a store between
+// threads is sharing `&BaseFab`s (Sync for `T: Sync`) or moving `&mut BaseFab`s
+// (Send for `T: Send`).
 unsafe impl<T: Element, A: Arena> Sync for Store<T, A> {}
+
+impl<T: Element, A: Arena> Store<T, A> {
+    fn new(fabs: Vec<BaseFab<'static, T, A>>) -> Self {
+        Self {
+            fabs: fabs.into_iter().map(UnsafeCell::new).collect(),
+        }
+    }
+}
 
 /// Raw layout of one fab, copied into parallel kernels.
 ///
-/// Invariant: produced from a live `Store` (its invariant 1 holds for `ptr`, `bx`,
-/// strides and `ncomp`); users of the unsafe accessors promise disjoint access.
+/// Invariant: built by `FabArray::layout` from a fab of a live `Store` (its invariant
+/// 2): for every cell of `bx` and component `n < ncomp`, the element at `offset(..)`
+/// from `ptr` is an initialised, aligned `T` of that fab's memory (`BaseFab` invariant
+/// 2), and distinct (cell, component) pairs reach distinct elements. Users of the
+/// unsafe accessors promise that the fab is still there and that accesses are
+/// disjoint as for `&[T]` / `&mut [T]`.
 pub(crate) struct RawFab<T> {
     pub(crate) ptr: NonNull<T>,
     pub(crate) bx: IndexBox,
@@ -84,22 +88,6 @@ unsafe impl<T: Send + Sync> Send for RawFab<T> {}
 unsafe impl<T: Send + Sync> Sync for RawFab<T> {}
 
 impl<T> RawFab<T> {
-    /// Compact layout over `bx` (Fortran order, components slowest).
-    pub(crate) fn compact(ptr: NonNull<T>, bx: IndexBox, ncomp: usize) -> Self {
-        let len = bx.length();
-        let jstride = len[0] as usize;
-        let kstride = jstride * len[1] as usize;
-        let nstride = kstride * len[2] as usize;
-        Self {
-            ptr,
-            bx,
-            jstride,
-            kstride,
-            nstride,
-            ncomp,
-        }
-    }
-
     /// Element offset of `(i, j, k, n)` (in bounds, checked in debug builds).
     #[inline(always)]
     pub(crate) fn offset(&self, i: i32, j: i32, k: i32, n: usize) -> usize {
@@ -120,7 +108,7 @@ impl<T> RawFab<T> {
     pub(crate) unsafe fn row<'a>(&self, i0: i32, i1: i32, j: i32, k: i32, n: usize) -> &'a [T] {
         debug_assert!(i0 <= i1 && self.bx.contains(IntVect::new(i1, j, k)));
         let off = self.offset(i0, j, k, n);
-        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: `i1 - i0 + 1` consecutive initialised elements (unit `i` stride), not
         // written during `'a` (caller).
@@ -143,7 +131,7 @@ impl<T> RawFab<T> {
     ) -> &'a mut [T] {
         debug_assert!(i0 <= i1 && self.bx.contains(IntVect::new(i1, j, k)));
         let off = self.offset(i0, j, k, n);
-        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: consecutive initialised elements, exclusively ours during `'a` (caller).
         unsafe { core::slice::from_raw_parts_mut(p, (i1 - i0 + 1) as usize) }
@@ -160,7 +148,7 @@ impl<T> RawFab<T> {
     pub(crate) unsafe fn run<'a>(&self, i0: i32, j: i32, k: i32, len: usize, n: usize) -> &'a [T] {
         let off = self.offset(i0, j, k, n);
         debug_assert!(off + len <= self.nstride * self.ncomp);
-        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: `len` contiguous initialised elements, not written during `'a` (caller).
         unsafe { core::slice::from_raw_parts(p, len) }
@@ -181,28 +169,10 @@ impl<T> RawFab<T> {
     ) -> &'a mut [T] {
         let off = self.offset(i0, j, k, n);
         debug_assert!(off + len <= self.nstride * self.ncomp);
-        // SAFETY: in bounds (caller), so inside the fab's memory (Store invariant 1).
+        // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: contiguous initialised elements, exclusively ours during `'a` (caller).
         unsafe { core::slice::from_raw_parts_mut(p, len) }
-    }
-
-    /// Shared `Array4` over the whole fab.
-    ///
-    /// # Safety
-    /// Nobody writes the fab's elements during `'a`.
-    pub(crate) unsafe fn array4<'a>(&self) -> Array4<'a, T> {
-        // SAFETY: Store invariant 1 gives items 1–3 of `from_raw_parts`; the caller
-        // gives item 4.
-        unsafe {
-            Array4::from_raw_parts(
-                self.ptr.as_ptr(),
-                self.bx.lo(),
-                self.bx.hi() + 1,
-                [self.jstride, self.kstride, self.nstride],
-                self.ncomp,
-            )
-        }
     }
 
     /// Mutable `Array4` restricted to `sub` (inside `bx`).
@@ -224,8 +194,8 @@ impl<T> RawFab<T> {
         // SAFETY: `off` is in bounds (just checked), so inside the fab's memory.
         let p = unsafe { self.ptr.as_ptr().add(off) };
         let end = if sub.ok() { sub.hi() + 1 } else { lo };
-        // SAFETY: the view covers `sub` inside `bx` with the fab's strides (Store
-        // invariant 1); exclusive access to those elements is the caller's promise.
+        // SAFETY: the view covers `sub` inside `bx` with the fab's strides (RawFab
+        // invariant); exclusive access to those elements is the caller's promise.
         unsafe {
             Array4Mut::from_raw_parts(
                 p,
@@ -242,8 +212,9 @@ impl<T> RawFab<T> {
 ///
 /// Holds a [`BoxArray`], a [`DistributionMapping`], `ncomp` components and a ghost width
 /// per direction; only the boxes owned by this process's rank are allocated, each as a
-/// fab over its box grown by the ghost width, from the FabArray's arena. Fabs are
-/// addressed by the [`Mfi`] items of an [`MFIter`] (or by local index).
+/// [`BaseFab`] over its box grown by the ghost width, from the FabArray's arena. Fabs are
+/// addressed by the [`Mfi`] items of an [`MFIter`] or by local index:
+/// [`fab`](Self::fab) / [`fab_mut`](Self::fab_mut), or `fa[&mfi]` (AMReX's `fa[mfi]`).
 ///
 /// Ghost cells are filled by [`fill_boundary`](Self::fill_boundary) and data moves
 /// between FabArrays with different layouts by
@@ -365,12 +336,12 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             let bx = ba.get(g).grow_iv(ngrow);
             let npts = bx.checked_num_pts_usize().expect("FabArray: fab too large");
             let len = npts.checked_mul(ncomp).expect("FabArray: fab too large");
-            let mut v = PodVector::try_from_elem_in(T::ZERO, len, arena.clone())?;
-            let ptr = NonNull::new(v.as_mut_ptr()).unwrap_or(NonNull::dangling());
-            fabs.push(FabMem {
-                raw: RawFab::compact(ptr, bx, ncomp),
-                _owner: Owner::Pod(v),
-            });
+            let v = PodVector::try_from_elem_in(T::ZERO, len, arena.clone())?;
+            // The vector has exactly the compact length, so this only fails for sizes
+            // past `isize` bytes, which the allocation above already refused.
+            let fab = BaseFab::from_pod_vector(v, bx, ncomp)
+                .unwrap_or_else(|e| panic!("FabArray: fab over {bx}: {e}"));
+            fabs.push(fab);
         }
         Ok(Self::from_parts(
             ba, dm, ncomp, ngrow, rank, local, fabs, arena,
@@ -385,7 +356,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         ngrow: IntVect,
         rank: usize,
         local: Vec<usize>,
-        fabs: Vec<FabMem<T, A>>,
+        fabs: Vec<BaseFab<'static, T, A>>,
         arena: A,
     ) -> Self {
         let mut g2l = alloc::vec![u32::MAX; ba.len()];
@@ -400,20 +371,8 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             rank,
             local,
             g2l,
-            store: Arc::new(Store { fabs }),
+            store: Arc::new(Store::new(fabs)),
             arena,
-        }
-    }
-
-    pub(crate) fn fab_mem(
-        ptr: NonNull<T>,
-        raw: RawFab<T>,
-        t: ManagedTensor<'static>,
-    ) -> FabMem<T, A> {
-        debug_assert_eq!(ptr, raw.ptr);
-        FabMem {
-            raw,
-            _owner: Owner::Tensor(t),
         }
     }
 
@@ -515,12 +474,163 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         }
     }
 
-    pub(crate) fn raw(&self, l: usize) -> RawFab<T> {
-        self.store.fabs[l].raw
+    /// Local fab `l`, shared.
+    ///
+    /// # Panics
+    /// If `l >= local_size()`.
+    #[track_caller]
+    pub(crate) fn fab_ref(&self, l: usize) -> &BaseFab<'static, T, A> {
+        // SAFETY: `&self` is borrowed for the returned lifetime, so only shared references
+        // to the fabs exist meanwhile (Store invariant 1).
+        unsafe { &*self.store.fabs[l].get() }
     }
 
+    /// Local fab `l`, exclusively.
+    ///
+    /// # Panics
+    /// If `l >= local_size()`.
+    #[track_caller]
+    pub(crate) fn fab_ref_mut(&mut self, l: usize) -> &mut BaseFab<'static, T, A> {
+        // SAFETY: `&mut self` is borrowed for the returned lifetime, so no other reference
+        // to this fab exists meanwhile (Store invariant 1).
+        unsafe { &mut *self.store.fabs[l].get() }
+    }
+
+    /// The raw layout of local fab `l` for kernels, checked against the FabArray (Store
+    /// invariant 2): `ptr` is the fab's first element, `bx` the FabArray's fab box.
+    #[track_caller]
+    fn layout(&self, l: usize, fab: &BaseFab<'static, T, A>, ptr: *mut T, host: bool) -> RawFab<T> {
+        let bx = self.fabbox(self.local[l]);
+        let fb = fab.index_box();
+        let same_box = if bx.ok() {
+            fb.ok() && fb.lo() == bx.lo() && fb.hi() == bx.hi()
+        } else {
+            fab.num_pts() == 0
+        };
+        assert!(
+            same_box && fab.ncomp() == self.ncomp,
+            "FabArray: fab {l} covers {fb} with {} components, but the FabArray needs {bx} \
+             with {} (was it replaced through fab_mut?)",
+            fab.ncomp(),
+            self.ncomp
+        );
+        assert!(
+            !fab.is_read_only(),
+            "FabArray: fab {l} is read-only (was it replaced through fab_mut?)"
+        );
+        assert!(
+            !host || fab.host_accessible(),
+            "FabArray: fab {l} is on {:?}, which the CPU cannot access",
+            fab.device()
+        );
+        let [jstride, kstride, nstride] = fab.strides();
+        RawFab {
+            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+            bx,
+            jstride,
+            kstride,
+            nstride,
+            ncomp: self.ncomp,
+        }
+    }
+
+    /// Layout of local fab `l` for reading (shared borrow); `host`: the CPU will read it.
+    #[track_caller]
+    pub(crate) fn raw(&self, l: usize, host: bool) -> RawFab<T> {
+        let fab = self.fab_ref(l);
+        self.layout(l, fab, fab.as_ptr().cast_mut(), host)
+    }
+
+    /// Layouts of every local fab for writing: the pointers come from the fabs'
+    /// `as_mut_ptr` under the exclusive borrow; `host`: the CPU will access them.
+    #[track_caller]
+    pub(crate) fn raws_mut_dev(&mut self, host: bool) -> Vec<RawFab<T>> {
+        (0..self.local_size())
+            .map(|l| {
+                // Writable: `layout` refuses read-only fabs, so this is never an error
+                // that `layout` would not report first.
+                let ptr = self
+                    .fab_ref_mut(l)
+                    .as_mut_ptr()
+                    .unwrap_or(core::ptr::null_mut());
+                self.layout(l, self.fab_ref(l), ptr, host)
+            })
+            .collect()
+    }
+
+    /// Layouts of every local fab for reading on the CPU.
+    #[track_caller]
     pub(crate) fn raws(&self) -> Vec<RawFab<T>> {
-        self.store.fabs.iter().map(|f| f.raw).collect()
+        (0..self.local_size()).map(|l| self.raw(l, true)).collect()
+    }
+
+    /// Layouts of every local fab for writing on the CPU.
+    #[track_caller]
+    pub(crate) fn raws_mut(&mut self) -> Vec<RawFab<T>> {
+        self.raws_mut_dev(true)
+    }
+
+    /// Local fab `i` (a local index, or the [`Mfi`] of an [`MFIter`]): AMReX's
+    /// `fa[mfi]` / `fa.atLocalIdx(l)`. Its box is the valid box grown by the ghost
+    /// width (see [`fabbox`](Self::fabbox)).
+    ///
+    /// ```
+    /// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+    /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+    /// let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
+    /// for mfi in mf.mfiter(false) {
+    ///     let vbx = mfi.validbox();
+    ///     let fab = mf.fab_mut(&mfi);
+    ///     fab.set_val(1.0, vbx, 0..1)?;          // BaseFab operations
+    ///     fab.array_mut()?[(vbx.lo()[0], vbx.lo()[1], vbx.lo()[2], 1)] = 2.0;
+    /// }
+    /// assert_eq!(mf.fab(0).index_box(), mf.fabbox(mf.global_index(0)));
+    /// assert_eq!(mf[&mf.mfiter(false).next().unwrap()].sum(ba.get(0), 0)?, 64.0);
+    /// assert_eq!(mf.sum(0, 2, IntVect::ZERO), 512.0 + 2.0 * 8.0);
+    /// # Ok::<(), amrex_basefab::FabError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If a local index is out of range or the box of an [`Mfi`] is not local.
+    #[must_use]
+    #[track_caller]
+    pub fn fab(&self, i: impl FabIndex) -> &BaseFab<'static, T, A> {
+        let l = i.local_in(self);
+        self.fab_ref(l)
+    }
+
+    /// Local fab `i`, mutably (AMReX's non-const `fa[mfi]`). Element operations,
+    /// `array_mut` and DLPack export of the fab work as for any [`BaseFab`].
+    ///
+    /// The fab may even be replaced (`core::mem::swap`) or resized, but FabArray
+    /// operations check each fab before use and panic if one no longer covers the fab
+    /// box with `ncomp` components, is read-only, or (for host work) sits in memory the
+    /// CPU cannot access. A replaced fab takes its memory with it: tensors from
+    /// [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared) must not be alive
+    /// then (that function's safety contract).
+    ///
+    /// # Panics
+    /// If a local index is out of range or the box of an [`Mfi`] is not local.
+    #[must_use]
+    #[track_caller]
+    pub fn fab_mut(&mut self, i: impl FabIndex) -> &mut BaseFab<'static, T, A> {
+        let l = i.local_in(self);
+        self.fab_ref_mut(l)
+    }
+
+    /// Every local fab, in local order.
+    pub fn fabs(&self) -> impl ExactSizeIterator<Item = &BaseFab<'static, T, A>> + '_ {
+        (0..self.local_size()).map(|l| self.fab_ref(l))
+    }
+
+    /// Every local fab mutably (disjoint), in local order.
+    pub fn fabs_mut(&mut self) -> impl ExactSizeIterator<Item = &mut BaseFab<'static, T, A>> + '_ {
+        self.store.fabs.iter().map(|c| {
+            // SAFETY: `&mut self` is borrowed for the iterator's lifetime, and each cell is
+            // visited once, so these exclusive references are the only ones to their fabs
+            // (Store invariant 1).
+            unsafe { &mut *c.get() }
+        })
     }
 
     /// `true` if `o` has the same BoxArray and mapping (so fabs correspond one to one).
@@ -537,7 +647,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// global indices, AMReX's `fa.array(mfi)`.
     ///
     /// # Panics
-    /// If the box of `mfi` is not local.
+    /// If the box of `mfi` is not local, or its fab was replaced by one the CPU cannot
+    /// read.
     #[must_use]
     #[track_caller]
     pub fn array(&self, mfi: &Mfi) -> Array4<'_, T> {
@@ -547,7 +658,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Mutable `Array4` over the whole fab of `mfi`.
     ///
     /// # Panics
-    /// If the box of `mfi` is not local.
+    /// If the box of `mfi` is not local, or its fab was replaced by a read-only one or
+    /// one the CPU cannot write.
     #[must_use]
     #[track_caller]
     pub fn array_mut(&mut self, mfi: &Mfi) -> Array4Mut<'_, T> {
@@ -558,26 +670,27 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Shared `Array4` over local fab `l`.
     ///
     /// # Panics
-    /// If `l >= local_size()`.
+    /// If `l >= local_size()`, or as [`array`](Self::array).
     #[must_use]
     #[track_caller]
     pub fn array_at(&self, l: usize) -> Array4<'_, T> {
-        let raw = self.raw(l);
-        // SAFETY: `&self` keeps every writer (which needs `&mut self`) away for the
-        // lifetime of the view (Store invariant 2).
-        unsafe { raw.array4() }
+        match self.fab_ref(l).array() {
+            Ok(a) => a,
+            Err(e) => panic!("FabArray::array: fab {l}: {e}"),
+        }
     }
 
     /// Mutable `Array4` over local fab `l`.
     ///
     /// # Panics
-    /// If `l >= local_size()`.
+    /// If `l >= local_size()`, or as [`array_mut`](Self::array_mut).
     #[must_use]
     #[track_caller]
     pub fn array_mut_at(&mut self, l: usize) -> Array4Mut<'_, T> {
-        let raw = self.raw(l);
-        // SAFETY: `&mut self` gives exclusive access to every fab (Store invariant 2).
-        unsafe { raw.array4_mut(raw.bx) }
+        match self.fab_ref_mut(l).array_mut() {
+            Ok(a) => a,
+            Err(e) => panic!("FabArray::array_mut: fab {l}: {e}"),
+        }
     }
 
     /// Shared `Array4`s over every local fab, in local order.
@@ -589,10 +702,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Mutable `Array4`s over every local fab (disjoint), in local order.
     #[must_use]
     pub fn arrays_mut(&mut self) -> Vec<Array4Mut<'_, T>> {
-        let raws = self.raws();
-        // SAFETY: `&mut self` gives exclusive access to every fab; fabs are disjoint
-        // (Store invariant 3), so the views never alias.
-        raws.iter().map(|r| unsafe { r.array4_mut(r.bx) }).collect()
+        self.fabs_mut()
+            .enumerate()
+            .map(|(l, f)| match f.array_mut() {
+                Ok(a) => a,
+                Err(e) => panic!("FabArray::arrays_mut: fab {l}: {e}"),
+            })
+            .collect()
     }
 
     /// The value at global cell `p`, component `n`, from the first local fab whose valid
@@ -607,5 +723,59 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .find(|(g, _)| self.is_local(*g))?;
         let a = self.array_at(self.local_index(g)?);
         a.get(p[0], p[1], p[2], n).copied()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for usize {}
+    impl Sealed for &crate::Mfi {}
+}
+
+/// What selects a local fab of a [`FabArray`]: a local index (`usize`, AMReX's
+/// `atLocalIdx`; not the global box index, see [`FabArray::local_index`]) or a
+/// `&Mfi` (AMReX's `fa[mfi]`, found by its global box index).
+pub trait FabIndex: sealed::Sealed {
+    /// The local index in `fa`.
+    ///
+    /// # Panics
+    /// If there is no such local fab.
+    #[doc(hidden)]
+    fn local_in<T: Element, A: Arena>(&self, fa: &FabArray<T, A>) -> usize;
+}
+
+impl FabIndex for usize {
+    #[track_caller]
+    fn local_in<T: Element, A: Arena>(&self, fa: &FabArray<T, A>) -> usize {
+        assert!(
+            *self < fa.local_size(),
+            "FabArray: local index {self} out of range ({} local fabs)",
+            fa.local_size()
+        );
+        *self
+    }
+}
+
+impl FabIndex for &Mfi {
+    #[track_caller]
+    fn local_in<T: Element, A: Arena>(&self, fa: &FabArray<T, A>) -> usize {
+        fa.local_of(self)
+    }
+}
+
+/// `fa[&mfi]`: the fab of an MFIter item (AMReX's `fa[mfi]`); see [`FabArray::fab`].
+impl<T: Element, A: Arena> Index<&Mfi> for FabArray<T, A> {
+    type Output = BaseFab<'static, T, A>;
+    #[track_caller]
+    fn index(&self, mfi: &Mfi) -> &Self::Output {
+        self.fab(mfi)
+    }
+}
+
+/// `fa[&mfi]` mutably; see [`FabArray::fab_mut`].
+impl<T: Element, A: Arena> IndexMut<&Mfi> for FabArray<T, A> {
+    #[track_caller]
+    fn index_mut(&mut self, mfi: &Mfi) -> &mut Self::Output {
+        self.fab_mut(mfi)
     }
 }

@@ -8,8 +8,9 @@
 //! - A [`DistributionMapping`] assigns boxes to ranks (Morton SFC by default,
 //!   knapsack, round robin). This build runs one process (rank 0); plans keep local
 //!   copies apart from messages so an MPI engine can be added.
-//! - A [`FabArray`] allocates only its local fabs, each over the valid box grown by a
-//!   per-direction ghost width, from an arena ([`HostArena`] by default).
+//! - A [`FabArray`] allocates only its local fabs, each a [`BaseFab`] over the valid box
+//!   grown by a per-direction ghost width, from an arena ([`HostArena`] by default);
+//!   [`FabArray::fab`] / [`FabArray::fab_mut`] (or `fa[&mfi]`) return them.
 //! - Work runs in parallel over tiles with rayon (feature `std`): every operation is a
 //!   plain slice loop along `i`, and reductions give the same answer for any thread
 //!   count.
@@ -82,12 +83,13 @@ mod region;
 
 pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
+pub use amrex_basefab::{BaseFab, FabError};
 pub use amrex_box::{IndexBox, IndexType, IntVect};
 pub use box_array::BoxArray;
 pub use comm::CopyOp;
 pub use distribution::{DistributionMapping, Strategy};
 pub use element::Element;
-pub use fabarray::{FabArray, MultiFab, iMultiFab};
+pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use par::TileMut;
 pub use periodicity::Periodicity;

@@ -176,7 +176,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) {
         check_comps(what, comp, nc, self.ncomp);
         let items = self.op_items(what, ng);
-        let raws = self.raws();
+        let raws = self.raws_mut();
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let r = raws[l];
@@ -205,7 +205,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         check_comps(what, dcomp, nc, self.ncomp);
         self.check_other(what, src, scomp, nc, ng);
         let items = self.op_items(what, ng);
-        let (draws, sraws) = (self.raws(), src.raws());
+        let (draws, sraws) = (self.raws_mut(), src.raws());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);
@@ -243,7 +243,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         self.check_other(what, a, acomp, nc, ng);
         self.check_other(what, b, bcomp, nc, ng);
         let items = self.op_items(what, ng);
-        let (draws, araws, braws) = (self.raws(), a.raws(), b.raws());
+        let (draws, araws, braws) = (self.raws_mut(), a.raws(), b.raws());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, ra, rb) = (draws[l], araws[l], braws[l]);
@@ -523,7 +523,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         check_comps("swap", dcomp, nc, self.ncomp);
         self.check_other("swap", other, scomp, nc, ng);
         let items = self.op_items("swap", ng);
-        let (draws, sraws) = (self.raws(), other.raws());
+        let (draws, sraws) = (self.raws_mut(), other.raws_mut());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);

@@ -98,7 +98,11 @@ impl<'a, T> TileMut<'a, T> {
 }
 
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
-    fn tile_items(&self, tiling: Tiling, ng: IntVect) -> (Vec<(Mfi, IndexBox)>, Vec<RawFab<T>>) {
+    fn tile_items(
+        &mut self,
+        tiling: Tiling,
+        ng: IntVect,
+    ) -> (Vec<(Mfi, IndexBox)>, Vec<RawFab<T>>) {
         assert!(
             ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
             "FabArray: ghost width {ng} exceeds the FabArray's {}",
@@ -108,7 +112,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .mfiter(tiling)
             .map(|m| (m, m.growntilebox(ng)))
             .collect();
-        (items, self.raws())
+        (items, self.raws_mut())
     }
 
     /// Every tile as a [`TileMut`] whose region is the tile box grown by `ng` at the
@@ -143,7 +147,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .map(move |(mfi, region)| {
                 let raw = raws[mfi.local_index()];
                 // SAFETY: `&mut self` is borrowed for the iterator's lifetime, so nothing
-                // else touches the fabs (Store invariant 2); grown tiles partition each grown
+                // else touches the fabs (Store invariants 1-2); grown tiles partition each grown
                 // fab box (ng <= ngrow), so the tiles' regions never overlap.
                 let array = unsafe { raw.array4_mut(region) };
                 TileMut { mfi, region, array }
