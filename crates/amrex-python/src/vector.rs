@@ -11,6 +11,8 @@ use crate::interop::{dlpack_err, import, to_numpy, to_xp};
 use crate::protocol::{Export, ExportCount};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{DlpackElement, ErrorKind};
+use amrex_podvector::PodVector;
+use bytemuck::AnyBitPattern;
 use pyo3::exceptions::{PyBufferError, PyIndexError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -23,26 +25,26 @@ use pyo3::types::PyList;
 /// 2. The buffer of either variant is only reallocated or freed when the owning
 ///    [`VecCore`]'s export count is zero.
 #[derive(Debug)]
-enum Storage<T> {
-    Owned(Vec<T>),
+enum Storage<T: AnyBitPattern> {
+    Owned(PodVector<T>),
     Adopted(Imported),
 }
 
 /// The element logic shared by every vector class.
 #[derive(Debug)]
-pub(crate) struct VecCore<T> {
+pub(crate) struct VecCore<T: AnyBitPattern> {
     store: Storage<T>,
     pub(crate) exports: ExportCount,
 }
 
-impl<T: DlpackElement + Default> VecCore<T> {
+impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
     pub(crate) fn new(len: usize, value: T) -> Self {
         Self::from_vec(vec![value; len])
     }
 
     pub(crate) fn from_vec(v: Vec<T>) -> Self {
         Self {
-            store: Storage::Owned(v),
+            store: Storage::Owned(PodVector::from_vec(v)),
             exports: ExportCount::default(),
         }
     }
@@ -146,10 +148,10 @@ impl<T: DlpackElement + Default> VecCore<T> {
 
     /// The owned Vec, for operations that may reallocate: refused while exports live;
     /// an adopted buffer is copied into owned storage first.
-    pub(crate) fn owned_mut(&mut self) -> PyResult<&mut Vec<T>> {
+    pub(crate) fn owned_mut(&mut self) -> PyResult<&mut PodVector<T>> {
         self.exports.check_resizable()?;
         if let Storage::Adopted(_) = self.store {
-            self.store = Storage::Owned(self.to_vec());
+            self.store = Storage::Owned(PodVector::from_vec(self.to_vec()));
         }
         match &mut self.store {
             Storage::Owned(v) => Ok(v),
