@@ -67,63 +67,30 @@ impl<'s> TensorSpec<'s> {
     }
 }
 
-/// Rank up to which [`DimsBuf`] stages extents and strides on the stack.
-const STACK_DIMS: usize = 8;
-
-/// Extents and strides copied out of a borrow, without allocating up to rank
-/// [`STACK_DIMS`], so that an export costs exactly the one allocation of
-/// [`ManagedTensor::from_owner`].
-pub(crate) enum DimsBuf {
-    Stack {
-        n: usize,
-        dims: [i64; STACK_DIMS],
-        strides: [i64; STACK_DIMS],
-    },
-    Heap(alloc::vec::Vec<i64>, alloc::vec::Vec<i64>),
+/// A [`TensorSpec`] whose extents and strides are iterators, so that callers holding them
+/// in another form (`ndarray`'s `usize`/`isize`, a view's computed strides) write them
+/// straight into the export's block without staging them anywhere.
+pub(crate) struct IterSpec<S, T> {
+    pub(crate) data: *mut c_void,
+    pub(crate) device: Device,
+    pub(crate) dtype: DataType,
+    pub(crate) shape: S,
+    pub(crate) strides: T,
+    pub(crate) flags: u64,
 }
 
-impl DimsBuf {
-    /// Copies `shape` and `strides` (which should have equal lengths).
-    pub(crate) fn new(
-        shape: impl ExactSizeIterator<Item = i64>,
-        strides: impl ExactSizeIterator<Item = i64>,
-    ) -> Self {
-        let n = shape.len();
-        if n <= STACK_DIMS && strides.len() <= STACK_DIMS {
-            let (mut dims, mut st) = ([0i64; STACK_DIMS], [0i64; STACK_DIMS]);
-            for (slot, e) in dims.iter_mut().zip(shape) {
-                *slot = e;
-            }
-            let ns = strides.len();
-            for (slot, s) in st.iter_mut().zip(strides) {
-                *slot = s;
-            }
-            if ns == n {
-                return Self::Stack {
-                    n,
-                    dims,
-                    strides: st,
-                };
-            }
-            // Unequal lengths: keep them so that `from_owner` reports the mismatch.
-            return Self::Heap(dims[..n].to_vec(), st[..ns].to_vec());
-        }
-        Self::Heap(shape.collect(), strides.collect())
-    }
+type SliceIter<'s> = core::iter::Copied<core::slice::Iter<'s, i64>>;
 
-    /// The extents.
-    pub(crate) fn shape(&self) -> &[i64] {
-        match self {
-            Self::Stack { n, dims, .. } => &dims[..*n],
-            Self::Heap(d, _) => d,
-        }
-    }
-
-    /// The strides.
-    pub(crate) fn strides(&self) -> &[i64] {
-        match self {
-            Self::Stack { n, strides, .. } => &strides[..*n],
-            Self::Heap(_, s) => s,
+impl<'s> From<&TensorSpec<'s>> for IterSpec<SliceIter<'s>, SliceIter<'s>> {
+    #[inline]
+    fn from(spec: &TensorSpec<'s>) -> Self {
+        Self {
+            data: spec.data,
+            device: spec.device,
+            dtype: spec.dtype,
+            shape: spec.shape.iter().copied(),
+            strides: spec.strides.iter().copied(),
+            flags: spec.flags,
         }
     }
 }
@@ -226,13 +193,27 @@ unsafe extern "C" fn export_deleter<H, O>(header: *mut H) {
 ///
 /// # Safety
 /// As [`ManagedTensor::from_owner`].
-unsafe fn build<H: Header, O: Send>(owner: O, spec: &TensorSpec<'_>) -> NonNull<H> {
+unsafe fn build<H, O, S, T>(owner: O, spec: IterSpec<S, T>) -> NonNull<H>
+where
+    H: Header,
+    O: Send,
+    S: ExactSizeIterator<Item = i64>,
+    T: ExactSizeIterator<Item = i64>,
+{
+    let IterSpec {
+        data,
+        device,
+        dtype,
+        mut shape,
+        mut strides,
+        flags,
+    } = spec;
     assert_eq!(
-        spec.shape.len(),
-        spec.strides.len(),
+        shape.len(),
+        strides.len(),
         "DLPack export: shape and strides must have the same length"
     );
-    let ndim = spec.shape.len();
+    let ndim = shape.len();
     let ndim_i32 = i32::try_from(ndim).unwrap_or_else(|_| dims_overflow());
     let (layout, dims_offset) = export_layout::<H, O>(ndim);
     // SAFETY: the layout has non-zero size (it contains the header).
@@ -248,29 +229,30 @@ unsafe fn build<H: Header, O: Send>(owner: O, spec: &TensorSpec<'_>) -> NonNull<
         // below; element-wise writes avoid a `memcpy` call for a handful of i64.
         let dims = block.as_ptr().wrapping_add(dims_offset).cast::<i64>();
         let dims_strides = dims.wrapping_add(ndim);
-        for (i, (&extent, &stride)) in spec.shape.iter().zip(spec.strides).enumerate() {
+        // Exactly `ndim` of each are written whatever the iterators yield (an
+        // `ExactSizeIterator` may lie about its length; a short one leaves zeros).
+        for i in 0..ndim {
             // SAFETY: the block has room for 2 * ndim aligned i64 at `dims`; i < ndim.
-            unsafe { dims.wrapping_add(i).write(extent) };
+            unsafe { dims.wrapping_add(i).write(shape.next().unwrap_or(0)) };
             // SAFETY: as above, in the second half.
-            unsafe { dims_strides.wrapping_add(i).write(stride) };
+            unsafe {
+                dims_strides
+                    .wrapping_add(i)
+                    .write(strides.next().unwrap_or(0))
+            };
         }
         (dims, dims_strides)
     };
     let tensor = DLTensor {
-        data: spec.data,
-        device: spec.device,
+        data,
+        device,
         ndim: ndim_i32,
-        dtype: spec.dtype,
+        dtype,
         shape,
         strides,
         byte_offset: 0,
     };
-    let header = H::make(
-        tensor,
-        block.as_ptr().cast(),
-        spec.flags,
-        export_deleter::<H, O>,
-    );
+    let header = H::make(tensor, block.as_ptr().cast(), flags, export_deleter::<H, O>);
     // Field by field, in place (invariants 1–4): the header is written straight into the
     // block rather than built in a temporary and copied.
     let base = block.as_ptr();
@@ -320,7 +302,21 @@ macro_rules! managed_common {
             /// If `spec.shape` and `spec.strides` differ in length.
             pub unsafe fn from_owner<O: Send + 'a>(owner: O, spec: &TensorSpec<'_>) -> Self {
                 // SAFETY: forwarded to the caller.
-                let ptr = unsafe { build::<$header, O>(owner, spec) };
+                unsafe { Self::from_owner_iter(owner, IterSpec::from(spec)) }
+            }
+
+            /// [`Self::from_owner`] with extents and strides given as iterators.
+            ///
+            /// # Safety
+            /// As [`Self::from_owner`].
+            pub(crate) unsafe fn from_owner_iter<O, S, T>(owner: O, spec: IterSpec<S, T>) -> Self
+            where
+                O: Send + 'a,
+                S: ExactSizeIterator<Item = i64>,
+                T: ExactSizeIterator<Item = i64>,
+            {
+                // SAFETY: forwarded to the caller.
+                let ptr = unsafe { build::<$header, O, S, T>(owner, spec) };
                 debug_assert!({
                     // SAFETY: just built from a valid spec.
                     unsafe { validate(&(*ptr.as_ptr()).dl_tensor) }.is_ok()
@@ -552,25 +548,28 @@ impl<'a> ManagedTensor<'a> {
 
     /// Re-wraps as a legacy `DLManagedTensor` for consumers that predate DLPack 1.0.
     ///
-    /// Costs one more allocation (the legacy header owns this tensor; up to rank 8 the
-    /// extents and strides are staged on the stack). Legacy tensors have
+    /// Costs one more allocation (the legacy header owns this tensor). Legacy tensors have
     /// no flags: `READ_ONLY` is lost, so only use this when the consumer treats legacy
     /// imports as read-only (NumPy does) or the data is writable.
     pub fn into_legacy(self) -> LegacyManagedTensor<'a> {
-        let t = self.view();
-        let (data, device, dtype) = (t.data_ptr(), t.device(), t.dtype());
-        let dims = DimsBuf::new(t.shape().iter().copied(), t.strides());
-        let spec = TensorSpec {
-            data,
-            device,
-            dtype,
-            shape: dims.shape(),
-            strides: dims.strides(),
+        let (tensor, flags) = (core::ptr::from_ref(self.tensor()), self.flags());
+        // SAFETY: the header lives in its own allocation, alive and unchanged until the
+        // deleter of `self` runs; `self` only moves (a pointer copy) into the new block
+        // below, and its deleter cannot run before this function returns.
+        let tensor = unsafe { &*tensor };
+        // SAFETY: validated when `self` was made (invariant 2), alive as just argued.
+        let t = unsafe { TensorView::new_unchecked(tensor, flags) };
+        let spec = IterSpec {
+            data: t.data_ptr(),
+            device: t.device(),
+            dtype: t.dtype(),
+            shape: t.shape().iter().copied(),
+            strides: t.strides(),
             flags: 0,
         };
         // SAFETY: the memory stays alive because `self`, its owner, moves into the tensor;
         // the first element, extents and strides are the validated ones of `self`.
-        unsafe { LegacyManagedTensor::from_owner(self, &spec) }
+        unsafe { LegacyManagedTensor::from_owner_iter(self, spec) }
     }
 }
 

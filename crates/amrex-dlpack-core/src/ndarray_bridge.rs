@@ -6,34 +6,50 @@
 
 use crate::error::{DlpackError, ErrorKind};
 use crate::ffi::flags;
-use crate::managed::DimsBuf;
+use crate::managed::IterSpec;
 use crate::view::TensorView;
-use crate::{DlpackElement, ManagedTensor, TensorSpec, ToDlpack};
+use crate::{Device, DlpackElement, ManagedTensor, ToDlpack};
 use alloc::vec::Vec;
 use ndarray::{ArrayView, ArrayViewMut, Axis, Dimension, IxDyn, ShapeBuilder};
 
 macro_rules! export_array {
     ($owner:expr, $a:expr, $flags:expr) => {{
         let data = if $a.is_empty() {
-            core::ptr::null()
+            core::ptr::null_mut()
         } else {
-            $a.as_ptr()
+            $a.as_ptr().cast_mut()
         };
-        // Staged on the stack: the export's only allocation is the tensor's own block.
-        let dims = DimsBuf::new(
-            $a.shape().iter().map(|&e| e as i64),
-            $a.strides().iter().map(|&s| s as i64),
-        );
-        let spec = TensorSpec::host(data, dims.shape(), dims.strides()).with_flags($flags);
-        spec_export($owner, &spec)
+        // Copies of the extents and strides as `D` values (inline for fixed ranks and for
+        // `IxDyn` up to rank 4, so no allocation), so that `$a` can move into the tensor;
+        // `build` writes them straight into the export's block, its only allocation.
+        let dims = $a.raw_dim();
+        let mut strides = $a.raw_dim();
+        for (s, &x) in strides.slice_mut().iter_mut().zip($a.strides()) {
+            // ndarray itself keeps strides as the bits of an `isize` in a `usize`.
+            *s = x as usize;
+        }
+        let spec = IterSpec {
+            data: data.cast(),
+            device: Device::CPU,
+            dtype: A::DTYPE,
+            shape: dims.slice().iter().map(|&e| e as i64),
+            strides: strides.slice().iter().map(|&s| s as isize as i64),
+            flags: $flags,
+        };
+        spec_export($owner, spec)
     }};
 }
 
-fn spec_export<'a, O: Send + 'a>(owner: O, spec: &TensorSpec<'_>) -> ManagedTensor<'a> {
+fn spec_export<'a, O, S, T>(owner: O, spec: IterSpec<S, T>) -> ManagedTensor<'a>
+where
+    O: Send + 'a,
+    S: ExactSizeIterator<Item = i64>,
+    T: ExactSizeIterator<Item = i64>,
+{
     // SAFETY: callers pass the array (or its borrow) as `owner`; ndarray's pointer is the
     // first logical element and its strides (possibly negative) stay inside the array's
     // memory, which does not move with the owner and lives as long as it.
-    unsafe { ManagedTensor::from_owner(owner, spec) }
+    unsafe { ManagedTensor::from_owner_iter(owner, spec) }
 }
 
 impl<A: DlpackElement, D: Dimension + Send + 'static> ToDlpack<'static> for ndarray::Array<A, D> {
