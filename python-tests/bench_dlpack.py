@@ -29,6 +29,15 @@ def main():
     n = 1000
     ours = amrex_rs.PodVectorF64(n, 1.0)
     theirs = np.ones(n)
+    fab = amrex_rs.FArrayBox(amrex_rs.Box((0, 0, 0), (15, 15, 15)), 2)
+    fab_np = np.ones((2, 16, 16, 16))
+    mat = amrex_rs.SmallMatrix_6x6_F_SI1_double.identity()
+    mat_np = np.asfortranarray(np.eye(6))
+    pairs = [
+        ("PodVectorF64(1000)", ours, theirs),
+        ("FArrayBox 16^3 x 2", fab, fab_np),
+        ("SmallMatrix 6x6", mat, mat_np),
+    ]
     rows = [
         ("np.from_dlpack(PodVectorF64)", lambda: np.from_dlpack(ours)),
         ("np.from_dlpack(np.ndarray)", lambda: np.from_dlpack(theirs)),
@@ -37,6 +46,7 @@ def main():
         ("np.ndarray.__dlpack__(max_version=(1,0))",
          lambda: theirs.__dlpack__(max_version=(1, 0))),
         ("amrex_rs.from_dlpack(np.ndarray)", lambda: amrex_rs.from_dlpack(theirs)),
+        ("amrex_rs.from_dlpack(PodVectorF64)", lambda: amrex_rs.from_dlpack(ours)),
     ]
     results = {}
     for name, fn in rows:
@@ -49,6 +59,11 @@ def main():
     cap_ratio = results[rows[2][0]] / results[rows[3][0]]
     print(f"ratio np.from_dlpack(ours) / np.from_dlpack(numpy) = {ratio:.3f} (target <= 1.2)")
     print(f"ratio __dlpack__ ours / numpy                      = {cap_ratio:.3f}")
+    print("np.from_dlpack per container (ours vs a NumPy array of the same shape):")
+    for label, a, b in pairs:
+        ta = best_ns(lambda a=a: np.from_dlpack(a), number)
+        tb = best_ns(lambda b=b: np.from_dlpack(b), number)
+        print(f"  {label:<20} {ta:8.1f} ns vs {tb:8.1f} ns  ratio {ta / tb:.3f}")
     return 0
 
 

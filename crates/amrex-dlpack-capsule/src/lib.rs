@@ -163,13 +163,16 @@ unsafe fn destroy<H>(
     name: &CStr,
     deleter_of: fn(*mut H) -> Option<unsafe extern "C" fn(*mut H)>,
 ) {
-    // SAFETY: CPython runs capsule destructors with the GIL held.
-    let _saved = unsafe { SavedError::fetch() };
-    // SAFETY: attached; `capsule` is the capsule being destroyed; IsValid raises nothing.
+    // SAFETY: CPython runs capsule destructors with the GIL held; `capsule` is the
+    // capsule being destroyed; IsValid neither raises nor clears an exception.
     if unsafe { PyCapsule_IsValid(capsule, name.as_ptr()) } == 0 {
-        // Renamed to "used_…": the consumer owns the tensor now.
+        // Renamed to "used_…": the consumer owns the tensor now (the common case).
         return;
     }
+    // The deleter may run Python code (dropping the producer's reference): keep any
+    // exception that is propagating aside until it is done.
+    // SAFETY: the GIL is held (above).
+    let _saved = unsafe { SavedError::fetch() };
     // SAFETY: the capsule is valid with this name, so GetPointer succeeds and raises nothing.
     let ptr = unsafe { PyCapsule_GetPointer(capsule, name.as_ptr()) }.cast::<H>();
     if let Some(deleter) = deleter_of(ptr) {

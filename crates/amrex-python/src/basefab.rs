@@ -24,6 +24,35 @@ fn fab_err(e: FabError) -> PyErr {
 #[derive(Debug)]
 pub(crate) struct PyFab {
     fab: BaseFab<'static, f64>,
+    /// The whole-fab export, computed once (the fab's layout never changes).
+    full: FullExport,
+}
+
+/// A cached export of the whole fab.
+#[derive(Clone, Copy)]
+struct FullExport(Option<Export<'static>>);
+
+impl core::fmt::Debug for FullExport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("FullExport")
+    }
+}
+
+// SAFETY: a plain description of the fab's memory (pointer, extents, strides); it grants
+// no access by itself and is only used while the fab it describes is alive.
+unsafe impl Send for FullExport {}
+// SAFETY: as above; never mutated after construction.
+unsafe impl Sync for FullExport {}
+
+impl PyFab {
+    fn wrap(fab: BaseFab<'static, f64>) -> Self {
+        let mut this = Self {
+            fab,
+            full: FullExport(None),
+        };
+        this.full = FullExport(this.export_box(0, None, None, false).ok());
+        this
+    }
 }
 
 impl PyFab {
@@ -33,7 +62,10 @@ impl PyFab {
         count: Option<usize>,
         read_only: bool,
     ) -> PyResult<Export<'static>> {
-        self.export_box(start, count, None, read_only)
+        match self.full.0 {
+            Some(e) if start == 0 && count.is_none() && !read_only => Ok(e),
+            _ => self.export_box(start, count, None, read_only),
+        }
     }
 
     /// Components `start..start+count` over `sub` (default: the fab's box).
@@ -128,9 +160,7 @@ impl PyFab {
     #[new]
     #[pyo3(signature = (r#box, ncomp=1))]
     fn py_new(r#box: &PyBox, ncomp: usize) -> Self {
-        Self {
-            fab: BaseFab::new(r#box.0, ncomp),
-        }
+        Self::wrap(BaseFab::new(r#box.0, ncomp))
     }
 
     /// Adopts a DLPack producer's `(ncomp, nz, ny, nx)` float64 array (rank 1–4, unit `i`
@@ -148,9 +178,9 @@ impl PyFab {
                 ));
             }
         };
-        Ok(Self {
-            fab: BaseFab::from_dlpack_at(tensor, lo).map_err(dlpack_err)?,
-        })
+        Ok(Self::wrap(
+            BaseFab::from_dlpack_at(tensor, lo).map_err(dlpack_err)?,
+        ))
     }
 
     /// The fab's box.

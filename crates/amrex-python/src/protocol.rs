@@ -186,10 +186,24 @@ struct KeepAlive {
     _live: LiveToken,
 }
 
+unsafe extern "C" {
+    /// `PyGILState_Check` (CPython >= 3.4; not in the limited API's headers, but exported
+    /// by every CPython 3 since 3.4, so an abi3 module can call it).
+    fn PyGILState_Check() -> core::ffi::c_int;
+}
+
 impl Drop for KeepAlive {
     fn drop(&mut self) {
-        let mut slot = self.obj.take();
-        // Fast path when already attached (NumPy calls deleters with the GIL held).
+        let Some(obj) = self.obj.take() else { return };
+        // SAFETY: callable at any time from any thread; 1 iff this thread holds the GIL.
+        if unsafe { PyGILState_Check() } == 1 {
+            // Fast path (NumPy calls deleters with the GIL held): release the reference
+            // now. pyo3 would defer it, since its own attach count is zero here.
+            // SAFETY: the GIL is held and `into_ptr` hands us the one strong reference.
+            unsafe { pyo3::ffi::Py_DecRef(obj.into_ptr()) };
+            return;
+        }
+        let mut slot = Some(obj);
         let _ = Python::try_attach(|_py| drop(slot.take()));
         if let Some(obj) = slot {
             // Finalizing or not initialized: touching the refcount is not allowed.
