@@ -10,10 +10,11 @@
 //! `cargo bench -p amrex-benches --bench basefab -- --warm-up-time 1 --measurement-time 2`
 //! (`BASEFAB_BENCH_N` sets the edge, default 256).
 
+use core::hint::black_box;
+use core::time::Duration;
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use amrex_basefab::{FArrayBox, IndexBox, IntVect};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -11,10 +11,11 @@
 //! `cargo bench -p amrex-benches --bench particles -- --warm-up-time 1 --measurement-time 3`
 //! (`PARTICLES_BENCH_N` sets the count, default 10⁷).
 
+use core::hint::black_box;
+use core::time::Duration;
 use std::collections::BTreeMap;
-use std::hint::black_box;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use amrex_aos::{ArrayOfStructs, Particle, StructOfArrays, idcpu};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -121,8 +122,8 @@ fn push(c: &mut Criterion) {
         for i in 0..n {
             let (pos, vel) = init(i);
             c.idcpu[i] = idcpu::make_id_cpu(i as i64 + 1, 0);
-            for d in 0..3 {
-                c.reals[d][i] = pos[d];
+            for (comp, &p) in c.reals.iter_mut().zip(&pos) {
+                comp[i] = p;
             }
             c.reals[3][i] = vel[0];
             c.reals[4][i] = vel[1];

@@ -9,8 +9,9 @@
 //! far above criterion's sampling scale, and the point is the ratio within one run.
 
 use amrex_podvector::{GrowthStrategy, PodVector};
-use std::hint::black_box;
-use std::time::{Duration, Instant};
+use core::hint::black_box;
+use core::time::Duration;
+use std::time::Instant;
 
 fn best_of<F: FnMut() -> usize>(mut f: F) -> Duration {
     (0..3)
