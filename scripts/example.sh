@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Runs the main example on a fresh machine (installs what it needs first).
+# Runs the main example on a fresh machine (installs what it needs first): the heat
+# equation on a MultiFab, stepped in Rust and checked against ndarray and DLPack
+# (examples/heat.rs), then driven from Python with NumPy kernels on zero-copy views
+# (examples/heat.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo run --release --features ndarray --example heat
+bash scripts/build-python.sh
+.venv/bin/python examples/heat.py

@@ -57,6 +57,8 @@ MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-2
 if [ -f scripts/build-python.sh ]; then
     log "Python module and the NumPy consumer tests"
     bash scripts/build-python.sh
+    log "the main example (Rust half; the Python half runs in pytest)"
+    cargo run -q --release --features ndarray --example heat
     status=0
     .venv/bin/python -m pytest -q python-tests || status=$?
     if [ "$status" -ne 0 ]; then
