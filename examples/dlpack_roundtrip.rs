@@ -3,7 +3,7 @@
 use amrex::dlpack::{FromDlpack, ManagedTensor, ToDlpack};
 use ndarray::{Array3, ArrayView3, Ix3, s};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn core::error::Error>> {
     // A Vec moves into a DLPack tensor; the pointer is unchanged.
     let v: Vec<f64> = (0..8).map(f64::from).collect();
     let ptr = v.as_ptr();

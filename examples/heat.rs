@@ -15,7 +15,7 @@
 //!    and the `MultiFab` reductions see the change.
 use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
 use ndarray::{Array4, Ix4, Zip};
-use std::f64::consts::PI;
+use core::f64::consts::PI;
 
 const N: i32 = 64;
 const MAX_GRID: i32 = 32;
@@ -33,7 +33,7 @@ fn initial(i: i32, j: i32, k: i32) -> f64 {
     1.0 + mode(i, j, k)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn core::error::Error>> {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
     let ba = BoxArray::from_domain(domain, MAX_GRID);
     let dm = DistributionMapping::new(&ba, 1);
