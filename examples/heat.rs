@@ -14,8 +14,8 @@
 //! 3. DLPack: every local box exported zero-copy, read and scaled through the tensors,
 //!    and the `MultiFab` reductions see the change.
 use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
-use ndarray::{Array4, Ix4, Zip};
 use core::f64::consts::PI;
+use ndarray::{Array4, Ix4, Zip};
 
 const N: i32 = 64;
 const MAX_GRID: i32 = 32;
