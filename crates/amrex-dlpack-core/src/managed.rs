@@ -193,6 +193,7 @@ unsafe extern "C" fn export_deleter<H, O>(header: *mut H) {
 ///
 /// # Safety
 /// As [`ManagedTensor::from_owner`].
+#[inline]
 unsafe fn build<H, O, S, T>(owner: O, spec: IterSpec<S, T>) -> NonNull<H>
 where
     H: Header,
@@ -300,6 +301,7 @@ macro_rules! managed_common {
             ///
             /// # Panics
             /// If `spec.shape` and `spec.strides` differ in length.
+            #[inline]
             pub unsafe fn from_owner<O: Send + 'a>(owner: O, spec: &TensorSpec<'_>) -> Self {
                 // SAFETY: forwarded to the caller.
                 unsafe { Self::from_owner_iter(owner, IterSpec::from(spec)) }
@@ -309,6 +311,7 @@ macro_rules! managed_common {
             ///
             /// # Safety
             /// As [`Self::from_owner`].
+            #[inline]
             pub(crate) unsafe fn from_owner_iter<O, S, T>(owner: O, spec: IterSpec<S, T>) -> Self
             where
                 O: Send + 'a,
