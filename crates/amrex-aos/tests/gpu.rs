@@ -1,7 +1,7 @@
 //! Particles on real GPU arenas (features `cuda`, `hip`, `level-zero`): one body per
 //! backend and memory kind that runs where a device is present and otherwise says why.
 
-use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StructOfArrays, idcpu};
+use amrex_aos::{ArrayOfStructs, FieldKind, Particle, ParticleReal, StructOfArrays, idcpu};
 use amrex_arena::{Arena, ArenaError, ErrorKind, cuda, hip, level_zero};
 
 fn skip(test: &str, e: ArenaError) {
@@ -21,7 +21,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     let ps: Vec<P> = (0..100)
         .map(|i| {
             P::with_fields(
-                [f64::from(i), 0.5, -0.5],
+                [i as ParticleReal, 0.5, -0.5],
                 [1.0, 2.0],
                 i64::from(i) + 1,
                 3,
