@@ -161,27 +161,12 @@ fn import_layout<T: DlpackElement>(
 /// `true` if distinct in-bounds indices reach distinct elements: sorted by stride, each
 /// axis of extent > 1 steps over the whole span of the axes below it.
 fn non_overlapping<T>(raw: &Raw<T>) -> bool {
-    let mut axes = [
+    !amrex_dlpack_core::strides_overlap(&mut [
         (1usize, raw.len_dir(0)),
         (raw.jstride, raw.len_dir(1)),
         (raw.kstride, raw.len_dir(2)),
         (raw.nstride, raw.ncomp),
-    ];
-    axes.sort_unstable();
-    let mut span = 1usize; // elements covered by the smaller axes
-    for (stride, extent) in axes {
-        if extent <= 1 {
-            continue;
-        }
-        if stride < span {
-            return false;
-        }
-        span = match stride.checked_mul(extent) {
-            Some(s) => s,
-            None => return false,
-        };
-    }
-    true
+    ])
 }
 
 impl<'a, T: DlpackElement> Array4<'a, T> {
@@ -230,7 +215,7 @@ impl<'a, T: DlpackElement> Array4Mut<'a, T> {
     /// not be `READ_ONLY` and distinct indices must reach distinct elements.
     ///
     /// # Errors
-    /// As [`Array4::from_dlpack_view`], plus `ReadOnly`, and `Unsupported` for strides that
+    /// As [`Array4::from_dlpack_view`], plus `ReadOnly`, and `OverlappingStrides` for strides that
     /// make elements overlap (e.g. a zero stride on an axis of extent > 1).
     pub fn from_dlpack_view_mut(
         view: TensorViewMut<'a>,
@@ -241,10 +226,7 @@ impl<'a, T: DlpackElement> Array4Mut<'a, T> {
         }
         let raw = import_layout::<T>(&view, begin)?;
         if !non_overlapping(&raw) {
-            return Err(ErrorKind::Unsupported(
-                "overlapping strides: a mutable Array4 needs a distinct element per index",
-            )
-            .into());
+            return Err(ErrorKind::OverlappingStrides.into());
         }
         // Invariants 2–3 as for `Array4::from_dlpack_view`; 5: distinct offsets (just
         // checked) and TensorViewMut's contract of exclusive access for 'a.

@@ -212,10 +212,7 @@ fn import_layout<T: DlpackElement>(
         && !empty
         && !non_overlapping([(1, nx), (jstride, ny), (kstride, nz), (nstride, nc)])
     {
-        return Err(ErrorKind::Unsupported(
-            "overlapping strides: a writable fab needs a distinct element per index",
-        )
-        .into());
+        return Err(ErrorKind::OverlappingStrides.into());
     }
     let ptr = if empty {
         NonNull::<T>::dangling().as_ptr()
@@ -237,21 +234,7 @@ fn import_layout<T: DlpackElement>(
 /// Whether distinct indices reach distinct elements: sorted by stride, each axis of
 /// extent > 1 steps over the whole span of the smaller ones.
 fn non_overlapping(mut axes: [(usize, usize); 4]) -> bool {
-    axes.sort_unstable();
-    let mut span = 1usize;
-    for (stride, extent) in axes {
-        if extent <= 1 {
-            continue;
-        }
-        if stride < span {
-            return false;
-        }
-        match stride.checked_mul(extent) {
-            Some(s) => span = s,
-            None => return false,
-        }
-    }
-    true
+    !amrex_dlpack_core::strides_overlap(&mut axes)
 }
 
 impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
@@ -261,7 +244,7 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
     ///
     /// # Errors
     /// `RankMismatch`, `DtypeMismatch`, `NegativeStride`, `NonUnitStride` (along `i`),
-    /// `Misaligned`, `Unsupported` (overlapping strides on a writable tensor) or
+    /// `Misaligned`, `OverlappingStrides` (on a writable tensor) or
     /// `SpanOverflow` (extents past the `i32` index space); the tensor is dropped then
     /// (its deleter runs once).
     pub fn from_dlpack_at(tensor: ManagedTensor<'a>, begin: IntVect) -> Result<Self, DlpackError> {

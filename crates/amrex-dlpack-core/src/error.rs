@@ -92,6 +92,18 @@ pub enum ErrorKind {
     },
     /// The target needs a layout the tensor does not have (for example compact).
     NotContiguous,
+    /// A stride differs from the one the target's fixed layout needs.
+    StrideMismatch {
+        /// The axis.
+        axis: usize,
+        /// The stride the target needs.
+        expected: i64,
+        /// The stride found.
+        found: i64,
+    },
+    /// Two indices reach the same element (a zero stride on a long axis, or strides that
+    /// interleave), which a writable view must not allow.
+    OverlappingStrides,
     /// Lengths that must agree do not (for example `shape` vs `strides` in an export).
     LengthMismatch {
         /// The required length.
@@ -202,6 +214,20 @@ impl fmt::Display for DlpackError {
                 "DLPack: expected a non-negative stride on axis {axis}, got {stride}"
             ),
             ErrorKind::NotContiguous => write!(f, "DLPack: expected a contiguous tensor"),
+            ErrorKind::StrideMismatch {
+                axis,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "DLPack: expected stride {expected} on axis {axis}, got {found}"
+                )
+            }
+            ErrorKind::OverlappingStrides => write!(
+                f,
+                "DLPack: expected strides that give every index its own element, got overlapping ones"
+            ),
             ErrorKind::LengthMismatch { expected, found } => {
                 write!(f, "DLPack: expected length {expected}, got {found}")
             }

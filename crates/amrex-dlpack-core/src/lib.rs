@@ -82,6 +82,38 @@ pub use ndarray_bridge::tensor_view_as_ndarray;
 pub use traits::{FromDlpack, ToDlpack};
 pub use view::{TensorView, TensorViewMut, TypedView, TypedViewMut};
 
+/// Whether two different indices of a layout reach the same element.
+///
+/// `axes` holds `(|stride|, extent)` pairs in any order (it is sorted in place). Axes of
+/// extent 0 make the layout empty (nothing overlaps); axes of extent 1 never move. The
+/// test is the usual sufficient one: sorted by stride, each axis must step past every
+/// offset the faster axes reach. Layouts it calls overlapping may, in rare interleavings,
+/// be injective after all; writable views refuse them anyway, which is safe.
+pub fn strides_overlap(axes: &mut [(usize, usize)]) -> bool {
+    if axes.iter().any(|&(_, extent)| extent == 0) {
+        return false;
+    }
+    axes.sort_unstable();
+    // One past the highest offset the axes seen so far reach.
+    let mut reach = 1usize;
+    for &(stride, extent) in axes.iter() {
+        if extent <= 1 {
+            continue;
+        }
+        if stride < reach {
+            return true;
+        }
+        match stride
+            .checked_mul(extent - 1)
+            .and_then(|r| r.checked_add(reach))
+        {
+            Some(r) => reach = r,
+            None => return true,
+        }
+    }
+    false
+}
+
 /// Compact row-major (C order) strides, in elements, for `shape`, written into `out`.
 ///
 /// # Panics

@@ -98,25 +98,12 @@ fn layout<T: DlpackElement>(
 /// Whether two indices may reach the same element (a sufficient test, as ndarray's): sorted
 /// by stride, each axis must step past everything the smaller-stride axes reach.
 fn overlaps(shape: &[usize], abs_strides: &[usize]) -> bool {
-    if shape.contains(&0) {
-        return false;
-    }
     let mut axes: Vec<(usize, usize)> = abs_strides
         .iter()
-        .zip(shape)
-        .filter(|&(_, &extent)| extent > 1)
-        .map(|(&stride, &extent)| (stride, extent))
+        .copied()
+        .zip(shape.iter().copied())
         .collect();
-    axes.sort_unstable();
-    // One past the highest offset the axes seen so far reach (validated: fits isize).
-    let mut reach = 1usize;
-    for (stride, extent) in axes {
-        if stride < reach {
-            return true;
-        }
-        reach += stride * (extent - 1);
-    }
-    false
+    crate::strides_overlap(&mut axes)
 }
 
 fn dim_of<D: Dimension>(shape: &[usize]) -> Result<D, DlpackError> {
@@ -146,7 +133,7 @@ impl<'a> ManagedTensor<'a> {
         let (shape, strides, base, inverted) = layout(&view, ptr);
         if overlaps(&shape, &strides) {
             // ArrayViewMut must not reach one element through two indices.
-            return Err(ErrorKind::Unsupported("overlapping strides in a mutable view").into());
+            return Err(ErrorKind::OverlappingStrides.into());
         }
         let dim = dim_of::<D>(&shape)?;
         let st = dim_of::<D>(&strides)?;

@@ -661,7 +661,7 @@ fn ndarray_rank_mismatch_and_overlap() {
         assert_eq!(t.as_ndarray::<f64, Ix1>().unwrap().to_vec(), [0.0; 4]);
         assert_eq!(
             kind_of(t.as_ndarray_mut::<f64, Ix1>()),
-            ErrorKind::Unsupported("overlapping strides in a mutable view")
+            ErrorKind::OverlappingStrides
         );
     });
     // Interleaved axes that collide: shape (2, 2) with strides (1, 1).

@@ -79,7 +79,11 @@ impl<T, const R: usize, const C: usize, O: Order, const START: usize>
             } else if want == 1 {
                 ErrorKind::NonUnitStride { axis, stride }
             } else {
-                ErrorKind::NotContiguous
+                ErrorKind::StrideMismatch {
+                    axis,
+                    expected: want as i64,
+                    found: stride,
+                }
             }
             .into());
         }
@@ -133,7 +137,7 @@ impl<T, const R: usize, const C: usize, O: Order, const START: usize>
     /// # Errors
     /// As [`from_dlpack_copy`](Self::from_dlpack_copy), plus
     /// [`ErrorKind::NonUnitStride`] (the axis that must be 1),
-    /// [`ErrorKind::NegativeStride`], or [`ErrorKind::NotContiguous`] (the other axis).
+    /// [`ErrorKind::NegativeStride`], or [`ErrorKind::StrideMismatch`] (the other axis).
     pub fn view_from_dlpack<'a>(view: &TensorView<'a>) -> Result<&'a Self, DlpackError>
     where
         T: DlpackElement,
