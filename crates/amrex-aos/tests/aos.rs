@@ -1,11 +1,9 @@
 //! ArrayOfStructs: neighbour semantics, growth, device path, and DLPack field views that
 //! read and write the right bytes.
 
-mod common;
-
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, ParticleReal, idcpu};
+use amrex_arena::testing::FakeDeviceArena;
 use amrex_dlpack_core::{DLDeviceType, DataType, ErrorKind, ManagedTensor, flags};
-use common::FakeDevice;
 use core::mem::size_of;
 use proptest::prelude::*;
 
@@ -228,7 +226,7 @@ fn empty_exports_have_null_data() {
 
 #[test]
 fn device_arena_never_dereferenced() {
-    let mut a = ArrayOfStructs::<P, FakeDevice>::new_in(FakeDevice);
+    let mut a = ArrayOfStructs::<P, FakeDeviceArena>::new_in(FakeDeviceArena);
     for i in 0..5 {
         a.push(particle(i));
     }

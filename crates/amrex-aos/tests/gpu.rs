@@ -2,17 +2,7 @@
 //! backend and memory kind that runs where a device is present and otherwise says why.
 
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, ParticleReal, StructOfArrays, idcpu};
-use amrex_arena::{Arena, ArenaError, ErrorKind, cuda, hip, level_zero};
-
-fn skip(test: &str, e: ArenaError) {
-    match e.kind() {
-        ErrorKind::NotCompiled(_)
-        | ErrorKind::LibraryNotFound { .. }
-        | ErrorKind::NoDriver { .. }
-        | ErrorKind::NoDevice(_) => eprintln!("skipped {test}: {e}"),
-        _ => panic!("{test}: unexpected error: {e}"),
-    }
-}
+use amrex_arena::{Arena, cuda, hip, level_zero};
 
 type P = Particle<2, 1>;
 
@@ -56,20 +46,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     eprintln!("ran on {device}");
 }
 
-macro_rules! device_tests {
-    ($($name:ident: $ctor:expr;)+) => {$(
-        #[test]
-        #[cfg_attr(miri, ignore = "FFI")]
-        fn $name() {
-            match $ctor {
-                Ok(arena) => exercise(arena),
-                Err(e) => skip(stringify!($name), e),
-            }
-        }
-    )+};
-}
-
-device_tests! {
+amrex_arena::device_tests! { exercise;
     cuda_device: cuda::CudaDeviceArena::new(0);
     cuda_managed: cuda::CudaManagedArena::new(0);
     hip_device: hip::HipDeviceArena::new(0);

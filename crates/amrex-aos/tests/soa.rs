@@ -1,10 +1,8 @@
 //! StructOfArrays: components, names, neighbours, device path and DLPack round trips.
 
-mod common;
-
 use amrex_aos::{FieldKind, ParticleError, ParticleReal, StructOfArrays, idcpu};
+use amrex_arena::testing::FakeDeviceArena;
 use amrex_dlpack_core::{DLDeviceType, DataType, FromDlpack};
-use common::FakeDevice;
 use proptest::prelude::*;
 
 #[test]
@@ -134,7 +132,7 @@ fn exports_are_zero_copy() {
 
 #[test]
 fn device_soa() {
-    let mut s = StructOfArrays::<2, 0, FakeDevice>::new_in(FakeDevice);
+    let mut s = StructOfArrays::<2, 0, FakeDeviceArena>::new_in(FakeDeviceArena);
     s.push(idcpu::make_id_cpu(1, 0), &[1.0, 2.0], &[]).unwrap();
     s.add_real_comp(Some("extra")).unwrap();
     s.set_num_neighbors(2).unwrap();

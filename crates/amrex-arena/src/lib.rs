@@ -35,6 +35,8 @@
 //! - `hip`: HIP device, pinned and managed arenas through our own bindings to
 //!   `libamdhip64`, loaded with `libloading`.
 //! - `level-zero`: Level Zero device, shared and host USM arenas through `level-zero-sys`.
+//! - `testing`: test support, `testing::FakeDeviceArena` (a host-backed stand-in for
+//!   device memory); enable it in dev-dependencies only.
 //!
 //! Without a feature its module still exists with the same type names, and every
 //! constructor returns [`ErrorKind::NotCompiled`], so callers need no `cfg`.
@@ -113,6 +115,9 @@ mod host;
 pub use arena::{Arena, HostAccessible, MemoryKind, copy_between, dangling};
 pub use error::{ArenaError, Backend, ErrorKind};
 pub use host::HostArena;
+
+#[cfg(feature = "testing")]
+pub mod testing;
 
 #[cfg(any(feature = "cuda", feature = "hip", feature = "level-zero"))]
 #[path = "backend/common.rs"]

@@ -6,18 +6,6 @@
 use amrex_arena::{Arena, ArenaError, Backend, ErrorKind, HostArena, cuda, hip, level_zero};
 use amrex_podvector::PodVector;
 
-/// Errors that mean "no such runtime or device on this machine": the test is skipped,
-/// loudly. Anything else fails.
-fn skip(test: &str, e: ArenaError) {
-    match e.kind() {
-        ErrorKind::NotCompiled(_)
-        | ErrorKind::LibraryNotFound { .. }
-        | ErrorKind::NoDriver { .. }
-        | ErrorKind::NoDevice(_) => eprintln!("skipped {test}: {e}"),
-        _ => panic!("{test}: unexpected error: {e}"),
-    }
-}
-
 /// The body every backend and memory kind runs on a machine with a device.
 fn exercise<A: Arena + 'static>(arena: A) {
     use amrex_dlpack_core::ToDlpack;
@@ -57,20 +45,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     eprintln!("ran on {device}");
 }
 
-macro_rules! device_tests {
-    ($($name:ident: $ctor:expr;)+) => {$(
-        #[test]
-        #[cfg_attr(miri, ignore = "FFI")]
-        fn $name() {
-            match $ctor {
-                Ok(arena) => exercise(arena),
-                Err(e) => skip(stringify!($name), e),
-            }
-        }
-    )+};
-}
-
-device_tests! {
+amrex_arena::device_tests! { exercise;
     cuda_device: cuda::CudaDeviceArena::new(0);
     cuda_pinned: cuda::CudaPinnedArena::new(0);
     cuda_managed: cuda::CudaManagedArena::new(0);

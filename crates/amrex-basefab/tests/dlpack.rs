@@ -1,13 +1,11 @@
 //! BaseFab DLPack export/import, and the device (not host accessible) path.
 
-mod common;
-
+use amrex_arena::testing::FakeDeviceArena;
 use amrex_basefab::{Array4Mut, BaseFab, FabError, IndexBox, IntVect};
 use amrex_dlpack_core::{
     DLDeviceType, DataType, Device, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, ToDlpack,
     flags,
 };
-use common::FakeDevice;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -228,7 +226,7 @@ fn from_array4_sub_box_exports_strides() {
 #[test]
 fn device_fabs_refuse_host_work_and_stage() {
     let bx = cube(3);
-    let mut d = BaseFab::<f64, FakeDevice>::try_new_in(bx, 2, FakeDevice).unwrap();
+    let mut d = BaseFab::<f64, FakeDeviceArena>::try_new_in(bx, 2, FakeDeviceArena).unwrap();
     let dev = Device::new(DLDeviceType::CUDA, 0);
     assert_eq!(d.device(), dev);
     assert!(!d.host_accessible());

@@ -1,19 +1,9 @@
 //! Fabs on real GPU arenas (features `cuda`, `hip`, `level-zero`): one body per backend
 //! and memory kind that runs where a device is present and otherwise says why it skipped.
 
-use amrex_arena::{Arena, ArenaError, ErrorKind, cuda, hip, level_zero};
+use amrex_arena::{Arena, cuda, hip, level_zero};
 use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect};
 use amrex_dlpack_core::{FromDlpack, ToDlpack};
-
-fn skip(test: &str, e: ArenaError) {
-    match e.kind() {
-        ErrorKind::NotCompiled(_)
-        | ErrorKind::LibraryNotFound { .. }
-        | ErrorKind::NoDriver { .. }
-        | ErrorKind::NoDevice(_) => eprintln!("skipped {test}: {e}"),
-        _ => panic!("{test}: unexpected error: {e}"),
-    }
-}
 
 fn exercise<A: Arena + 'static>(arena: A) {
     let device = arena.device();
@@ -66,20 +56,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     eprintln!("ran on {device}");
 }
 
-macro_rules! device_tests {
-    ($($name:ident: $ctor:expr;)+) => {$(
-        #[test]
-        #[cfg_attr(miri, ignore = "FFI")]
-        fn $name() {
-            match $ctor {
-                Ok(arena) => exercise(arena),
-                Err(e) => skip(stringify!($name), e),
-            }
-        }
-    )+};
-}
-
-device_tests! {
+amrex_arena::device_tests! { exercise;
     cuda_device: cuda::CudaDeviceArena::new(0);
     cuda_managed: cuda::CudaManagedArena::new(0);
     cuda_pinned: cuda::CudaPinnedArena::new(0);
