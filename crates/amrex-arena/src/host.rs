@@ -76,45 +76,7 @@ impl Arena for HostArena {
         NonNull::new(p).ok_or_else(|| alloc_failed(new))
     }
 
-    unsafe fn copy_from_host(
-        &self,
-        dst: NonNull<u8>,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: both ranges are valid for `len` bytes and do not overlap (obligations
-        // 1-3); host memory is plain memory.
-        unsafe { core::ptr::copy_nonoverlapping(src, dst.as_ptr(), len) };
-        Ok(())
-    }
-
-    unsafe fn copy_to_host(
-        &self,
-        dst: *mut u8,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: both ranges are valid for `len` bytes and do not overlap (obligations 1-3).
-        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst, len) };
-        Ok(())
-    }
-
-    unsafe fn copy_within(
-        &self,
-        dst: NonNull<u8>,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: both ranges are valid for `len` bytes and do not overlap (obligations 1-2).
-        unsafe { core::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), len) };
-        Ok(())
-    }
-
-    unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
-        // SAFETY: `dst` is writable for `len` bytes (the obligation).
-        unsafe { core::ptr::write_bytes(dst.as_ptr(), value, len) };
-        Ok(())
-    }
+    crate::host::host_bulk_ops!();
 
     fn synchronize(&self) -> Result<(), ArenaError> {
         Ok(())
@@ -124,3 +86,77 @@ impl Arena for HostArena {
 // SAFETY: the global allocator hands out ordinary host memory, and every bulk operation
 // above is a synchronous CPU copy.
 unsafe impl HostAccessible for HostArena {}
+
+/// Host memory copy behind [`host_bulk_ops!`]; zero lengths touch nothing.
+///
+/// # Safety
+/// For `len > 0`: `src` readable and `dst` writable for `len` bytes, not overlapping.
+pub(crate) unsafe fn host_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ArenaError> {
+    if len > 0 {
+        // SAFETY: the caller's obligation.
+        unsafe { core::ptr::copy_nonoverlapping(src, dst, len) };
+    }
+    Ok(())
+}
+
+/// Host memset behind [`host_bulk_ops!`]; zero lengths touch nothing.
+///
+/// # Safety
+/// For `len > 0`: `dst` writable for `len` bytes.
+pub(crate) unsafe fn host_fill(dst: *mut u8, value: u8, len: usize) -> Result<(), ArenaError> {
+    if len > 0 {
+        // SAFETY: the caller's obligation.
+        unsafe { core::ptr::write_bytes(dst, value, len) };
+    }
+    Ok(())
+}
+
+/// The four bulk operations of an [`Arena`] whose memory is ordinary host memory
+/// ([`HostArena`], CUDA/HIP pinned memory, Level Zero host USM): synchronous CPU copies
+/// and memsets. Expand inside `impl Arena for X` only where `X: HostAccessible`, with the
+/// backend's own allocation, deallocation and synchronisation written beside it.
+macro_rules! host_bulk_ops {
+    () => {
+        unsafe fn copy_from_host(
+            &self,
+            dst: core::ptr::NonNull<u8>,
+            src: *const u8,
+            len: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: this arena's memory is host memory; both ranges are valid for `len`
+            // bytes and do not overlap (the caller's obligations).
+            unsafe { $crate::host::host_copy(dst.as_ptr(), src, len) }
+        }
+
+        unsafe fn copy_to_host(
+            &self,
+            dst: *mut u8,
+            src: core::ptr::NonNull<u8>,
+            len: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: as above, in the other direction.
+            unsafe { $crate::host::host_copy(dst, src.as_ptr(), len) }
+        }
+
+        unsafe fn copy_within(
+            &self,
+            dst: core::ptr::NonNull<u8>,
+            src: core::ptr::NonNull<u8>,
+            len: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: as above, both ranges in this arena.
+            unsafe { $crate::host::host_copy(dst.as_ptr(), src.as_ptr(), len) }
+        }
+
+        unsafe fn fill_bytes(
+            &self,
+            dst: core::ptr::NonNull<u8>,
+            value: u8,
+            len: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: host memory, writable for `len` bytes (the caller's obligation).
+            unsafe { $crate::host::host_fill(dst.as_ptr(), value, len) }
+        }
+    };
+}
+pub(crate) use host_bulk_ops;

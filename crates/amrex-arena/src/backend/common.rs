@@ -49,27 +49,3 @@ pub(crate) fn open(
             .into()
         })
 }
-
-/// Host memory copy for host-accessible (pinned / host USM) arenas.
-///
-/// # Safety
-/// `src` readable and `dst` writable for `len` bytes, not overlapping.
-pub(crate) unsafe fn host_copy(dst: *mut u8, src: *const u8, len: usize) -> Result<(), ArenaError> {
-    if len > 0 {
-        // SAFETY: the caller's obligation.
-        unsafe { core::ptr::copy_nonoverlapping(src, dst, len) };
-    }
-    Ok(())
-}
-
-/// Host memset for host-accessible arenas.
-///
-/// # Safety
-/// `dst` writable for `len` bytes.
-pub(crate) unsafe fn host_fill(dst: *mut u8, value: u8, len: usize) -> Result<(), ArenaError> {
-    if len > 0 {
-        // SAFETY: the caller's obligation.
-        unsafe { core::ptr::write_bytes(dst, value, len) };
-    }
-    Ok(())
-}

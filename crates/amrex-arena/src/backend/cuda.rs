@@ -7,7 +7,7 @@
 //! device [`ErrorKind::NoDevice`]. Each arena retains the device's primary context (as the
 //! CUDA runtime does) and makes it current before each call.
 
-use crate::common::{check_align, host_copy, host_fill, non_null, open};
+use crate::common::{check_align, non_null, open};
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostAccessible, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::{alloc::Layout, ffi::c_void, fmt, ptr::NonNull};
@@ -372,40 +372,7 @@ impl Arena for CudaPinnedArena {
         }
     }
 
-    unsafe fn copy_from_host(
-        &self,
-        dst: NonNull<u8>,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: pinned memory is host memory; the caller's obligations.
-        unsafe { host_copy(dst.as_ptr(), src, len) }
-    }
-
-    unsafe fn copy_to_host(
-        &self,
-        dst: *mut u8,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst, src.as_ptr(), len) }
-    }
-
-    unsafe fn copy_within(
-        &self,
-        dst: NonNull<u8>,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst.as_ptr(), src.as_ptr(), len) }
-    }
-
-    unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_fill(dst.as_ptr(), value, len) }
-    }
+    crate::host::host_bulk_ops!();
 
     fn synchronize(&self) -> Result<(), ArenaError> {
         self.ctx.make_current()?;

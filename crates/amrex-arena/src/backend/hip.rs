@@ -7,7 +7,7 @@
 //! failing device query [`ErrorKind::NoDriver`] / [`ErrorKind::NoDevice`]. Every call
 //! sets the arena's device first (`hipSetDevice`).
 
-use crate::common::{check_align, host_copy, host_fill, non_null, open};
+use crate::common::{check_align, non_null, open};
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostAccessible, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::{
@@ -410,40 +410,7 @@ impl Arena for HipPinnedArena {
         let _ = unsafe { (self.dev.hip.host_free)(ptr.as_ptr().cast()) };
     }
 
-    unsafe fn copy_from_host(
-        &self,
-        dst: NonNull<u8>,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: pinned memory is host memory; the caller's obligations.
-        unsafe { host_copy(dst.as_ptr(), src, len) }
-    }
-
-    unsafe fn copy_to_host(
-        &self,
-        dst: *mut u8,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst, src.as_ptr(), len) }
-    }
-
-    unsafe fn copy_within(
-        &self,
-        dst: NonNull<u8>,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst.as_ptr(), src.as_ptr(), len) }
-    }
-
-    unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_fill(dst.as_ptr(), value, len) }
-    }
+    crate::host::host_bulk_ops!();
 
     fn synchronize(&self) -> Result<(), ArenaError> {
         self.dev.synchronize()

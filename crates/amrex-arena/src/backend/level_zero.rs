@@ -12,7 +12,7 @@
 //! may refuse it or need to copy. Copies and fills go through one synchronous immediate
 //! command list per arena, so they have finished when they return.
 
-use crate::common::{host_copy, host_fill, non_null};
+use crate::common::non_null;
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostAccessible, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::{alloc::Layout, ffi::c_void, fmt, ptr::NonNull};
@@ -515,40 +515,7 @@ impl Arena for ZeHostArena {
         self.dev.free(ptr);
     }
 
-    unsafe fn copy_from_host(
-        &self,
-        dst: NonNull<u8>,
-        src: *const u8,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: host USM is host memory; the caller's obligations.
-        unsafe { host_copy(dst.as_ptr(), src, len) }
-    }
-
-    unsafe fn copy_to_host(
-        &self,
-        dst: *mut u8,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst, src.as_ptr(), len) }
-    }
-
-    unsafe fn copy_within(
-        &self,
-        dst: NonNull<u8>,
-        src: NonNull<u8>,
-        len: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_copy(dst.as_ptr(), src.as_ptr(), len) }
-    }
-
-    unsafe fn fill_bytes(&self, dst: NonNull<u8>, value: u8, len: usize) -> Result<(), ArenaError> {
-        // SAFETY: as above.
-        unsafe { host_fill(dst.as_ptr(), value, len) }
-    }
+    crate::host::host_bulk_ops!();
 
     fn synchronize(&self) -> Result<(), ArenaError> {
         Ok(())
