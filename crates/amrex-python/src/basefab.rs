@@ -275,96 +275,6 @@ impl PyFab {
         })
     }
 
-    /// Sets components `start_comp..start_comp+num_comps` over `box` (default: all).
-    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-    fn set_val(
-        &mut self,
-        val: f64,
-        r#box: Option<PyRef<'_, PyBox>>,
-        start_comp: usize,
-        num_comps: Option<usize>,
-    ) -> PyResult<()> {
-        let r = self.region(r#box.as_deref());
-        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
-        self.fab.set_val(val, r, start_comp..end).map_err(fab_err)
-    }
-
-    /// Adds `val` to components `start_comp..start_comp+num_comps` over `box`.
-    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-    fn plus(
-        &mut self,
-        val: f64,
-        r#box: Option<PyRef<'_, PyBox>>,
-        start_comp: usize,
-        num_comps: Option<usize>,
-    ) -> PyResult<()> {
-        let r = self.region(r#box.as_deref());
-        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
-        self.fab.plus(val, r, start_comp..end).map_err(fab_err)
-    }
-
-    /// Multiplies components by `val` over `box`.
-    #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-    fn mult(
-        &mut self,
-        val: f64,
-        r#box: Option<PyRef<'_, PyBox>>,
-        start_comp: usize,
-        num_comps: Option<usize>,
-    ) -> PyResult<()> {
-        let r = self.region(r#box.as_deref());
-        let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
-        self.fab.mult(val, r, start_comp..end).map_err(fab_err)
-    }
-
-    /// Sum of component `comp` over `box` (default: the fab's box).
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn sum(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .sum(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
-    /// Minimum of component `comp`.
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn min(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .min(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
-    /// Maximum of component `comp`.
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn max(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .max(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
-    /// Max norm of component `comp`.
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn norm0(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .norm0(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
-    /// L1 norm of component `comp`.
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn norm1(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .norm1(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
-    /// L2 norm of component `comp`.
-    #[pyo3(signature = (comp=0, r#box=None))]
-    fn norm2(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
-        self.fab
-            .norm2(self.region(r#box.as_deref()), comp)
-            .map_err(fab_err)
-    }
-
     fn __repr__(&self) -> String {
         let on_gpu = self.fab.device().device_type != DLDeviceType::CPU;
         format!(
@@ -374,6 +284,71 @@ impl PyFab {
             if on_gpu { ", device" } else { "" }
         )
     }
+}
+
+/// `FArrayBox.f(val, box=None, start_comp=0, num_comps=None)`: a scalar applied to
+/// components `start_comp..start_comp+num_comps` (default: the rest) over `box` (default:
+/// the fab's box).
+macro_rules! scalar_ops {
+    ($($(#[doc = $doc:literal])+ $name:ident;)+) => {
+        #[pymethods]
+        impl PyFab {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
+            fn $name(
+                &mut self,
+                val: f64,
+                r#box: Option<PyRef<'_, PyBox>>,
+                start_comp: usize,
+                num_comps: Option<usize>,
+            ) -> PyResult<()> {
+                let r = self.region(r#box.as_deref());
+                let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
+                self.fab.$name(val, r, start_comp..end).map_err(fab_err)
+            }
+        )+}
+    };
+}
+
+scalar_ops! {
+    /// Sets components `start_comp..start_comp+num_comps` over `box` (default: all).
+    set_val;
+    /// Adds `val` to components `start_comp..start_comp+num_comps` over `box`.
+    plus;
+    /// Multiplies components by `val` over `box`.
+    mult;
+}
+
+/// `FArrayBox.f(comp=0, box=None) -> float`: a reduction of one component over `box`
+/// (default: the fab's box).
+macro_rules! reductions {
+    ($($(#[doc = $doc:literal])+ $name:ident;)+) => {
+        #[pymethods]
+        impl PyFab {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (comp=0, r#box=None))]
+            fn $name(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
+                self.fab
+                    .$name(self.region(r#box.as_deref()), comp)
+                    .map_err(fab_err)
+            }
+        )+}
+    };
+}
+
+reductions! {
+    /// Sum of component `comp` over `box` (default: the fab's box).
+    sum;
+    /// Minimum of component `comp`.
+    min;
+    /// Maximum of component `comp`.
+    max;
+    /// Max norm of component `comp`.
+    norm0;
+    /// L1 norm of component `comp`.
+    norm1;
+    /// L2 norm of component `comp`.
+    norm2;
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -363,90 +363,6 @@ impl PyMultiFab {
         self.to_xp(py, ghosts, copy, order)
     }
 
-    /// Sets components `comp..comp+ncomp` to `value` over `ngrow` ghost cells.
-    #[pyo3(signature = (value, comp=0, ncomp=None, ngrow=None))]
-    fn set_val(
-        &mut self,
-        value: f64,
-        comp: usize,
-        ncomp: Option<usize>,
-        ngrow: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.set_val_range(value, comp, nc, ng);
-        Ok(())
-    }
-
-    /// Adds `value`.
-    #[pyo3(signature = (value, comp=0, ncomp=None, ngrow=None))]
-    fn plus(
-        &mut self,
-        value: f64,
-        comp: usize,
-        ncomp: Option<usize>,
-        ngrow: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.plus(value, comp, nc, ng);
-        Ok(())
-    }
-
-    /// Multiplies by `value`.
-    #[pyo3(signature = (value, comp=0, ncomp=None, ngrow=None))]
-    fn mult(
-        &mut self,
-        value: f64,
-        comp: usize,
-        ncomp: Option<usize>,
-        ngrow: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.mult(value, comp, nc, ng);
-        Ok(())
-    }
-
-    /// Smallest value of `comp` (over `ngrow` ghost cells).
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn min(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.min(comp, 1, self.ng(ngrow)?))
-    }
-
-    /// Largest value of `comp`.
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn max(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.max(comp, 1, self.ng(ngrow)?))
-    }
-
-    /// Sum of `comp`.
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn sum(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.sum(comp, 1, self.ng(ngrow)?))
-    }
-
-    /// Max norm of `comp`.
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn norm0(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.norm0(comp, 1, self.ng(ngrow)?))
-    }
-
-    /// L1 norm of `comp`.
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn norm1(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.norm1(comp, 1, self.ng(ngrow)?))
-    }
-
-    /// L2 norm of `comp`.
-    #[pyo3(signature = (comp=0, ngrow=None))]
-    fn norm2(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.norm2(comp, 1, self.ng(ngrow)?))
-    }
-
     /// Fills ghost cells from the valid cells of other boxes (and periodic images).
     #[pyo3(signature = (periodic=(false, false, false)))]
     fn fill_boundary(&mut self, periodic: (bool, bool, bool)) {
@@ -469,155 +385,6 @@ impl PyMultiFab {
     /// Value at global cell `(i, j, k)` of component `n` (valid or ghost of a local box).
     fn value_at(&self, p: &Bound<'_, PyAny>, n: usize) -> PyResult<Option<f64>> {
         Ok(self.mf.value_at(int_vect_of(p)?, n))
-    }
-
-    /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
-    #[staticmethod]
-    #[pyo3(name = "copy", signature = (dst, src, scomp, dcomp, nc, ng=None))]
-    fn copy_(
-        dst: PyRefMut<'_, Self>,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "copy"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.copy_from(s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] += src[scomp..]`.
-    #[staticmethod]
-    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
-    fn add(
-        dst: PyRefMut<'_, Self>,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "add"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.add(s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] -= src[scomp..]`.
-    #[staticmethod]
-    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
-    fn subtract(
-        dst: PyRefMut<'_, Self>,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "subtract"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.subtract(s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] *= src[scomp..]`.
-    #[staticmethod]
-    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
-    fn multiply(
-        dst: PyRefMut<'_, Self>,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "multiply"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.multiply(s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] /= src[scomp..]`.
-    #[staticmethod]
-    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
-    fn divide(
-        dst: PyRefMut<'_, Self>,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "divide"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.divide(s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
-    #[staticmethod]
-    #[pyo3(signature = (dst, a, src, scomp, dcomp, nc, ng=None))]
-    fn saxpy(
-        dst: PyRefMut<'_, Self>,
-        a: f64,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "saxpy"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.saxpy(a, s, sc, dc, nc, ng),
-        )
-    }
-
-    /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
-    #[staticmethod]
-    #[pyo3(signature = (dst, a, src, scomp, dcomp, nc, ng=None))]
-    fn xpay(
-        dst: PyRefMut<'_, Self>,
-        a: f64,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        binary(
-            (dst, src, "xpay"),
-            scomp,
-            dcomp,
-            nc,
-            ng,
-            |d, s, sc, dc, nc, ng| d.xpay(a, s, sc, dc, nc, ng),
-        )
     }
 
     /// Dot product of `self[comp..comp+nc]` with `y[ycomp..]`.
@@ -646,6 +413,109 @@ impl PyMultiFab {
             self.mf.n_grow()
         )
     }
+}
+
+/// `MultiFab.f(value, comp=0, ncomp=None, ngrow=None)`: a scalar applied to components
+/// `comp..comp+ncomp` over `ngrow` ghost cells, checked by `nc` and `ng`.
+macro_rules! scalar_ops {
+    ($($(#[doc = $doc:literal])+ $name:ident => $method:ident;)+) => {
+        #[pymethods]
+        impl PyMultiFab {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (value, comp=0, ncomp=None, ngrow=None))]
+            fn $name(
+                &mut self,
+                value: f64,
+                comp: usize,
+                ncomp: Option<usize>,
+                ngrow: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+                self.mf.$method(value, comp, nc, ng);
+                Ok(())
+            }
+        )+}
+    };
+}
+
+scalar_ops! {
+    /// Sets components `comp..comp+ncomp` to `value` over `ngrow` ghost cells.
+    set_val => set_val_range;
+    /// Adds `value`.
+    plus => plus;
+    /// Multiplies by `value`.
+    mult => mult;
+}
+
+/// `MultiFab.f(comp=0, ngrow=None) -> float`: a reduction of one component.
+macro_rules! reductions {
+    ($($(#[doc = $doc:literal])+ $name:ident;)+) => {
+        #[pymethods]
+        impl PyMultiFab {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (comp=0, ngrow=None))]
+            fn $name(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+                check_comps(&self.mf, comp, 1)?;
+                Ok(self.mf.$name(comp, 1, self.ng(ngrow)?))
+            }
+        )+}
+    };
+}
+
+reductions! {
+    /// Smallest value of `comp` (over `ngrow` ghost cells).
+    min;
+    /// Largest value of `comp`.
+    max;
+    /// Sum of `comp`.
+    sum;
+    /// Max norm of `comp`.
+    norm0;
+    /// L1 norm of `comp`.
+    norm1;
+    /// L2 norm of `comp`.
+    norm2;
+}
+
+/// Static two-MultiFab operations `MultiFab.f(dst, [a,] src, scomp, dcomp, nc, ng=None)`,
+/// arguments checked by [`binary`]; `(a)` after the name adds the scalar `a: float`.
+macro_rules! binary_ops {
+    ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $op:expr;)+) => {
+        #[pymethods]
+        impl PyMultiFab {$(
+            $(#[doc = $doc])+
+            #[staticmethod]
+            #[pyo3(signature = (dst, $($a,)? src, scomp, dcomp, nc, ng=None))]
+            fn $name(
+                dst: PyRefMut<'_, Self>,
+                $($a: f64,)?
+                src: PyRef<'_, Self>,
+                scomp: usize,
+                dcomp: usize,
+                nc: usize,
+                ng: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                binary((dst, src, stringify!($name)), scomp, dcomp, nc, ng, $op)
+            }
+        )+}
+    };
+}
+
+binary_ops! {
+    /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
+    copy => |d, s, sc, dc, nc, ng| d.copy_from(s, sc, dc, nc, ng);
+    /// `dst[dcomp..] += src[scomp..]`.
+    add => |d, s, sc, dc, nc, ng| d.add(s, sc, dc, nc, ng);
+    /// `dst[dcomp..] -= src[scomp..]`.
+    subtract => |d, s, sc, dc, nc, ng| d.subtract(s, sc, dc, nc, ng);
+    /// `dst[dcomp..] *= src[scomp..]`.
+    multiply => |d, s, sc, dc, nc, ng| d.multiply(s, sc, dc, nc, ng);
+    /// `dst[dcomp..] /= src[scomp..]`.
+    divide => |d, s, sc, dc, nc, ng| d.divide(s, sc, dc, nc, ng);
+    /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
+    saxpy(a) => |d, s, sc, dc, nc, ng| d.saxpy(a, s, sc, dc, nc, ng);
+    /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
+    xpay(a) => |d, s, sc, dc, nc, ng| d.xpay(a, s, sc, dc, nc, ng);
 }
 
 /// Checks a two-MultiFab operation's arguments, then runs it.
