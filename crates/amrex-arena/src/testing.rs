@@ -128,6 +128,77 @@ macro_rules! device_tests {
     )+};
 }
 
+/// Inside `impl Arena for X` of a test arena over ordinary host memory: expands
+/// `deallocate_nonzero`, the four bulk operations and `synchronize`, each forwarded to
+/// [`HostArena`], so the test arena writes only what it changes (`kind`, `device`,
+/// `allocate_nonzero`, which must hand out [`HostArena`] memory).
+///
+/// ```ignore
+/// impl Arena for Limited {
+///     fn kind(&self) -> MemoryKind { MemoryKind::Host }
+///     fn device(&self) -> Device { Device::CPU }
+///     fn allocate_nonzero(&self, l: Layout) -> Result<NonNull<u8>, ArenaError> { /* ... */ }
+///     amrex_arena::forward_to_host_arena!();
+/// }
+/// ```
+#[macro_export]
+macro_rules! forward_to_host_arena {
+    () => {
+        unsafe fn deallocate_nonzero(&self, p: core::ptr::NonNull<u8>, l: core::alloc::Layout) {
+            // SAFETY: forwarded obligations; `allocate_nonzero` handed out `HostArena`
+            // memory.
+            unsafe {
+                <$crate::HostArena as $crate::Arena>::deallocate_nonzero(&$crate::HostArena, p, l)
+            }
+        }
+        unsafe fn copy_from_host(
+            &self,
+            d: core::ptr::NonNull<u8>,
+            s: *const u8,
+            n: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: forwarded obligations.
+            unsafe {
+                <$crate::HostArena as $crate::Arena>::copy_from_host(&$crate::HostArena, d, s, n)
+            }
+        }
+        unsafe fn copy_to_host(
+            &self,
+            d: *mut u8,
+            s: core::ptr::NonNull<u8>,
+            n: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: forwarded obligations.
+            unsafe {
+                <$crate::HostArena as $crate::Arena>::copy_to_host(&$crate::HostArena, d, s, n)
+            }
+        }
+        unsafe fn copy_within(
+            &self,
+            d: core::ptr::NonNull<u8>,
+            s: core::ptr::NonNull<u8>,
+            n: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: forwarded obligations.
+            unsafe {
+                <$crate::HostArena as $crate::Arena>::copy_within(&$crate::HostArena, d, s, n)
+            }
+        }
+        unsafe fn fill_bytes(
+            &self,
+            d: core::ptr::NonNull<u8>,
+            v: u8,
+            n: usize,
+        ) -> Result<(), $crate::ArenaError> {
+            // SAFETY: forwarded obligations.
+            unsafe { <$crate::HostArena as $crate::Arena>::fill_bytes(&$crate::HostArena, d, v, n) }
+        }
+        fn synchronize(&self) -> Result<(), $crate::ArenaError> {
+            Ok(())
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::FakeDeviceArena;

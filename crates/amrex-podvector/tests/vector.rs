@@ -119,39 +119,7 @@ impl Arena for Limited {
         }
         HostArena.allocate_nonzero(l)
     }
-    unsafe fn deallocate_nonzero(&self, p: NonNull<u8>, l: Layout) {
-        // SAFETY: forwarded.
-        unsafe { HostArena.deallocate_nonzero(p, l) }
-    }
-    unsafe fn copy_from_host(
-        &self,
-        d: NonNull<u8>,
-        s: *const u8,
-        n: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: forwarded.
-        unsafe { HostArena.copy_from_host(d, s, n) }
-    }
-    unsafe fn copy_to_host(&self, d: *mut u8, s: NonNull<u8>, n: usize) -> Result<(), ArenaError> {
-        // SAFETY: forwarded.
-        unsafe { HostArena.copy_to_host(d, s, n) }
-    }
-    unsafe fn copy_within(
-        &self,
-        d: NonNull<u8>,
-        s: NonNull<u8>,
-        n: usize,
-    ) -> Result<(), ArenaError> {
-        // SAFETY: forwarded.
-        unsafe { HostArena.copy_within(d, s, n) }
-    }
-    unsafe fn fill_bytes(&self, d: NonNull<u8>, v: u8, n: usize) -> Result<(), ArenaError> {
-        // SAFETY: forwarded.
-        unsafe { HostArena.fill_bytes(d, v, n) }
-    }
-    fn synchronize(&self) -> Result<(), ArenaError> {
-        Ok(())
-    }
+    amrex_arena::forward_to_host_arena!();
 }
 // SAFETY: plain global-allocator memory with synchronous copies.
 unsafe impl HostAccessible for Limited {}
