@@ -87,3 +87,36 @@ impl DebugDeviceArray {
         crate::interop::to_numpy(slf.as_any(), &src, copy, "C")
     }
 }
+
+/// A Rust `Vec<f64>` holding `0..n`, exported through `amrex-dlpack-core`'s `ToDlpack for
+/// Vec<T>` (the Vec moves into the tensor) and wrapped as a DLPack producer, so NumPy
+/// tests reach the core's plain-vector export without a container in between.
+#[pyfunction]
+pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::interop::Tensor> {
+    use amrex_dlpack_core::ToDlpack;
+    let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let t = v.to_dlpack().map_err(crate::interop::dlpack_err)?;
+    Ok(crate::interop::Tensor {
+        inner: amrex_dlpack_capsule::Imported::Versioned(t),
+    })
+}
+
+/// An owned `ndarray::Array2<f64>` of shape `(rows, cols)` holding `10 * i + j`, optionally
+/// with its row axis reversed (a negative stride), exported through the core's `ndarray`
+/// bridge and wrapped as a DLPack producer.
+#[pyfunction]
+pub(crate) fn _debug_rust_ndarray(
+    rows: usize,
+    cols: usize,
+    reversed: bool,
+) -> PyResult<crate::interop::Tensor> {
+    use amrex_dlpack_core::ToDlpack;
+    let mut a = ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| (10 * i + j) as f64);
+    if reversed {
+        a.invert_axis(ndarray::Axis(0));
+    }
+    let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
+    Ok(crate::interop::Tensor {
+        inner: amrex_dlpack_capsule::Imported::Versioned(t),
+    })
+}

@@ -35,6 +35,8 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<interop::Tensor>()?;
     fastcall::install::<interop::Tensor>(m.py())?;
     m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(debug::_debug_rust_vec, m)?)?;
+    m.add_function(wrap_pyfunction!(debug::_debug_rust_ndarray, m)?)?;
     m.add_class::<debug::DebugDeviceArray>()?;
     fastcall::install::<debug::DebugDeviceArray>(m.py())?;
     vector::register(m)?;
