@@ -10,14 +10,20 @@
 //!   memcpy baseline). `Vec::extend_from_slice` into a fresh `Vec` is shown as the fair
 //!   reference for the fresh case.
 //!
-//! `Exact` grows by one element per push, so it calls `realloc` `N` times; glibc moves large
-//! blocks with `mremap`, which keeps it linear but slow. Set `AMREX_BENCH_SKIP_EXACT=1` to
-//! leave it out of a 10^8 run (or run it with a smaller `AMREX_BENCH_N`).
+//! `Exact` grows by one element per push, so it calls `realloc` `N` times; glibc grows large
+//! blocks in place or with `mremap`, which keeps it linear but about 4x slower than
+//! `Vec::push` (2.3 s per call at 10^8 on the 2-core dev box; the whole 10^8 run takes
+//! about 90 s there). Set `AMREX_BENCH_SKIP_EXACT=1` to leave it out (or use a smaller
+//! `AMREX_BENCH_N`) where `realloc` copies instead and the case turns quadratic.
 //!
 //! Each case moves hundreds of megabytes per call, so the groups take 10 samples of one
-//! call each (flat sampling). After criterion's groups a summary times every case again,
+//! call each (flat sampling; criterion warns that 10 samples do not fit its target time at
+//! 10^8, which is expected). Benchmark ids end in `N`, so saved baselines of different
+//! sizes are never compared. After criterion's groups a summary times every case again,
 //! interleaved (`AMREX_BENCH_ROUNDS` rounds, default 3), and prints the median per call,
 //! GB/s and the ratio of throughput to the baseline (1.0 = as fast, below 1 = slower).
+//! Interleaved calls start with cold caches, so at small `N` (data that fits in cache) the
+//! summary times are above criterion's warm ones; at 10^8 the two agree.
 //!
 //! `AMREX_BENCH_N=1000000 cargo bench -p amrex-benches --bench podvector -- --warm-up-time 1 --measurement-time 2`
 
@@ -26,7 +32,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use amrex_podvector::{GrowthStrategy, PodVector};
-use criterion::{Criterion, SamplingMode, Throughput};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 
 /// Buffers shared by the cases, allocated (and touched) once.
 struct State {
@@ -191,7 +197,7 @@ fn main() {
         g.sampling_mode(SamplingMode::Flat);
         g.throughput(Throughput::Bytes(bytes));
         for case in cases.iter().filter(|k| k.group == group) {
-            g.bench_function(case.name, |b| {
+            g.bench_function(BenchmarkId::new(case.name, n), |b| {
                 b.iter_custom(|iters| {
                     (0..iters)
                         .map(|_| time_one(&mut state, case.run))
