@@ -41,11 +41,13 @@ mod tests {
 
     #[test]
     fn diff_covers_exactly_the_difference() {
-        let a = IndexBox::new(IntVect::splat(0), IntVect::splat(9));
+        // Every cell is checked against every part: a smaller box under Miri.
+        let h = if cfg!(miri) { 5 } else { 9 };
+        let a = IndexBox::new(IntVect::splat(0), IntVect::splat(h));
         for b in [
-            IndexBox::new(IntVect::splat(3), IntVect::splat(5)),
-            IndexBox::new(IntVect::splat(-3), IntVect::splat(5)),
-            IndexBox::new(IntVect::new(0, 0, 0), IntVect::new(9, 9, 2)),
+            IndexBox::new(IntVect::splat(h / 3), IntVect::splat(h / 2 + 1)),
+            IndexBox::new(IntVect::splat(-3), IntVect::splat(h / 2 + 1)),
+            IndexBox::new(IntVect::new(0, 0, 0), IntVect::new(h, h, 2)),
             IndexBox::new(IntVect::splat(20), IntVect::splat(25)),
             a,
         ] {

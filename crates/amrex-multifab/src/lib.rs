@@ -23,14 +23,14 @@
 //! ```
 //! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
 //!
-//! // A periodic 32³ domain in 8 boxes of 16³, one ghost cell.
-//! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(31));
-//! let ba = BoxArray::from_domain(domain, 16);
+//! // A periodic 8³ domain in 8 boxes of 4³, one ghost cell.
+//! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+//! let ba = BoxArray::from_domain(domain, 4);
 //! let dm = DistributionMapping::new(&ba, 1);
 //! let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
 //! let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
 //!
-//! // phi = i (periodic in x with period 32), valid cells only, in parallel tiles.
+//! // phi = i (periodic in x with period 8), valid cells only, in parallel tiles.
 //! phi.par_for_each_tile(true, IntVect::ZERO, |mut t| {
 //!     let bx = t.region();
 //!     t.array_mut().for_each_mut(bx, |i, _j, _k, _n, v| *v = f64::from(i));
@@ -48,9 +48,9 @@
 //!             - 6.0 * p[(i, j, k, 0)];
 //!     });
 //! });
-//! // Zero inside, ±32 where the periodic wrap jumps from 31 to 0.
-//! assert_eq!(lap.max(0, 1, IntVect::ZERO), 32.0);
-//! assert_eq!(lap.min(0, 1, IntVect::ZERO), -32.0);
+//! // Zero inside, ±8 where the periodic wrap jumps from 7 to 0.
+//! assert_eq!(lap.max(0, 1, IntVect::ZERO), 8.0);
+//! assert_eq!(lap.min(0, 1, IntVect::ZERO), -8.0);
 //! assert_eq!(lap.sum(0, 1, IntVect::ZERO), 0.0);
 //! ```
 //!

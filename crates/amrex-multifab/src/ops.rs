@@ -100,6 +100,19 @@ fn fold_lanes2<T: Copy, R: Copy>(a: &[T], b: &[T], acc: &mut [R; L], f: impl Fn(
     }
 }
 
+/// `√x`: the standard library's with `std` (libm's x86 version is inline assembly, which
+/// Miri cannot run), libm's without.
+fn sqrt(x: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        x.sqrt()
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::sqrt(x)
+    }
+}
+
 #[track_caller]
 fn check_comps(what: &str, comp: usize, nc: usize, ncomp: usize) {
     assert!(
@@ -614,7 +627,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             |a, x| a + (x * x).to_acc(),
             |a, b| a + b,
         );
-        libm::sqrt(T::acc_to_f64(s))
+        sqrt(T::acc_to_f64(s))
     }
 
     /// `Σ self[comp..] * y[ycomp..]` over `nc` components and ghost width `ng`

@@ -76,53 +76,80 @@ fn check_fb(
 
 #[test]
 fn fill_boundary_periodic_faces_edges_corners() {
-    let domain = IndexBox::new(IntVect::new(-3, 0, 5), IntVect::new(12, 15, 20));
-    for cross in [false, true] {
+    // Every cell is checked: a domain of 4³ (boxes of 2³, ghost cells reaching past
+    // the neighbours) instead of 16³ under Miri.
+    let n = if cfg!(miri) { 4 } else { 16 };
+    let lo = IntVect::new(-3, 0, 5);
+    let domain = IndexBox::new(lo, lo + (n - 1));
+    // (periodic, mgs, ngrow, ng, ncomp, scomp, nc) for each case below.
+    type Case = ([bool; 3], i32, IntVect, IntVect, usize, usize, usize);
+    let miri = cfg!(miri);
+    // Per-direction widths; narrower under Miri (every ghost cell is checked).
+    let mixed = if miri {
+        IntVect::new(1, 2, 0)
+    } else {
+        IntVect::new(1, 2, 3)
+    };
+    let wide = IntVect::splat(if miri { 1 } else { 2 });
+    let cases: [Case; 3] = [
         // 2x2x2 boxes: every box touches every face, edge and corner of the domain.
-        check_fb(
-            domain,
-            IntVect::splat(8),
-            IntVect::splat(2),
-            IntVect::splat(2),
-            [true; 3],
-            cross,
-            2,
-            0,
-            2,
-        );
+        ([true; 3], n / 2, wide, wide, 2, 0, 2),
         // Mixed periodicity and per-direction ghost widths.
-        check_fb(
-            domain,
-            IntVect::splat(8),
-            IntVect::new(1, 2, 3),
-            IntVect::new(1, 2, 3),
-            [true, false, true],
-            cross,
-            1,
-            0,
-            1,
-        );
+        ([true, false, true], n / 2, mixed, mixed, 1, 0, 1),
         // One box periodic onto itself; a subset of components and ghost width.
-        check_fb(
-            domain,
-            IntVect::splat(16),
-            IntVect::splat(3),
-            IntVect::splat(2),
+        (
             [true; 3],
-            cross,
-            3,
+            n,
+            IntVect::splat(if miri { 2 } else { 3 }),
+            IntVect::splat(if miri { 1 } else { 2 }),
+            if miri { 2 } else { 3 },
             1,
             1,
-        );
+        ),
+    ];
+    for (c, &(periodic, mgs, ngrow, ng, ncomp, scomp, nc)) in cases.iter().enumerate() {
+        for cross in [false, true] {
+            // Under Miri each case runs once, with or without `cross` (the copies run
+            // the same code either way).
+            if cfg!(miri) && cross != (c == 1) {
+                continue;
+            }
+            check_fb(
+                domain,
+                IntVect::splat(mgs),
+                ngrow,
+                ng,
+                periodic,
+                cross,
+                ncomp,
+                scomp,
+                nc,
+            );
+        }
     }
 }
 
+/// `cases` cases (`miri_cases` under Miri, without failure persistence there: it
+/// needs the file system).
+fn config(cases: u32, miri_cases: u32) -> ProptestConfig {
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { miri_cases } else { cases });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
+}
+
+/// Domain lengths below this in the random tests (smaller under Miri).
+const MAX_LEN: i32 = if cfg!(miri) { 6 } else { 14 };
+/// Smallest box size in the random ParallelCopy test (fewer boxes under Miri).
+const MIN_MGS: i32 = if cfg!(miri) { 3 } else { 2 };
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 1 } else { 20 }))]
+    #![proptest_config(config(20, 1))]
     #[test]
     fn fill_boundary_random(
         lo in proptest::array::uniform3(-5i32..5),
-        len in proptest::array::uniform3(2i32..14),
+        len in proptest::array::uniform3(2i32..MAX_LEN),
         mgs in proptest::array::uniform3(2i32..8),
         ngrow in proptest::array::uniform3(0i32..3),
         periodic in proptest::array::uniform3(any::<bool>()),
@@ -136,9 +163,9 @@ proptest! {
 
     #[test]
     fn parallel_copy_random(
-        len in proptest::array::uniform3(3i32..14),
-        smgs in proptest::array::uniform3(2i32..8),
-        dmgs in proptest::array::uniform3(2i32..8),
+        len in proptest::array::uniform3(3i32..MAX_LEN),
+        smgs in proptest::array::uniform3(MIN_MGS..8),
+        dmgs in proptest::array::uniform3(MIN_MGS..8),
         dng in 0i32..3,
         periodic in proptest::array::uniform3(any::<bool>()),
         add in any::<bool>(),
@@ -172,7 +199,13 @@ proptest! {
 
 #[test]
 fn parallel_copy_valid_to_valid() {
-    let domain = IndexBox::new(IntVect::ZERO, IntVect::new(31, 17, 9));
+    // A quarter of the cells under Miri; the boxes still cross each other.
+    let hi = if cfg!(miri) {
+        IntVect::new(15, 8, 4)
+    } else {
+        IntVect::new(31, 17, 9)
+    };
+    let domain = IndexBox::new(IntVect::ZERO, hi);
     let sba = BoxArray::from_domain(domain, 8);
     let dba = BoxArray::from_domain_iv(domain, IntVect::new(32, 5, 3));
     let mut src = MultiFab::new(&sba, &DistributionMapping::single(&sba), 1, IntVect::ZERO);
@@ -202,6 +235,20 @@ fn parallel_copy_valid_to_valid() {
     assert_eq!(dst.distribution_map().plan_cache_stats().plans, 1);
 }
 
+/// Runs `f` on a rayon pool of `n` threads. Under Miri (where rayon cannot run with
+/// strict provenance) the crate runs its tasks on two scoped threads whatever `n` is.
+fn with_threads<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
+    if cfg!(miri) {
+        f()
+    } else {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+}
+
 /// 7-point Laplacian of `phi` over the valid boxes with parallel tiles.
 fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: bool) {
     lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
@@ -222,8 +269,15 @@ fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: bool) {
 
 #[test]
 fn laplacian_through_tiles_and_fill_boundary_is_exact() {
-    let domain = IndexBox::new(IntVect::ZERO, IntVect::new(31, 23, 17));
-    let ba = BoxArray::from_domain(domain, 8);
+    // Under Miri: a smaller domain (two boxes, each cut into two tiles), one thread
+    // count (the crate's Miri engine always uses two scoped threads).
+    let (hi, mgs, threads_list) = if cfg!(miri) {
+        (IntVect::new(5, 4, 31), 16, &[1][..])
+    } else {
+        (IntVect::new(31, 23, 17), 8, &[1, 2][..])
+    };
+    let domain = IndexBox::new(IntVect::ZERO, hi);
+    let ba = BoxArray::from_domain(domain, mgs);
     let dm = DistributionMapping::single(&ba);
     // (field, its Laplacian): linear -> 0, quadratic -> 6.
     type Field = (fn(IntVect) -> f64, f64);
@@ -234,14 +288,20 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
         ),
         (|p| f64::from(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), 6.0),
     ];
-    for (field, want) in fields {
-        for threads in [1, 2] {
+    // Under Miri the linear field only: the quadratic one runs the same code.
+    let fields = if cfg!(miri) {
+        &fields[..1]
+    } else {
+        &fields[..]
+    };
+    for &(field, want) in fields {
+        for &threads in threads_list {
+            // Under Miri tiled only (the untiled run is the same code on larger pieces).
             for tiling in [false, true] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                pool.install(|| {
+                if cfg!(miri) && !tiling {
+                    continue;
+                }
+                with_threads(threads, || {
                     let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
                     // Valid cells and physical-boundary ghosts hold the field; interior
                     // ghosts hold NaN until FillBoundary replaces them.

@@ -1,7 +1,7 @@
 //! `fab(i)` / `fab_mut(i)` / `fa[&mfi]`: the local boxes' `BaseFab`s.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_dlpack_core::ToDlpack;
+use amrex_dlpack_core::{ManagedTensor, TensorSpec, ToDlpack, flags::READ_ONLY};
 use amrex_multifab::{
     BaseFab, BoxArray, DistributionMapping, HostArena, MultiFab, Periodicity, Strategy, iMultiFab,
 };
@@ -146,8 +146,21 @@ fn a_read_only_fab_swapped_in_is_refused_by_operations() {
     let (ba, dm) = layout();
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let bx = mf.fabbox(0);
-    let data: &'static [f64] = Vec::leak(vec![0.0; bx.num_pts() as usize]);
-    let mut ro = BaseFab::from_slice_ref(data, bx, 1).unwrap();
+    let len = bx.length();
+    let data = vec![0.0f64; bx.num_pts() as usize];
+    let shape = [1, i64::from(len[2]), i64::from(len[1]), i64::from(len[0])];
+    let strides = [
+        shape[1] * shape[2] * shape[3],
+        shape[2] * shape[3],
+        shape[3],
+        1,
+    ];
+    let spec = TensorSpec::host(data.as_ptr(), &shape, &strides).with_flags(READ_ONLY);
+    // SAFETY: the vector moves into the tensor as its owner; its heap buffer does not
+    // move, and nobody writes it.
+    let t = unsafe { ManagedTensor::from_owner(data, &spec) };
+    let mut ro = BaseFab::from_dlpack_at(t, bx.lo()).unwrap();
+    assert!(ro.is_read_only());
     core::mem::swap(mf.fab_mut(0), &mut ro);
     let _ = mf.sum(0, 1, IntVect::ZERO);
 }
