@@ -15,8 +15,12 @@
 //!   plain slice loop along `i`, and reductions give the same answer for any thread
 //!   count.
 //!
-//! See `docs/multifab.md` in the repository for tiling, copy plans and the DLPack
-//! per-box export.
+//! - [`plotfile`] (feature `std`) reads and writes AMReX plotfiles (`HyperCLaw-V1.1`:
+//!   `Header`, `Level_N/Cell_H`, `Cell_D_NNNNN`), byte for byte as AMReX 24.10 writes
+//!   them, so yt, VisIt, ParaView and AMReX tools read what we write.
+//!
+//! See `docs/multifab.md` in the repository for tiling, copy plans, the DLPack per-box
+//! export and plotfiles.
 //!
 //! # Quick start: fill ghost cells, then a stencil on all threads
 //!
@@ -56,8 +60,9 @@
 //!
 //! # Feature flags
 //!
-//! - `std` (default): rayon threads for every operation, `par_iter_tiles_mut`; without
-//!   it everything runs sequentially and the crate is `no_std` + `alloc`.
+//! - `std` (default): rayon threads for every operation, `par_iter_tiles_mut`, and the
+//!   [`plotfile`] module; without it everything runs sequentially and the crate is
+//!   `no_std` + `alloc`.
 //! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
 //!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
 #![no_std]
@@ -79,6 +84,8 @@ mod ops;
 mod par;
 mod periodicity;
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod plotfile;
 mod region;
 
 pub use amrex_arena::{Arena, HostArena};
