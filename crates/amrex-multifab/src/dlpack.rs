@@ -106,6 +106,24 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
             .map(|l| self.export(l, &self.raw(l, false), ghosts))
             .collect()
     }
+
+    /// The tensor of one local box `l`, as [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared)
+    /// makes it (pyAMReX's `mf.array(mfi)`), without exporting the other boxes.
+    ///
+    /// # Safety
+    /// As [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared).
+    ///
+    /// # Panics
+    /// If `l` is not a local index, or as `to_dlpack_per_box_shared`.
+    #[must_use]
+    pub unsafe fn to_dlpack_box_shared(&self, l: usize, ghosts: bool) -> ManagedTensor<'static> {
+        assert!(
+            l < self.local_size(),
+            "local index {l} out of range for {} local boxes",
+            self.local_size()
+        );
+        self.export(l, &self.raw(l, false), ghosts)
+    }
 }
 
 impl<T: Element> FabArray<T, HostArena> {

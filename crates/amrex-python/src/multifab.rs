@@ -325,10 +325,15 @@ impl PyMultiFab {
     /// `np.from_dlpack(mf.array(mfi))[n, k, j, i]` is component `n` at `fabbox.lo + (i, j, k)`.
     fn array(&self, mfi: &PyMfi) -> PyResult<Tensor> {
         let l = mfi.0.local_index();
-        self.tensors(true)
-            .into_iter()
-            .nth(l)
-            .ok_or_else(|| PyIndexError::new_err("MFIter item of another MultiFab"))
+        if l >= self.mf.local_size() {
+            return Err(PyIndexError::new_err("MFIter item of another MultiFab"));
+        }
+        // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays and while
+        // this MultiFab's methods run, and no Rust reference into the tensor is kept.
+        let t = unsafe { self.mf.to_dlpack_box_shared(l, true) };
+        Ok(Tensor {
+            inner: Imported::Versioned(t),
+        })
     }
 
     /// One array per local box (NumPy here), zero-copy, shape `(ncomp, nz, ny, nx)`, or
