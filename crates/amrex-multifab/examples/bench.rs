@@ -8,6 +8,7 @@
 use core::hint::black_box;
 use std::time::Instant;
 
+use amrex_array4::Stencil;
 use amrex_multifab::{
     BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
 };
@@ -49,28 +50,13 @@ fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
     lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
         let p = phi.array(t.mfi());
         let bx = t.region();
-        let flo = p.begin();
-        let off = (bx.lo()[0] - flo[0]) as usize;
-        let n = bx.length()[0] as usize;
-        let mut out = t.array_mut();
-        for k in bx.lo()[2]..=bx.hi()[2] {
-            for j in bx.lo()[1]..=bx.hi()[1] {
-                let c = p.row(j, k, 0);
-                let (xm, cc, xp) = (
-                    &c[off - 1..off - 1 + n],
-                    &c[off..off + n],
-                    &c[off + 1..off + 1 + n],
-                );
-                let ym = &p.row(j - 1, k, 0)[off..off + n];
-                let yp = &p.row(j + 1, k, 0)[off..off + n];
-                let zm = &p.row(j, k - 1, 0)[off..off + n];
-                let zp = &p.row(j, k + 1, 0)[off..off + n];
-                let o = &mut out.row_mut(j, k, 0)[..n];
-                for i in 0..n {
-                    o[i] = (xm[i] + xp[i]) + (ym[i] + yp[i]) + (zm[i] + zp[i]) - 6.0 * cc[i];
-                }
-            }
-        }
+        t.array_mut()
+            .stencil_mut_with(p, bx, |o, s: Stencil<'_, f64, 1>| {
+                *o = (s.at(-1, 0, 0) + s.at(1, 0, 0))
+                    + (s.at(0, -1, 0) + s.at(0, 1, 0))
+                    + (s.at(0, 0, -1) + s.at(0, 0, 1))
+                    - 6.0 * s.center();
+            });
     });
 }
 
