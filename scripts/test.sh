@@ -56,16 +56,7 @@ MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-2
     -p amrex-aos -p amrex-basefab -p amrex-arena -p amrex-multifab \
     --features amrex-dlpack-core/ndarray,amrex-array4/ndarray
 
-if [ -f scripts/build-python.sh ]; then
-    log "Python module and the NumPy consumer tests"
-    bash scripts/build-python.sh
-    log "the main example (Rust half; the Python half runs in pytest)"
-    cargo run -q --release --features ndarray --example heat
-    status=0
-    .venv/bin/python -m pytest -q python-tests || status=$?
-    if [ "$status" -ne 0 ]; then
-        exit "$status"
-    fi
-fi
+log "Python package, the main example and the Python consumer tests"
+bash scripts/test-python.sh
 
 log "all checks passed"
