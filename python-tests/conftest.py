@@ -1,7 +1,8 @@
 """pytest setup for the amrex_rs consumer tests.
 
-The module is built by ``bash scripts/build-python.sh`` into ``build/python``; this file
-puts that folder (and this one, for the ``dlpack_ctypes`` helper) on ``sys.path``.
+The tests import the *installed* package: ``bash scripts/build-python.sh`` builds the
+wheel and installs it into ``.venv``. Nothing from the checkout is put on ``sys.path``
+except this folder (for the ``dlpack_ctypes`` helper).
 """
 
 import gc
@@ -12,15 +13,13 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-BUILD = os.environ.get("AMREX_RS_BUILD_DIR", os.path.join(ROOT, "build", "python"))
-for path in (BUILD, HERE):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 
 @pytest.fixture
 def amr():
-    """The amrex_rs module (fails loudly when it was not built)."""
+    """The installed amrex_rs package (fails loudly when it was not installed)."""
     import amrex_rs
 
     return amrex_rs

@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
-# Builds the `amrex_rs` Python extension module (crates/amrex-python: pyo3, abi3 for
-# CPython >= 3.9) in release mode and places it at build/python/amrex_rs.abi3.so, where
-# python-tests/conftest.py (and `PYTHONPATH=build/python`) find it.
+# Builds the `amrex_rs` Python package (crates/amrex-python: maturin, pyo3, one abi3 wheel
+# for CPython >= 3.9) in release mode and installs the wheel into .venv, so the tests and
+# examples import the installed package (site-packages), never a file from this checkout.
 #
-# PYO3_BUILD_EXTENSION_MODULE=1 tells pyo3 not to link libpython: the interpreter that
-# imports the module provides the symbols (pyo3 >= 0.26 replaced the old
-# `extension-module` feature with this variable, so plain `cargo build`/`cargo test` of the
-# workspace still link libpython and need no variable).
+# Why `maturin build` + `pip install <wheel>` rather than `pip install ./crates/amrex-python`
+# (which works too, and is what users run): the same PEP 517 backend builds the same wheel,
+# but calling it directly skips pip's isolated build environment (no network, no fresh
+# maturin download) and leaves the wheel in build/wheels for inspection. Cargo's
+# incremental cache makes a rebuild with no Rust change take a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${PYO3_PYTHON:-}" ] && [ -x .venv/bin/python ]; then
-    export PYO3_PYTHON="$PWD/.venv/bin/python"
-fi
-target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
-PYO3_BUILD_EXTENSION_MODULE=1 cargo build -q -p amrex-python --release
-mkdir -p build/python
-# Replace, never overwrite in place: a running interpreter may have the old file mapped.
-rm -f build/python/amrex_rs.abi3.so
-cp "$target_dir/release/libamrex_rs.so" build/python/amrex_rs.abi3.so
-echo "built build/python/amrex_rs.abi3.so"
+venv="$PWD/.venv"
+out="$PWD/build/wheels"
+rm -rf "$out"
+# maturin sets PYO3_BUILD_EXTENSION_MODULE (do not link libpython) and names the module
+# amrex_rs._core; it respects CARGO_TARGET_DIR.
+"$venv/bin/maturin" build --release --quiet \
+    --manifest-path crates/amrex-python/Cargo.toml \
+    --interpreter "$venv/bin/python" --out "$out"
+wheel=$(ls "$out"/amrex_rs-*.whl)
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
+    --force-reinstall "$wheel"
+echo "installed $(basename "$wheel") into .venv"

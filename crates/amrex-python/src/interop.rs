@@ -282,3 +282,33 @@ pub(crate) fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         inner: import(obj)?,
     })
 }
+
+/// `amrex_rs.xp_for(obj=None)`: the array module for `obj`'s memory (anything with
+/// `__dlpack_device__`): NumPy for host-accessible memory, CuPy for CUDA and ROCm device
+/// memory, dpnp for oneAPI. `None` means this module's own default memory (the host
+/// arena), which is what `amrex_rs.xp` resolves to. The module is imported on this call,
+/// never by `import amrex_rs`.
+#[pyfunction]
+#[pyo3(signature = (obj=None))]
+pub(crate) fn xp_for<'py>(
+    py: Python<'py>,
+    obj: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyModule>> {
+    let name = match obj {
+        None => "numpy",
+        Some(o) => {
+            let (t, id): (i32, i32) = o
+                .call_method0(pyo3::intern!(py, "__dlpack_device__"))
+                .map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "xp_for: expected an object with __dlpack_device__, got {}",
+                        crate::protocol::type_name(o)
+                    ))
+                })?
+                .extract()?;
+            let device = Device::new(DLDeviceType(t), id);
+            xp_name(device, device.is_host_accessible())
+        }
+    };
+    import_xp(py, name)
+}

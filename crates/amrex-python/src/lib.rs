@@ -5,8 +5,9 @@
 //! `protocol` module, plus `to_numpy(copy=False, order=...)` and `to_xp()`.
 //! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy.
 //!
-//! Build: `bash scripts/build-python.sh` (release build with `PYO3_BUILD_EXTENSION_MODULE=1`,
-//! copied to `build/python/amrex_rs.abi3.so`). See `docs/python.md`.
+//! Package: `pip install ./crates/amrex-python` (maturin, `pyproject.toml` beside this
+//! crate's `Cargo.toml`) installs the `amrex_rs` package: `python/amrex_rs/__init__.py`,
+//! the typed stubs and this extension as `amrex_rs._core`. See `docs/python.md`.
 //!
 //! # Features
 //! None.
@@ -26,12 +27,14 @@ mod views;
 
 use pyo3::prelude::*;
 
-/// The `amrex_rs` module.
-#[pymodule]
+/// The compiled half of the `amrex_rs` package, imported as `amrex_rs._core` (the
+/// package's `__init__.py` re-exports every name).
+#[pymodule(name = "_core")]
 fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DLPACK_VERSION", (1u32, 3u32))?;
     m.add_function(wrap_pyfunction!(interop::from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(interop::xp_for, m)?)?;
     m.add_class::<interop::Tensor>()?;
     fastcall::install::<interop::Tensor>(m.py())?;
     m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;

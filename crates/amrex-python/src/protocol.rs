@@ -241,7 +241,7 @@ fn int_of(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     }
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())

@@ -1,0 +1,24 @@
+"""amrex_rs: AMReX's core data containers, zero-copy through DLPack.
+
+``MultiFab``, ``FArrayBox``, ``Array4``, ``PODVector``, particles and ``SmallMatrix``
+implemented in Rust (the compiled module ``amrex_rs._core``). Every container speaks
+the DLPack Python protocol, so ``np.from_dlpack(x)`` (or CuPy, PyTorch, JAX) views its
+memory without copying, and :func:`from_dlpack` adopts memory from any producer.
+
+Neither NumPy, CuPy nor dpnp is imported by ``import amrex_rs``: the array module a
+call needs is imported when it is first needed (``amrex_rs.xp``, ``to_xp()``).
+"""
+
+from . import _core
+from ._core import *  # noqa: F401,F403  (every class and function; _core.__all__)
+from ._core import __version__
+
+__all__ = list(_core.__all__)
+
+
+def __getattr__(name):
+    # PEP 562: `amrex_rs.xp` is resolved on first access, so importing amrex_rs never
+    # imports an array library.
+    if name == "xp":
+        return xp_for(None)
+    raise AttributeError(f"module 'amrex_rs' has no attribute {name!r}")
