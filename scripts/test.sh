@@ -31,6 +31,7 @@ cargo test -p amrex-aos --features single-precision-particles --lib --tests
 
 log "cargo doc (warnings are errors)"
 cargo doc --workspace --no-deps --features "$FEATURES" -q
+cargo package -q --allow-dirty --workspace --exclude amrex --exclude amrex-python --exclude amrex-benches  # publishable crates: package and build each tarball alone (no upload)
 
 log "no_std: each core crate for thumbv7em-none-eabihf, one package at a time"
 for spec in \

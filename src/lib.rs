@@ -1,8 +1,85 @@
-//! `amrex`: the facade over the amrex-rs crates.
+//! AMReX's core data containers in Rust, each sharing its memory with any DLPack consumer
+//! (NumPy, PyTorch, CuPy, dpnp, JAX, C and C++ codes) without copying, on CPUs and on
+//! CUDA, ROCm and Level Zero GPUs.
 //!
-//! Each module re-exports one member crate, so a simulation code can depend on this one
-//! package; codes that want a single container depend on its crate directly.
+//! This package is a facade: each module re-exports one member crate, so a simulation
+//! code can depend on `amrex` alone, while a code that needs one container depends on its
+//! crate directly (every crate works on its own, and the core ones are `no_std`).
+//!
+//! # Quick start
+//!
+//! ```
+//! use amrex::dlpack::ToDlpack;
+//! use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+//! use amrex::multifab::{Periodicity, Tiling};
+//!
+//! // A periodic 32³ domain in 8 boxes of 16³, one component, one ghost cell.
+//! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(31));
+//! let ba = BoxArray::from_domain(domain, 16);
+//! let dm = DistributionMapping::new(&ba, 1);
+//! let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+//!
+//! // Kernels run over tiles on all threads and index cells globally, as in AMReX.
+//! phi.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+//!     let bx = t.region();
+//!     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
+//! });
+//! phi.fill_boundary(Periodicity::all(domain));
+//! assert_eq!(phi.max(0, 1, IntVect::ZERO), 93.0);
+//!
+//! // A fab of the MultiFab as a DLPack tensor: shape (ncomp, nz, ny, nx), ghosts included.
+//! let mfi = phi.mfiter(Tiling::None).next().unwrap();
+//! assert_eq!(phi.fab(&mfi).to_dlpack()?.shape(), &[1, 18, 18, 18]);
+//!
+//! // Plain Rust vectors speak DLPack too.
+//! assert_eq!(vec![1.0_f64, 2.0].to_dlpack()?.shape(), &[2]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crates
+//!
+//! | module | crate | `no_std` | what it holds |
+//! |---|---|---|---|
+//! | [`dlpack`] | `amrex-dlpack-core` | yes (`alloc` optional) | the DLPack 1.3 C ABI, dtypes, validated views, owning tensors, `ToDlpack`/`FromDlpack`, the `ndarray` bridge |
+//! | [`boxes`] | `amrex-box` | yes | `IntVect`, `Dim3`, `IndexType`, `IndexBox` and its algebra |
+//! | [`array4`] | `amrex-array4` | yes | `Array4`/`Array4Mut`, strided 4-D views with global indices |
+//! | [`smallmatrix`] | `amrex-smallmatrix` | yes | `SmallMatrix<T, R, C, Order, START>` |
+//! | [`arena`] | `amrex-arena` | yes (`alloc`) | the `Arena` memory resource: host, CUDA, HIP, Level Zero |
+//! | [`podvector`] | `amrex-podvector` | yes (`alloc`) | `PodVector<T, A>` with AMReX's growth strategies |
+//! | [`aos`] | `amrex-aos` | yes (`alloc`) | `Particle`, `ArrayOfStructs`, `StructOfArrays` |
+//! | [`basefab`] | `amrex-basefab` | yes (`alloc`) | `BaseFab`, `FArrayBox`, `IArrayBox` |
+//! | [`multifab`] | `amrex-multifab` | `alloc`; `std` adds threads | `BoxArray`, `DistributionMapping`, `MultiFab`, `MFIter`, `FillBoundary`, `ParallelCopy`, plotfiles |
+//!
+//! Outside the facade: `level-zero-sys` (the Level Zero loader bindings under
+//! `amrex-arena`'s `level-zero` feature) and `amrex-dlpack-capsule` (DLPack PyCapsules
+//! over the stable CPython API, for Python extension modules built with any pyo3 version).
+//!
+//! # Conventions
+//!
+//! - AMReX data is Fortran ordered: `i` is fastest, then `j`, `k` and the component `n`.
+//!   Box-shaped exports (`Array4`, `BaseFab`, each box of a `MultiFab`) have DLPack shape
+//!   `(ncomp, nz, ny, nx)` and strides `(nstride, kstride, jstride, 1)`, as pyAMReX's do,
+//!   so a consumer's `[n, k, j, i]` is `a(i, j, k, n)` with zero-based local indices.
+//! - An export keeps its producer's memory alive until the consumer calls the deleter,
+//!   exactly once, from any thread; an import validates every field first and refuses bad
+//!   input with a named error, after which the producer's deleter has run exactly once.
+//! - Containers on host-accessible arenas deref to slices; containers in device-only
+//!   memory offer bulk copies and raw device pointers, never slices. GPU runtimes load at
+//!   run time, so a missing one is an error value, not a build or link failure.
+//!
+//! # Feature flags
+//!
+//! - `std` (default): implies `alloc`; `std` in every crate, and rayon threads for
+//!   `MultiFab` work. Without it the facade is `no_std` + `alloc`.
+//! - `alloc`: DLPack export from the view and matrix crates (a managed tensor is heap
+//!   allocated); the owning containers always need `alloc`.
+//! - `ndarray`: `ndarray` views and conversions in `dlpack`, `array4`, `podvector` and
+//!   `multifab`.
+//!
+//! GPU backends are features of the member crates (`amrex-arena/cuda`, `hip`,
+//! `level-zero`, and the same names on `amrex-podvector`, `amrex-aos`, `amrex-basefab`).
 #![no_std]
+#![doc(test(attr(deny(warnings))))]
 
 pub use amrex_aos as aos;
 pub use amrex_arena as arena;
@@ -18,3 +95,37 @@ pub use amrex_smallmatrix as smallmatrix;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The READMEs of the member crates, compiled and run as doctests. The facade depends on
+/// each of these crates, so their README examples build here; `level-zero-sys` and
+/// `amrex-dlpack-capsule`, which it does not depend on, compile theirs themselves.
+#[cfg(doctest)]
+pub mod crate_readmes {
+    /// `amrex-dlpack-core`.
+    #[doc = include_str!("../crates/amrex-dlpack-core/README.md")]
+    pub struct DlpackCore;
+    /// `amrex-box`.
+    #[doc = include_str!("../crates/amrex-box/README.md")]
+    pub struct IndexBox;
+    /// `amrex-array4`.
+    #[doc = include_str!("../crates/amrex-array4/README.md")]
+    pub struct Array4;
+    /// `amrex-smallmatrix`.
+    #[doc = include_str!("../crates/amrex-smallmatrix/README.md")]
+    pub struct SmallMatrix;
+    /// `amrex-arena`.
+    #[doc = include_str!("../crates/amrex-arena/README.md")]
+    pub struct Arena;
+    /// `amrex-podvector`.
+    #[doc = include_str!("../crates/amrex-podvector/README.md")]
+    pub struct PodVector;
+    /// `amrex-aos`.
+    #[doc = include_str!("../crates/amrex-aos/README.md")]
+    pub struct Aos;
+    /// `amrex-basefab`.
+    #[doc = include_str!("../crates/amrex-basefab/README.md")]
+    pub struct BaseFab;
+    /// `amrex-multifab`.
+    #[doc = include_str!("../crates/amrex-multifab/README.md")]
+    pub struct MultiFab;
+}

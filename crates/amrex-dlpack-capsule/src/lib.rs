@@ -43,6 +43,11 @@
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 extern crate alloc;
 
 use amrex_dlpack_core::{

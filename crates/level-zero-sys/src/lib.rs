@@ -24,6 +24,11 @@
 #![expect(non_camel_case_types, reason = "C type names from ze_api.h")]
 #![expect(non_snake_case, reason = "C function names from ze_api.h")]
 
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 use core::ffi::c_void;
 use core::fmt;
 
