@@ -1,7 +1,8 @@
-//! Refused imports (conformance checklist items 3, 7, 13, 21, 22, 23): each malformed tensor
-//! gives its own `ErrorKind`, through `TensorView::new`, `ManagedTensor::from_raw` and
-//! `LegacyManagedTensor::from_raw` alike, and every refused managed tensor is freed exactly
-//! once. Typed access refusals (dtype, device, alignment, READ_ONLY) come after.
+//! Refused imports (unknown device or dtype, major version 2, `lanes != 1`, `ndim < 0`,
+//! negative extents, overflowing spans, ...): each malformed tensor gives its own `ErrorKind`,
+//! through `TensorView::new`, `ManagedTensor::from_raw` and `LegacyManagedTensor::from_raw`
+//! alike, and every refused managed tensor is freed exactly once. Typed access refusals (dtype,
+//! device, alignment, READ_ONLY) come after.
 #![cfg(feature = "alloc")]
 
 mod common;

@@ -1,5 +1,5 @@
-//! C interop against the official `dlpack.h` (conformance checklist items 1, 2, 4, 5, 7, 13,
-//! 16, 17, 19): `tests/c/consumer.c` is compiled with `cc` against the header shipped in the
+//! C interop against the official `dlpack.h` (layouts, constants, deleters, versions,
+//! strides, byte offsets): `tests/c/consumer.c` is compiled with `cc` against the header shipped in the
 //! `apache-tvm-ffi` wheel and loaded with libloading.
 //!
 //! - Layout and constants: the C compiler's `sizeof`/`alignof`/`offsetof` and enum values

@@ -1,6 +1,7 @@
-//! Conformance checklist items 1 and 2 at run time: every struct's size, alignment and field
-//! offsets, and every device, dtype and flag constant, equal the official header's values
-//! (the table in `DLPACK.md`; `c_interop.rs` checks them against a C compiler too).
+//! The ABI at run time: every struct's size, alignment and field offsets, and every
+//! device, dtype and flag constant, equal the values of the official `dlpack.h` (v1.3),
+//! written out in this file (`c_interop.rs` checks them against a C compiler that includes
+//! the header itself).
 
 use amrex_dlpack_core::ffi::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,

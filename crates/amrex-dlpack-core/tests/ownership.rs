@@ -1,7 +1,7 @@
-//! Who frees what, and when (conformance checklist items 4, 5, 7, 8, 9, 10, 16–20): the
-//! deleter runs exactly once however a tensor ends, the owner outlives every view, and the
-//! edge-case layouts (zero size, scalars, NULL strides, negative strides, byte offsets)
-//! export and import correctly.
+//! Who frees what, and when: the deleter runs exactly once however a tensor ends (dropped
+//! unconsumed, consumed, refused, on another thread; a NULL deleter is accepted), the owner
+//! outlives every view, and the edge-case layouts (zero size, scalars, NULL strides, negative
+//! strides, byte offsets) export and import correctly.
 #![cfg(feature = "alloc")]
 
 mod common;
