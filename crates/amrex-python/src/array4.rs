@@ -14,7 +14,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::IntVect;
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::DataType;
-use pyo3::exceptions::{PyBufferError, PyIndexError};
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 
 /// A 4-D `f64` view with global indices (AMReX `Array4<Real>`, pyAMReX `Array4_double`).
@@ -70,6 +70,27 @@ impl PyArray4 {
 }
 
 impl PyArray4 {
+    /// `(i, j, k, n)` from a subscript: four ints, or three for a one-component view.
+    fn index_of(&self, idx: &Bound<'_, PyAny>) -> PyResult<(i32, i32, i32, usize)> {
+        if let Ok(four) = idx.extract::<(i32, i32, i32, usize)>() {
+            return Ok(four);
+        }
+        if let Ok((i, j, k)) = idx.extract::<(i32, i32, i32)>() {
+            let nc = self.view()?.ncomp();
+            if nc != 1 {
+                return Err(PyIndexError::new_err(format!(
+                    "Array4[i, j, k] needs a one-component view, this one has {nc} \
+                     components: index it as [i, j, k, n]"
+                )));
+            }
+            return Ok((i, j, k, 0));
+        }
+        Err(PyTypeError::new_err(format!(
+            "Array4 indices must be (i, j, k) or (i, j, k, n) ints, got {}",
+            crate::protocol::type_name(idx)
+        )))
+    }
+
     /// Adopts `obj` with its first cell at `begin`.
     pub(crate) fn adopt(obj: &Bound<'_, PyAny>, begin: (i32, i32, i32)) -> PyResult<Self> {
         let a = Self {
@@ -183,14 +204,20 @@ impl PyArray4 {
         Ok(())
     }
 
-    fn __getitem__(&self, idx: (i32, i32, i32, usize)) -> PyResult<f64> {
-        self.get(idx.0, idx.1, idx.2, idx.3)
+    /// `a[i, j, k, n]` (global indices); `a[i, j, k]` on a one-component view, as in
+    /// pyAMReX.
+    fn __getitem__(&self, idx: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let (i, j, k, n) = self.index_of(idx)?;
+        self.get(i, j, k, n)
     }
 
-    fn __setitem__(&mut self, idx: (i32, i32, i32, usize), value: f64) -> PyResult<()> {
-        self.set(idx.0, idx.1, idx.2, idx.3, value)
+    /// `a[i, j, k, n] = value`; `a[i, j, k] = value` on a one-component view.
+    fn __setitem__(&mut self, idx: &Bound<'_, PyAny>, value: f64) -> PyResult<()> {
+        let (i, j, k, n) = self.index_of(idx)?;
+        self.set(i, j, k, n, value)
     }
 
+    /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         Ok(self.export()?.device_tuple())
     }

@@ -240,6 +240,7 @@ impl PyFab {
         crate::array4::PyArray4::adopt(view.as_any(), (lo.x(), lo.y(), lo.z()))
     }
 
+    /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
         Ok(self.export(0, None, false)?.device_tuple())
     }

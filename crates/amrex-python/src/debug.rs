@@ -66,6 +66,7 @@ impl DlpackSource for DebugDeviceArray {
 
 #[pymethods]
 impl DebugDeviceArray {
+    /// `_DebugDeviceArray(device_type, device_id, size)` holding `0..size`.
     #[new]
     fn py_new(device_type: i32, device_id: i32, size: usize) -> Self {
         Self {
@@ -74,14 +75,17 @@ impl DebugDeviceArray {
         }
     }
 
+    /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
     fn __dlpack_device__(&self) -> (i32, i32) {
         self.export().device_tuple()
     }
 
+    /// Address of the first element.
     fn data_ptr(&self) -> usize {
         self.data.as_ptr().addr()
     }
 
+    /// A NumPy view (host-accessible devices) or a host copy.
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.get().export();
         crate::interop::to_numpy(slf.as_any(), &src, copy, "C")

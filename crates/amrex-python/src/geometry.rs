@@ -73,16 +73,19 @@ impl PyIntVect {
         Ok(Self(IntVect::basis(dir_of(dir)?)))
     }
 
+    /// The x component.
     #[getter]
     fn x(&self) -> i32 {
         self.0.x()
     }
 
+    /// The y component.
     #[getter]
     fn y(&self) -> i32 {
         self.0.y()
     }
 
+    /// The z component.
     #[getter]
     fn z(&self) -> i32 {
         self.0.z()

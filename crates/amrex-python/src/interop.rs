@@ -2,7 +2,7 @@
 //! lazily), and the `from_dlpack` importer with its [`Tensor`] result.
 
 use crate::fastcall::DlpackSource;
-use crate::protocol::{Dims, Export, ExportCount};
+use crate::protocol::{Dims, Export, ExportCount, type_name};
 use amrex_dlpack_capsule::{Imported, take_from_capsule};
 use amrex_dlpack_core::{DLDeviceType, Device, DlpackError, ErrorKind};
 use pyo3::exceptions::{PyBufferError, PyImportError, PyTypeError, PyValueError};
@@ -105,19 +105,17 @@ pub(crate) fn to_xp<'py>(
 
 /// Gets an unused DLPack capsule from `obj`: the capsule itself, or what its
 /// `__dlpack__(max_version=(1, 3))` returns (retrying without arguments for producers that
-/// predate DLPack 1.0 and raise `TypeError`).
-fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    if obj.is_instance_of::<PyCapsule>() {
-        return Ok(obj.clone());
+/// predate DLPack 1.0 and raise `TypeError`). Every refusal names what it received.
+fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyCapsule>> {
+    if let Ok(capsule) = obj.cast::<PyCapsule>() {
+        check_capsule_name(capsule, "the argument")?;
+        return Ok(capsule.clone());
     }
     let py = obj.py();
     let method = obj.getattr(pyo3::intern!(py, "__dlpack__")).map_err(|_| {
         PyTypeError::new_err(format!(
             "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got {}",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
+            type_name(obj)
         ))
     })?;
     // One shared `{"max_version": (1, 3)}`: callees receive keyword arguments by value
@@ -128,10 +126,43 @@ fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         d.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
         Ok(d.unbind())
     })?;
-    match method.call((), Some(kwargs.bind(py))) {
-        Ok(c) => Ok(c),
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0(),
-        Err(e) => Err(e),
+    let out = match method.call((), Some(kwargs.bind(py))) {
+        Ok(c) => c,
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0()?,
+        Err(e) => return Err(e),
+    };
+    let from = format!("what {}.__dlpack__() returned", type_name(obj));
+    let capsule = out.cast::<PyCapsule>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "from_dlpack: {from} is of type {}, expected a DLPack capsule",
+            type_name(&out)
+        ))
+    })?;
+    check_capsule_name(capsule, &from)?;
+    Ok(capsule.clone())
+}
+
+/// Refuses a capsule that is not an unused DLPack tensor, saying what its name is.
+fn check_capsule_name(capsule: &Bound<'_, PyCapsule>, from: &str) -> PyResult<()> {
+    let Some(name) = capsule.name()? else {
+        return Err(PyValueError::new_err(format!(
+            "from_dlpack: {from} is a capsule without a name, expected one named \
+             'dltensor' or 'dltensor_versioned'"
+        )));
+    };
+    // SAFETY: a capsule's name is a NUL-terminated string that lives as long as the
+    // capsule, which `capsule` keeps alive for this call; it is copied out at once.
+    let name = unsafe { name.as_cstr() }.to_string_lossy().into_owned();
+    match name.as_str() {
+        "dltensor" | "dltensor_versioned" => Ok(()),
+        "used_dltensor" | "used_dltensor_versioned" => Err(PyValueError::new_err(format!(
+            "from_dlpack: {from} is a DLPack capsule that was already consumed (it is \
+             named '{name}'); a capsule is imported once, call __dlpack__ again for a new one"
+        ))),
+        _ => Err(PyValueError::new_err(format!(
+            "from_dlpack: {from} is a capsule named '{name}', not a DLPack tensor \
+             (expected 'dltensor' or 'dltensor_versioned')"
+        ))),
     }
 }
 
@@ -302,7 +333,7 @@ pub(crate) fn xp_for<'py>(
                 .map_err(|_| {
                     PyTypeError::new_err(format!(
                         "xp_for: expected an object with __dlpack_device__, got {}",
-                        crate::protocol::type_name(o)
+                        type_name(o)
                     ))
                 })?
                 .extract()?;

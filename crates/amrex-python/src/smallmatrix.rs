@@ -337,6 +337,7 @@ macro_rules! small_matrix_impl {
                 d.vals.chunks(d.cols.max(1)).map(<[f64]>::to_vec).collect()
             }
 
+            /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
             fn __dlpack_device__(&self) -> (i32, i32) {
                 self.export().device_tuple()
             }

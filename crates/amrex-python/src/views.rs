@@ -71,6 +71,7 @@ impl DlpackSource for SharedView {
 
 #[pymethods]
 impl SharedView {
+    /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
     fn __dlpack_device__(&self) -> (i32, i32) {
         self.export.device_tuple()
     }
