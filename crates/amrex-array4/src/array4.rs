@@ -86,6 +86,20 @@ impl<T> Clone for Array4<'_, T> {
 }
 impl<T> Copy for Array4<'_, T> {}
 
+/// Panics unless every length `end - begin` is an `i32` (at most `i32::MAX`), so that
+/// [`Array4::length`] and `index_box` never overflow; `begin <= end` is the caller's.
+#[inline]
+#[track_caller]
+fn check_lengths(begin: IntVect, end: IntVect) {
+    for d in 0..3 {
+        let len = i64::from(end[d]) - i64::from(begin[d]);
+        assert!(
+            len <= i64::from(i32::MAX),
+            "Array4: the extent {len} in direction {d} ({begin} .. {end}) leaves the i32 index space"
+        );
+    }
+}
+
 /// Builds the layout of a compact view of `bx` with `ncomp` components over `len`
 /// elements: `jstride = nx`, `kstride = nx*ny`, `nstride = nx*ny*nz`.
 fn compact<T>(
@@ -94,14 +108,10 @@ fn compact<T>(
     bx: &IndexBox,
     ncomp: usize,
 ) -> Result<Raw<T>, Array4Error> {
-    // An empty direction gets `end = begin` (zero extent); the others keep theirs.
-    let (begin, hi) = (bx.lo(), bx.hi());
-    let mut end = begin;
-    for d in 0..3 {
-        if hi[d] >= begin[d] {
-            end[d] = hi[d].checked_add(1).ok_or(Array4Error::TooLarge)?;
-        }
-    }
+    // An empty direction gets `end = begin` (zero extent); the others keep theirs. The
+    // box must lie in the i32 index space (end and lengths are i32).
+    let begin = bx.lo();
+    let end = bx.try_end().map_err(Array4Error::OutsideIndexSpace)?;
     let mut raw = Raw {
         ptr,
         begin,
@@ -323,8 +333,13 @@ impl<'a, T> Array4<'a, T> {
     ///    initialised, aligned `T`.
     /// 3. Otherwise `ptr` is non-null and aligned.
     /// 4. Those elements are not written by anyone during `'a`.
+    ///
+    /// # Panics
+    /// If `begin .. end` leaves the `i32` index space (a length `end - begin` above
+    /// `i32::MAX`), which a view could not report through [`length`](Self::length).
     #[inline]
     #[must_use]
+    #[track_caller]
     pub unsafe fn from_raw_parts(
         ptr: *const T,
         begin: IntVect,
@@ -336,6 +351,7 @@ impl<'a, T> Array4<'a, T> {
             begin.all_le(end),
             "Array4::from_raw_parts: begin {begin} > end {end}"
         );
+        check_lengths(begin, end);
         debug_assert!(
             !ptr.is_null() && ptr.is_aligned(),
             "Array4::from_raw_parts: bad pointer"
@@ -553,8 +569,12 @@ impl<'a, T> Array4Mut<'a, T> {
     /// As [`Array4::from_raw_parts`] items 1–3, and in place of item 4:
     /// 4. distinct in-bounds indices reach distinct elements, and nothing else reads or
     ///    writes those elements during `'a`.
+    ///
+    /// # Panics
+    /// As [`Array4::from_raw_parts`].
     #[inline]
     #[must_use]
+    #[track_caller]
     pub unsafe fn from_raw_parts(
         ptr: *mut T,
         begin: IntVect,

@@ -9,7 +9,7 @@
 
 use core::ptr::NonNull;
 
-use amrex_box::IntVect;
+use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{DlpackElement, DlpackError, ErrorKind, TensorView, TensorViewMut};
 
 use crate::array4::{Array4, Array4Mut};
@@ -121,12 +121,9 @@ fn import_layout<T: DlpackElement>(
         }
         .into());
     }
-    // Spatial extents must fit the i32 index space starting at `begin`.
-    let mut end = begin;
-    for d in 0..3 {
-        let e = ext[3 - d];
-        end[d] = i32::try_from(i64::from(begin[d]) + e).map_err(|_| ErrorKind::SpanOverflow)?;
-    }
+    // The box the spatial extents describe from `begin` must lie in the i32 index space
+    // (its end and its length are i32), the one rule every importer applies.
+    let end = IndexBox::try_from_lo_len(begin, [ext[3], ext[2], ext[1]])?.try_end()?;
     // Validated: extents and strides of axes with extent > 1 span at most isize::MAX.
     let as_usize =
         |v: i64| usize::try_from(v).map_err(|_| DlpackError::from(ErrorKind::SpanOverflow));
@@ -190,8 +187,9 @@ impl<'a, T: DlpackElement> Array4<'a, T> {
     ///
     /// # Errors
     /// `RankMismatch` (rank 0 or above 4), `DtypeMismatch`, `NotHostAccessible`,
-    /// `Misaligned`, `NegativeStride`, `NonUnitStride` (innermost axis), `SpanOverflow`
-    /// (an extent that does not fit the `i32` index space from `begin`).
+    /// `Misaligned`, `NegativeStride`, `NonUnitStride` (innermost axis),
+    /// `OutsideIndexSpace` (the extents from `begin` leave the `i32` index space: an end
+    /// or a length above `i32::MAX`).
     pub fn from_dlpack_view(view: &TensorView<'a>, begin: IntVect) -> Result<Self, DlpackError> {
         let raw = import_layout::<T>(view, begin)?;
         // Invariants: every in-bounds offset lies in the span the TensorView validated

@@ -13,9 +13,11 @@ pub enum Array4Error {
         /// Elements in the slice.
         found: usize,
     },
-    /// The number of elements does not fit in memory (`usize`/`isize` overflow), or
-    /// the box's `big_end + 1` overflows `i32`.
+    /// The number of elements does not fit in memory (`usize`/`isize` overflow).
     TooLarge,
+    /// The box leaves the `i32` index space (its `big_end + 1` or a length overflows
+    /// `i32`).
+    OutsideIndexSpace(amrex_box::IndexSpaceError),
 }
 
 impl fmt::Display for Array4Error {
@@ -26,6 +28,7 @@ impl fmt::Display for Array4Error {
                 "Array4: the slice has {found} elements but the box and components need {needed}"
             ),
             Self::TooLarge => write!(f, "Array4: the box and components do not fit in memory"),
+            Self::OutsideIndexSpace(e) => write!(f, "Array4: {e}"),
         }
     }
 }

@@ -70,7 +70,7 @@ mod loops;
 mod ndarray_bridge;
 mod raw;
 
-pub use amrex_box::{Dim3, IndexBox, IndexType, IntVect};
+pub use amrex_box::{Dim3, IndexBox, IndexSpaceError, IndexType, IntVect};
 
 /// The examples of `docs/indexing.md`, compiled and run as doctests.
 #[doc = include_str!("../../../docs/indexing.md")]

@@ -265,7 +265,11 @@ fn import_refusals() {
             &t.view(),
             IntVect::new(i32::MAX - 2, 0, 0)
         )),
-        ErrorKind::SpanOverflow
+        ErrorKind::OutsideIndexSpace {
+            dir: 0,
+            lo: i64::from(i32::MAX) - 2,
+            end: i64::from(i32::MAX) + 3
+        }
     );
     // READ_ONLY refused for a mutable view (by the core's view_mut and by us).
     let mut t = tensor(v(), &[2, 3, 4, 5], &c, Device::CPU, flags::READ_ONLY);

@@ -1,6 +1,6 @@
 //! Construction, indexing, component and sub-box views.
 
-use amrex_array4::{Array4, Array4Error, Array4Mut, Dim3, IndexBox, IntVect};
+use amrex_array4::{Array4, Array4Error, Array4Mut, Dim3, IndexBox, IndexSpaceError, IntVect};
 
 fn bx(lo: [i32; 3], hi: [i32; 3]) -> IndexBox {
     IndexBox::new(lo.into(), hi.into())
@@ -103,8 +103,17 @@ fn constructor_errors() {
     );
     assert_eq!(
         Array4::try_new(&data, bx([0; 3], [i32::MAX, 0, 0]), 1).unwrap_err(),
-        Array4Error::TooLarge
+        Array4Error::OutsideIndexSpace(IndexSpaceError::Overflow {
+            dir: 0,
+            lo: 0,
+            end: 1 << 31
+        })
     );
+    // A length of 2^31 (one above i32::MAX) whose end still fits.
+    assert!(matches!(
+        Array4::try_new(&data, bx([0, -1, 0], [0, i32::MAX - 1, 0]), 1).unwrap_err(),
+        Array4Error::OutsideIndexSpace(IndexSpaceError::Overflow { dir: 1, .. })
+    ));
     assert_eq!(
         Array4::try_new(&data, bx([0; 3], [1 << 30, 1 << 30, 1 << 30]), 1).unwrap_err(),
         Array4Error::TooLarge

@@ -245,21 +245,19 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
     /// # Errors
     /// `RankMismatch`, `DtypeMismatch`, `NegativeStride`, `NonUnitStride` (along `i`),
     /// `Misaligned`, `OverlappingStrides` (on a writable tensor) or
-    /// `SpanOverflow` (extents past the `i32` index space); the tensor is dropped then
+    /// `OutsideIndexSpace` (the box the extents describe from `begin` has an end or a
+    /// length above `i32::MAX`); the tensor is dropped then
     /// (its deleter runs once).
     pub fn from_dlpack_at(tensor: ManagedTensor<'a>, begin: IntVect) -> Result<Self, DlpackError> {
         let read_only = tensor.is_read_only();
         let ([nc, nz, ny, nx], [jstride, kstride, nstride, _], ptr) =
             import_layout::<T>(&tensor, read_only)?;
-        let mut hi = begin;
-        for (d, e) in [nx, ny, nz].into_iter().enumerate() {
-            let e = i64::try_from(e).map_err(|_| ErrorKind::SpanOverflow)?;
-            hi[d] =
-                i32::try_from(i64::from(begin[d]) + e - 1).map_err(|_| ErrorKind::SpanOverflow)?;
-        }
-        let bx = IndexBox::new(begin, hi);
+        // The one index-space rule: the box the extents describe from `begin` must have
+        // an i32 end and i32 lengths (invariant 0).
+        let ext = [nx, ny, nz].map(|e| i64::try_from(e).unwrap_or(i64::MAX));
+        let bx = IndexBox::try_from_lo_len(begin, ext)?;
         let ptr = NonNull::new(ptr).ok_or(ErrorKind::NullData)?;
-        // Invariants: 1–3 from the validated tensor (every in-bounds offset lies in its
+        // Invariants: 0 checked above; 1–3 from the validated tensor (every in-bounds offset lies in its
         // checked span; aligned first element; dangling when empty); distinct elements
         // unless read-only (checked above); 5: host access is decided by the tensor's
         // device; 6: the importer vouched for exclusive (or, READ_ONLY, shared) access.

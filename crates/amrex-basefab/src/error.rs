@@ -55,6 +55,9 @@ pub enum FabError {
     },
     /// The box and components need more elements than memory can address.
     TooLarge,
+    /// The box leaves the `i32` index space (its `big_end + 1` or a length overflows
+    /// `i32`).
+    OutsideIndexSpace(amrex_box::IndexSpaceError),
     /// The arena failed.
     Arena(ArenaError),
     /// A DLPack export or import was refused.
@@ -85,6 +88,7 @@ impl fmt::Display for FabError {
                 "slice of {found} elements is shorter than the {needed} the box needs"
             ),
             Self::TooLarge => f.write_str("box and components exceed the addressable size"),
+            Self::OutsideIndexSpace(e) => write!(f, "fab box: {e}"),
             Self::Arena(e) => write!(f, "fab storage: {e}"),
             Self::Dlpack(e) => write!(f, "fab DLPack: {e}"),
         }

@@ -64,6 +64,8 @@ pub(crate) enum Storage<'a, T: AnyBitPattern, A: Arena> {
 /// ```
 //
 // Invariants:
+// 0. `bx` lies in the `i32` index space (`bx.check_index_space()` passes), so
+//    `hi + 1` and every length are `i32`.
 // 1. `ncomp * num_pts(bx)` elements (`len`) fit `isize` bytes.
 // 2. If `len > 0`: for every `(i, j, k)` in `bx` and `n < ncomp`, the element offset
 //    `(i-lo.x) + (j-lo.y)*jstride + (k-lo.z)*kstride + n*nstride` fits `isize`, and
@@ -95,17 +97,21 @@ unsafe impl<T: AnyBitPattern + Send, A: Arena> Send for BaseFab<'_, T, A> {}
 // SAFETY: shared access only reads (invariant 5); arenas and tensor handles are `Sync`.
 unsafe impl<T: AnyBitPattern + Sync, A: Arena> Sync for BaseFab<'_, T, A> {}
 
-/// Lengths of a box, zero when it is empty.
+/// Lengths of a box, zero when it is empty (computed in `i64`, so exact for any box).
 pub(crate) fn box_lengths(bx: &IndexBox) -> [usize; 3] {
     if !bx.ok() {
         return [0; 3];
     }
-    let l = bx.length();
-    [l[0] as usize, l[1] as usize, l[2] as usize]
+    // Each length is at most 2^32 - 1, which fits usize on the 64-bit targets that can
+    // hold such a fab; a fab's box lies in the index space (invariant 0), so <= i32::MAX.
+    core::array::from_fn(|d| usize::try_from(bx.length_dir(d)).unwrap_or(usize::MAX))
 }
 
 /// Elements needed by a compact fab over `bx` with `ncomp` components, and its strides.
+/// The box must lie in the `i32` index space (the rule every fab constructor applies).
 pub(crate) fn compact<T>(bx: &IndexBox, ncomp: usize) -> Result<(usize, [usize; 3]), FabError> {
+    bx.check_index_space()
+        .map_err(FabError::OutsideIndexSpace)?;
     let [nx, ny, nz] = box_lengths(bx);
     let nxy = nx.checked_mul(ny).ok_or(FabError::TooLarge)?;
     let cells = nxy.checked_mul(nz).ok_or(FabError::TooLarge)?;
@@ -248,6 +254,10 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     ///    memory that stays alive for `'a`; distinct indices reach distinct elements.
     /// 2. Otherwise `ptr` is non-null and aligned.
     /// 3. Nobody else reads or writes those elements during `'a`.
+    ///
+    /// # Panics
+    /// If `bx` leaves the `i32` index space ([`IndexBox::check_index_space`]).
+    #[track_caller]
     pub unsafe fn from_raw_parts_in(
         ptr: *mut T,
         bx: IndexBox,
@@ -255,13 +265,16 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         strides: [usize; 3],
         arena: A,
     ) -> Self {
+        if let Err(e) = bx.check_index_space() {
+            panic!("BaseFab::from_raw_parts_in: {e}");
+        }
         debug_assert!(
             !ptr.is_null() && ptr.is_aligned(),
             "BaseFab::from_raw_parts_in: bad pointer"
         );
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
         let [jstride, kstride, nstride] = strides;
-        // Invariants 1–3, 6: the caller's obligations 1–3.
+        // Invariant 0: checked above; 1–3, 6: the caller's obligations 1–3.
         Self {
             storage: Storage::Borrowed {
                 ptr,
@@ -346,8 +359,10 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
         let (jstride, kstride, nstride, ncomp) = (a.jstride(), a.kstride(), a.nstride(), a.ncomp());
         // `Array4Mut` pointers are non-null (dangling when empty).
         let ptr = NonNull::new(a.as_mut_ptr()).unwrap_or(NonNull::dangling());
-        // Invariants 2–3, 6: the view's own invariants (in-bounds offsets, distinct
-        // elements, exclusive for 'a) carry over; the view is moved in and never used again.
+        // Invariant 0: a view's lengths are at most i32::MAX and its exclusive end is an
+        // i32, so its box lies in the index space; 2–3, 6: the view's own invariants
+        // (in-bounds offsets, distinct elements, exclusive for 'a) carry over; the view
+        // is moved in and never used again.
         Self {
             storage: Storage::Borrowed {
                 ptr,
@@ -520,10 +535,10 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     }
 
     fn end(&self) -> IntVect {
-        if self.bx.ok() {
-            self.bx.hi() + 1
-        } else {
-            self.bx.lo()
+        match self.bx.try_end() {
+            Ok(end) => end,
+            // Invariant 0 rules this out.
+            Err(e) => unreachable!("BaseFab: {e}"),
         }
     }
 

@@ -45,6 +45,27 @@ impl Default for IndexBox {
     }
 }
 
+/// `a + b`, panicking on `i32` overflow in every build profile (see [`IntVect`]'s
+/// arithmetic).
+#[inline]
+#[track_caller]
+fn add(a: i32, b: i32) -> i32 {
+    match a.checked_add(b) {
+        Some(v) => v,
+        None => panic!("IndexBox: {a} + {b} overflows i32"),
+    }
+}
+
+/// `a - b`, as [`add`].
+#[inline]
+#[track_caller]
+fn sub(a: i32, b: i32) -> i32 {
+    match a.checked_sub(b) {
+        Some(v) => v,
+        None => panic!("IndexBox: {a} - {b} overflows i32"),
+    }
+}
+
 #[inline]
 #[track_caller]
 fn check_dir(dir: usize) {
@@ -157,8 +178,8 @@ impl IndexBox {
     /// a direction where the box is empty).
     ///
     /// # Panics
-    /// In debug builds, if a length does not fit in `i32` (only for boxes spanning
-    /// almost the whole `i32` range).
+    /// If a length does not fit in `i32` (a box outside the index space, see
+    /// [`check_index_space`](Self::check_index_space)), in every build profile.
     #[inline]
     #[must_use]
     #[track_caller]
@@ -290,7 +311,7 @@ impl IndexBox {
     pub fn grow_lo(&self, dir: usize, n: i32) -> Self {
         check_dir(dir);
         let mut r = *self;
-        r.small[dir] -= n;
+        r.small[dir] = sub(r.small[dir], n);
         r
     }
 
@@ -301,7 +322,7 @@ impl IndexBox {
     pub fn grow_hi(&self, dir: usize, n: i32) -> Self {
         check_dir(dir);
         let mut r = *self;
-        r.big[dir] += n;
+        r.big[dir] = add(r.big[dir], n);
         r
     }
 
@@ -373,7 +394,7 @@ impl IndexBox {
         let mut big = self.big.coarsen(r);
         for d in 0..SPACEDIM {
             if self.typ.node_centered_dir(d) && self.big[d].rem_euclid(r[d]) != 0 {
-                big[d] += 1;
+                big[d] = add(big[d], 1);
             }
         }
         Self::with_type(small, big, self.typ)
@@ -453,7 +474,7 @@ impl IndexBox {
         check_dir(dir);
         let mut lo = *self;
         let mut hi = *self;
-        lo.big[dir] = idx - 1;
+        lo.big[dir] = sub(idx, 1);
         hi.small[dir] = idx;
         (lo, hi)
     }

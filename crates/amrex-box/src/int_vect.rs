@@ -335,44 +335,69 @@ impl IndexMut<usize> for IntVect {
     }
 }
 
+/// Component-wise `a op b` that panics, in every build profile, when a component leaves
+/// `i32`: a wrapped corner would silently describe another box (and, under a view, other
+/// memory), so overflow is never allowed to pass. Paths that take numbers from outside
+/// check them first with the index-space rule ([`IndexBox::check_index_space`]) and
+/// return an error instead.
+///
+/// [`IndexBox::check_index_space`]: crate::IndexBox::check_index_space
+#[inline]
+#[track_caller]
+fn checked3(a: [i32; 3], b: [i32; 3], f: fn(i32, i32) -> Option<i32>, op: &str) -> [i32; 3] {
+    match (f(a[0], b[0]), f(a[1], b[1]), f(a[2], b[2])) {
+        (Some(x), Some(y), Some(z)) => [x, y, z],
+        _ => overflow(a, b, op),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn overflow(a: [i32; 3], b: [i32; 3], op: &str) -> ! {
+    panic!("IntVect: {} {op} {} overflows i32", IntVect(a), IntVect(b))
+}
+
 macro_rules! binop {
-    ($tr:ident, $m:ident, $atr:ident, $am:ident, $op:tt) => {
+    ($tr:ident, $m:ident, $atr:ident, $am:ident, $checked:ident, $op:literal) => {
         impl $tr for IntVect {
             type Output = IntVect;
+            /// Component-wise; panics if a component overflows `i32` (in every build).
             #[inline]
             #[track_caller]
             fn $m(self, o: IntVect) -> IntVect {
-                IntVect([self.0[0] $op o.0[0], self.0[1] $op o.0[1], self.0[2] $op o.0[2]])
+                IntVect(checked3(self.0, o.0, i32::$checked, $op))
             }
         }
         impl $tr<i32> for IntVect {
             type Output = IntVect;
+            /// With the scalar in every component; panics if a component overflows `i32`.
             #[inline]
             #[track_caller]
             fn $m(self, s: i32) -> IntVect {
-                IntVect([self.0[0] $op s, self.0[1] $op s, self.0[2] $op s])
+                IntVect(checked3(self.0, [s; 3], i32::$checked, $op))
             }
         }
         impl $atr for IntVect {
             #[inline]
             #[track_caller]
             fn $am(&mut self, o: IntVect) {
-                *self = *self $op o;
+                *self = $tr::$m(*self, o);
             }
         }
         impl $atr<i32> for IntVect {
             #[inline]
             #[track_caller]
             fn $am(&mut self, s: i32) {
-                *self = *self $op s;
+                *self = $tr::$m(*self, s);
             }
         }
     };
 }
 
-binop!(Add, add, AddAssign, add_assign, +);
-binop!(Sub, sub, SubAssign, sub_assign, -);
-binop!(Mul, mul, MulAssign, mul_assign, *);
+binop!(Add, add, AddAssign, add_assign, checked_add, "+");
+binop!(Sub, sub, SubAssign, sub_assign, checked_sub, "-");
+binop!(Mul, mul, MulAssign, mul_assign, checked_mul, "*");
 
 impl Mul<IntVect> for i32 {
     type Output = IntVect;
@@ -385,10 +410,11 @@ impl Mul<IntVect> for i32 {
 
 impl Neg for IntVect {
     type Output = IntVect;
+    /// Component-wise negation; panics for a component equal to `i32::MIN`.
     #[inline]
     #[track_caller]
     fn neg(self) -> IntVect {
-        IntVect([-self.0[0], -self.0[1], -self.0[2]])
+        IntVect(checked3([0; 3], self.0, i32::checked_sub, "-"))
     }
 }
 

@@ -39,6 +39,16 @@
 //! assert!(small.iter().eq(cells));
 //! ```
 //!
+//! # The index space
+//!
+//! Corners are `i32`, as in AMReX. [`IntVect`] arithmetic panics on overflow in every
+//! build profile (a wrapped corner would describe another box), and boxes made from
+//! numbers that come from outside — a tensor's shape, a file — go through one checked
+//! rule, [`IndexBox::check_index_space`] and its constructors
+//! ([`IndexBox::try_from_lo_len`], [`IndexBox::try_grow_ghost`]), which return an
+//! [`IndexSpaceError`] naming the direction and the numbers: in every direction
+//! `big_end + 1` and the length must be `i32`.
+//!
 //! # Feature flags
 //!
 //! - `std` (default): nothing beyond `core` is used; the flag exists so that the
@@ -49,11 +59,13 @@
 extern crate std;
 
 mod index_box;
+mod index_space;
 mod index_type;
 mod int_vect;
 mod iter;
 
 pub use index_box::IndexBox;
+pub use index_space::{IndexSpaceError, check_ghost};
 pub use index_type::IndexType;
 pub use int_vect::{Dim3, IntVect, SPACEDIM};
 pub use iter::{Cells, Tiles};

@@ -115,6 +115,24 @@ pub enum ErrorKind {
     BadCapsule,
     /// An allocation failed.
     AllocationFailed,
+    /// The box a tensor's extents describe from the requested start (or a box grown by a
+    /// ghost width) leaves the `i32` index space of AMReX indices: in direction `dir`, the
+    /// indices `lo .. end` (end exclusive) do not fit, or the length `end - lo` does not.
+    OutsideIndexSpace {
+        /// The direction (0 = `i`, 1 = `j`, 2 = `k`).
+        dir: usize,
+        /// The first index.
+        lo: i64,
+        /// One past the last index.
+        end: i64,
+    },
+    /// A ghost width given with an import is negative.
+    NegativeGhost {
+        /// The direction.
+        dir: usize,
+        /// The width.
+        ghost: i32,
+    },
     /// Anything else, with a short description.
     Unsupported(&'static str),
 }
@@ -236,6 +254,16 @@ impl fmt::Display for DlpackError {
                 "DLPack: expected an unused 'dltensor' or 'dltensor_versioned' capsule"
             ),
             ErrorKind::AllocationFailed => write!(f, "DLPack: allocation failed"),
+            ErrorKind::OutsideIndexSpace { dir, lo, end } => write!(
+                f,
+                "DLPack: expected a box inside the i32 index space, got indices {lo} .. {end} \
+                 (end exclusive, length {}) in direction {dir}",
+                i128::from(end) - i128::from(lo)
+            ),
+            ErrorKind::NegativeGhost { dir, ghost } => write!(
+                f,
+                "DLPack: expected a ghost width >= 0, got {ghost} in direction {dir}"
+            ),
             ErrorKind::Unsupported(what) => write!(f, "DLPack: unsupported: {what}"),
         }
     }

@@ -80,7 +80,7 @@ pub use managed::{LegacyManagedTensor, ManagedTensor, TensorSpec};
 pub use ndarray_bridge::tensor_view_as_ndarray;
 #[cfg(feature = "alloc")]
 pub use traits::{FromDlpack, ToDlpack};
-pub use view::{TensorView, TensorViewMut, TypedView, TypedViewMut};
+pub use view::{Strides, TensorView, TensorViewMut, TypedView, TypedViewMut};
 
 /// Whether two different indices of a layout reach the same element.
 ///

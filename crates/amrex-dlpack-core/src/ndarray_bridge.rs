@@ -81,15 +81,19 @@ fn layout<T: DlpackElement>(
     let mut base = ptr;
     let empty = view.num_elements() == 0;
     for (axis, stride) in view.strides().enumerate() {
-        if stride < 0 && !empty {
+        // The stride of an axis of extent 0 or 1 never moves to another element: give it
+        // 0, so that any value the producer sent (even i64::MIN, whose absolute value is
+        // no isize) is harmless to ndarray.
+        let moves = !empty && shape[axis] > 1;
+        if stride < 0 && moves {
             // Move to the lowest address along this axis: within the validated span.
             base = base.wrapping_offset((shape[axis] as isize - 1) * stride as isize);
             inverted.push(axis);
         }
-        strides.push(if empty {
-            0
-        } else {
+        strides.push(if moves {
             stride.unsigned_abs() as usize
+        } else {
+            0
         });
     }
     (shape, strides, base, inverted)
@@ -137,9 +141,16 @@ impl<'a> ManagedTensor<'a> {
         }
         let dim = dim_of::<D>(&shape)?;
         let st = dim_of::<D>(&strides)?;
-        // SAFETY: validated span of live, host-accessible, exclusively borrowed memory; the
-        // absolute strides from the lowest address reach exactly the same elements.
-        let mut a = unsafe { ArrayViewMut::from_shape_ptr(dim.strides(st), base) };
+        let mut a = if view.num_elements() == 0 {
+            // SAFETY: no element is ever reached; the pointer is non-null and aligned
+            // (`typed_ptr` gives a dangling one for empty tensors). Default strides: an
+            // empty array has no layout to keep, and ndarray checks them for overlap.
+            unsafe { ArrayViewMut::from_shape_ptr(dim, base) }
+        } else {
+            // SAFETY: validated span of live, host-accessible, exclusively borrowed memory;
+            // the absolute strides from the lowest address reach exactly the same elements.
+            unsafe { ArrayViewMut::from_shape_ptr(dim.strides(st), base) }
+        };
         for axis in inverted {
             a.invert_axis(Axis(axis));
         }

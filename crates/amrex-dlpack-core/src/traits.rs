@@ -63,7 +63,7 @@ impl<'a, T: DlpackElement> FromDlpack<'a> for Vec<T> {
             }
             .into());
         }
-        Ok(view.typed::<T>()?.to_vec())
+        view.typed::<T>()?.try_to_vec()
     }
 }
 

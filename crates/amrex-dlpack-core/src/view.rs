@@ -281,7 +281,8 @@ impl<'a> TensorView<'a> {
         unsafe { raw_dims(self.tensor) }.ok().and_then(|(_, s)| s)
     }
 
-    /// The stride of `axis` in elements, computing compact row-major strides for NULL.
+    /// The stride of `axis` in elements, computing compact row-major strides for NULL
+    /// (then O(ndim) per call: walk every axis with [`strides`](Self::strides) instead).
     ///
     /// # Panics
     /// If `axis >= ndim`.
@@ -303,9 +304,25 @@ impl<'a> TensorView<'a> {
         }
     }
 
-    /// Iterates over the strides (computed for NULL), in elements.
-    pub fn strides(&self) -> impl ExactSizeIterator<Item = i64> + '_ {
-        (0..self.ndim()).map(|axis| self.stride(axis))
+    /// Iterates over the strides (computed for NULL), in elements: O(ndim) for the whole
+    /// walk, whatever the rank (prefer it to calling [`stride`](Self::stride) per axis,
+    /// which is O(ndim) per call for NULL strides).
+    pub fn strides(&self) -> Strides<'a> {
+        let shape = self.shape();
+        match self.strides_raw() {
+            Some(s) => Strides::Given(s.iter()),
+            // The compact stride of axis 0 is the product of the other extents (each at
+            // least 1); invariant 1 bounds the product of the non-zero extents by
+            // isize::MAX, so it is exact, and each next stride divides exactly.
+            None => Strides::Compact {
+                shape,
+                axis: 0,
+                next: shape
+                    .iter()
+                    .skip(1)
+                    .fold(1i64, |acc, &e| acc.saturating_mul(e.max(1))),
+            },
+        }
     }
 
     /// `DLManagedTensorVersioned::flags` (0 for legacy tensors).
@@ -344,10 +361,12 @@ impl<'a> TensorView<'a> {
         if self.num_elements() == 0 {
             return true;
         }
+        let Some(strides) = self.strides_raw() else {
+            return true;
+        };
         let mut expected = 1i64;
-        for axis in (0..self.ndim()).rev() {
-            let extent = self.shape()[axis];
-            if extent != 1 && self.stride(axis) != expected {
+        for (&extent, &stride) in self.shape().iter().zip(strides).rev() {
+            if extent != 1 && stride != expected {
                 return false;
             }
             expected *= extent;
@@ -361,9 +380,8 @@ impl<'a> TensorView<'a> {
             return true;
         }
         let mut expected = 1i64;
-        for axis in 0..self.ndim() {
-            let extent = self.shape()[axis];
-            if extent != 1 && self.stride(axis) != expected {
+        for (&extent, stride) in self.shape().iter().zip(self.strides()) {
+            if extent != 1 && stride != expected {
                 return false;
             }
             expected *= extent;
@@ -450,18 +468,72 @@ impl<'a> TensorView<'a> {
             return None;
         }
         let mut off = 0isize;
-        for (axis, (&i, &extent)) in index.iter().zip(shape).enumerate() {
+        for ((&i, &extent), stride) in index.iter().zip(shape).zip(self.strides()) {
             // Compare unsigned: `i as i64` would wrap an index above i64::MAX to a negative
             // number that passes `< extent` and reads out of bounds.
             if i as u64 >= extent as u64 {
                 return None;
             }
-            // In bounds, so the product is within the validated span (fits isize).
-            off += i as isize * self.stride(axis) as isize;
+            // In bounds, so the product and the running sum stay within the validated
+            // span (they fit isize).
+            off += i as isize * stride as isize;
         }
         Some(off)
     }
 }
+
+/// The strides of a [`TensorView`] in elements, made by [`TensorView::strides`].
+#[derive(Clone, Debug)]
+pub enum Strides<'a> {
+    /// The producer's strides.
+    Given(core::slice::Iter<'a, i64>),
+    /// Compact row-major strides for NULL, computed on the fly.
+    Compact {
+        /// The extents.
+        shape: &'a [i64],
+        /// The next axis.
+        axis: usize,
+        /// Its stride.
+        next: i64,
+    },
+}
+
+impl Iterator for Strides<'_> {
+    type Item = i64;
+
+    #[inline]
+    fn next(&mut self) -> Option<i64> {
+        match self {
+            Self::Given(it) => it.next().copied(),
+            Self::Compact { shape, axis, next } => {
+                if *axis >= shape.len() {
+                    return None;
+                }
+                let s = *next;
+                *axis += 1;
+                if let Some(&e) = shape.get(*axis) {
+                    // `next` is the product of the extents after `axis - 1`, which
+                    // includes max(e, 1): the division is exact.
+                    *next = s / e.max(1);
+                }
+                Some(s)
+            }
+        }
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match self {
+            Self::Given(it) => it.len(),
+            Self::Compact { shape, axis, .. } => shape.len().saturating_sub(*axis),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Strides<'_> {}
+
+impl core::iter::FusedIterator for Strides<'_> {}
 
 /// Typed, host-side, read-only access to a validated tensor.
 #[derive(Clone, Copy, Debug)]
@@ -505,44 +577,42 @@ impl<'a, T: DlpackElement> TypedView<'a, T> {
         Some(unsafe { core::slice::from_raw_parts(self.ptr, self.view.num_elements()) })
     }
 
-    /// Calls `f` on every element in row-major logical order.
+    /// Calls `f` on every element in row-major logical order. O(number of elements +
+    /// ndim), whatever the rank.
     pub fn for_each(&self, mut f: impl FnMut(&'a T)) {
-        let n = self.view.num_elements();
-        if n == 0 {
+        if self.view.num_elements() == 0 {
             return;
         }
-        let shape = self.view.shape();
-        let ndim = shape.len();
-        let mut index = [0usize; 64];
-        if ndim > index.len() {
-            // Ranks above 64 are walked by the generic path.
-            for flat in 0..n {
-                let mut rem = flat;
-                let mut off = 0isize;
-                for axis in (0..ndim).rev() {
-                    let e = shape[axis] as usize;
-                    off += (rem % e) as isize * self.view.stride(axis) as isize;
-                    rem /= e;
-                }
-                // SAFETY: the multi-index is in bounds (decomposed from flat < n).
-                f(unsafe { &*self.ptr.wrapping_offset(off) });
+        // Only axes of extent > 1 move: a non-empty tensor has at most 63 of them, since
+        // the product of its extents is at most isize::MAX < 2^63 (invariant 1). Keep
+        // (extent, stride) of those, in order.
+        let mut axes = [(0usize, 0isize); 64];
+        let mut n = 0;
+        for (&e, s) in self.view.shape().iter().zip(self.view.strides()) {
+            if e > 1 {
+                axes[n] = (e as usize, s as isize);
+                n += 1;
             }
-            return;
         }
+        let axes = &axes[..n];
+        let mut index = [0usize; 64];
         let mut off = 0isize;
         loop {
-            // SAFETY: `index` is always in bounds, so `off` is in the validated span.
+            // SAFETY: `index` is always in bounds, so `off` is the offset of an element
+            // inside the validated span of live, host-accessible memory (invariants 2, 6).
             f(unsafe { &*self.ptr.wrapping_offset(off) });
-            let mut axis = ndim;
+            // Odometer over the moving axes, last fastest. The offset only ever moves to
+            // an in-bounds element's: step, or go back to 0 on this axis and carry.
+            let mut axis = n;
             loop {
                 if axis == 0 {
                     return;
                 }
                 axis -= 1;
-                let stride = self.view.stride(axis) as isize;
-                index[axis] += 1;
-                off += stride;
-                if (index[axis] as i64) < shape[axis] {
+                let (extent, stride) = axes[axis];
+                if index[axis] + 1 < extent {
+                    index[axis] += 1;
+                    off += stride;
                     break;
                 }
                 off -= stride * index[axis] as isize;
@@ -553,10 +623,31 @@ impl<'a, T: DlpackElement> TypedView<'a, T> {
 
     /// Copies the elements into a vector in row-major logical order.
     #[cfg(feature = "alloc")]
+    ///
+    /// # Panics
+    /// If the allocation fails (as `Vec::with_capacity`); see
+    /// [`try_to_vec`](Self::try_to_vec).
     pub fn to_vec(&self) -> alloc::vec::Vec<T> {
-        let mut out = alloc::vec::Vec::with_capacity(self.view.num_elements());
+        match self.try_to_vec() {
+            Ok(v) => v,
+            Err(e) => panic!("TypedView::to_vec: {e}"),
+        }
+    }
+
+    /// Copies the elements into a vector in row-major logical order, with a fallible
+    /// allocation: a tensor whose strides repeat elements (a zero stride) can describe far
+    /// more elements than the bytes behind it, and copying it must not abort the process.
+    ///
+    /// # Errors
+    /// [`ErrorKind::AllocationFailed`] if the vector cannot be allocated.
+    #[cfg(feature = "alloc")]
+    pub fn try_to_vec(&self) -> Result<alloc::vec::Vec<T>, DlpackError> {
+        let mut out = alloc::vec::Vec::new();
+        out.try_reserve_exact(self.view.num_elements())
+            .map_err(|_| ErrorKind::AllocationFailed)?;
+        // Within the reserved capacity: push never reallocates.
         self.for_each(|x| out.push(*x));
-        out
+        Ok(out)
     }
 }
 

@@ -5,7 +5,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use amrex_box::{IndexBox, IndexType, IntVect};
+use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 
 use crate::boxlist::box_diff;
 
@@ -56,26 +56,114 @@ impl PartialEq for BoxArray {
 }
 impl Eq for BoxArray {}
 
+/// Why [`BoxArray::try_new`] refused its boxes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BoxArrayError {
+    /// Box `index` has another index type than box 0.
+    MixedIndexTypes {
+        /// The box's position.
+        index: usize,
+        /// Its index type.
+        found: IndexType,
+        /// The first box's index type.
+        expected: IndexType,
+    },
+    /// Box `index` is empty.
+    EmptyBox {
+        /// The box's position.
+        index: usize,
+        /// The box.
+        bx: IndexBox,
+    },
+    /// Box `index` leaves the `i32` index space.
+    OutsideIndexSpace {
+        /// The box's position.
+        index: usize,
+        /// The box.
+        bx: IndexBox,
+        /// The direction and numbers.
+        err: IndexSpaceError,
+    },
+}
+
+impl fmt::Display for BoxArrayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::MixedIndexTypes {
+                index,
+                found,
+                expected,
+            } => write!(
+                f,
+                "BoxArray: box {index} has index type {found}, box 0 has {expected}"
+            ),
+            Self::EmptyBox { index, bx } => write!(f, "BoxArray: box {index} {bx} is empty"),
+            Self::OutsideIndexSpace { index, bx, err } => {
+                write!(f, "BoxArray: box {index} {bx}: {err}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for BoxArrayError {}
+
 impl BoxArray {
     /// A `BoxArray` over the given boxes, in that order.
     ///
     /// # Panics
-    /// If the boxes do not all have the same index type, or one of them is empty.
+    /// On the errors of [`try_new`](Self::try_new).
     #[must_use]
     #[track_caller]
     pub fn new(boxes: Vec<IndexBox>) -> Self {
+        match Self::try_new(boxes) {
+            Ok(ba) => ba,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// A `BoxArray` over the given boxes, in that order, checked: every box non-empty,
+    /// of one index type, and inside the `i32` index space (its `big_end + 1` and its
+    /// lengths are `i32`; see [`IndexBox::check_index_space`]). Use this for boxes that
+    /// come from outside (a file, a user).
+    ///
+    /// # Errors
+    /// [`BoxArrayError`] for the first box that fails.
+    pub fn try_new(boxes: Vec<IndexBox>) -> Result<Self, BoxArrayError> {
         let typ = boxes.first().map_or(IndexType::CELL, IndexBox::ix_type);
-        for b in &boxes {
-            assert!(
-                b.ix_type() == typ,
-                "BoxArray::new: box {b} has a different index type than the first box"
-            );
-            assert!(b.ok(), "BoxArray::new: box {b} is empty");
+        for (index, b) in boxes.iter().enumerate() {
+            if b.ix_type() != typ {
+                return Err(BoxArrayError::MixedIndexTypes {
+                    index,
+                    found: b.ix_type(),
+                    expected: typ,
+                });
+            }
+            if !b.ok() {
+                return Err(BoxArrayError::EmptyBox { index, bx: *b });
+            }
+            if let Err(err) = b.check_index_space() {
+                return Err(BoxArrayError::OutsideIndexSpace { index, bx: *b, err });
+            }
         }
         let index = BinIndex::build(&boxes);
-        Self {
+        Ok(Self {
             inner: Arc::new(Inner { boxes, typ, index }),
+        })
+    }
+
+    /// Checks that every box grown by the ghost width `ng` (non-negative) stays in the
+    /// `i32` index space: what a FabArray with `ng` ghosts over this `BoxArray` needs.
+    ///
+    /// # Errors
+    /// [`IndexSpaceError::NegativeGhost`], or the overflow of the first box that fails.
+    pub fn check_ghost(&self, ng: IntVect) -> Result<(), IndexSpaceError> {
+        amrex_box::check_ghost(ng)?;
+        // Lengths are per box, so check each (O(n), no allocation).
+        for b in self.boxes() {
+            b.try_grow_ghost(ng)?;
         }
+        Ok(())
     }
 
     /// The single box `domain`, chopped so that no side exceeds `max_size` (AMReX's

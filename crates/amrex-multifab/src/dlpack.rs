@@ -160,10 +160,13 @@ impl<T: Element> FabArray<T, HostArena> {
             }
             None => 0,
         };
+        // The one index-space rule: no negative ghost width, and every box grown by it
+        // keeps an i32 end and i32 lengths.
+        ba.check_ghost(ngrow)?;
         let mut fabs = Vec::with_capacity(local.len());
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(local.len());
         for (t, &g) in tensors.into_iter().zip(&local) {
-            let bx: IndexBox = ba.get(g).grow_iv(ngrow);
+            let bx: IndexBox = ba.get(g).try_grow_ghost(ngrow)?;
             let v = t.view();
             if v.ndim() != 4 {
                 return Err(ErrorKind::RankMismatch {
@@ -192,53 +195,21 @@ impl<T: Element> FabArray<T, HostArena> {
                     .into());
                 }
             }
+            // dtype, host access and alignment; strides (unit `i` stride, no negative or
+            // overlapping ones) are BaseFab's import rule, applied below.
             let ptr = v.typed_ptr::<T>()?;
-            let st: [i64; 4] = core::array::from_fn(|a| v.stride(a));
-            if st[3] != 1 && len[0] > 1 {
-                return Err(ErrorKind::NonUnitStride {
-                    axis: 3,
-                    stride: st[3],
-                }
-                .into());
-            }
-            for (axis, &s) in st.iter().enumerate() {
-                if s < 0 {
-                    return Err(ErrorKind::NegativeStride { axis, stride: s }.into());
-                }
-            }
-            // Distinct cells must reach distinct elements: in the order i, j, k, n, each
-            // stride (of an axis longer than one) exceeds the span of the faster axes.
-            let ext = [
-                i64::from(len[0]),
-                i64::from(len[1]),
-                i64::from(len[2]),
-                ncomp,
-            ];
-            let strd = [1, st[2], st[1], st[0]];
-            let mut span = 1i64;
-            for a in 0..4 {
-                if ext[a] > 1 {
-                    if a > 0 && strd[a] < span {
-                        return Err(ErrorKind::Unsupported(
-                            "overlapping strides in a per-box tensor",
-                        )
-                        .into());
-                    }
-                    span = span.saturating_add((ext[a] - 1).saturating_mul(strd[a]));
-                }
-            }
-            let (lo_off, hi_off) = v.offset_range();
-            let elem = core::mem::size_of::<T>();
-            if v.num_elements() > 0 {
-                spans.push((
-                    ptr.addr() + lo_off as usize * elem,
-                    ptr.addr() + (hi_off as usize + 1) * elem,
-                ));
-            }
+            let (_, hi_off) = v.offset_range();
+            let nonempty = v.num_elements() > 0;
             // The fab keeps the tensor (its deleter runs when the fab drops). Its box is
             // cell-centred with the fab box's corners, which is what the FabArray checks.
             let fab = BaseFab::from_dlpack_at(t, bx.lo())?;
             debug_assert!(fab.index_box().hi() == bx.hi() || fab.num_pts() == 0);
+            if nonempty {
+                // Accepted, so no stride is negative: the tensor's bytes are
+                // `ptr .. ptr + (hi_off + 1) * elem`, inside the validated span.
+                let bytes = (hi_off as usize + 1) * core::mem::size_of::<T>();
+                spans.push((ptr.addr(), ptr.addr() + bytes));
+            }
             fabs.push(fab);
         }
         // Different fabs must not share memory.

@@ -321,10 +321,9 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             ba.len(),
             dm.len()
         );
-        assert!(
-            ngrow.all_ge(IntVect::ZERO),
-            "FabArray: ghost width {ngrow} is negative"
-        );
+        if let Err(e) = ba.check_ghost(ngrow) {
+            panic!("FabArray: ghost width {ngrow}: {e}");
+        }
         assert!(
             rank < dm.nranks(),
             "FabArray: rank {rank} is not below {}",

@@ -141,14 +141,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 continue;
             }
             let plane = region.length_dir(0) * region.length_dir(1);
-            let nk = (TARGET / plane.max(1)).max(1) as i32;
-            let mut k = region.lo()[2];
-            while k <= region.hi()[2] {
-                let kh = (k + nk - 1).min(region.hi()[2]);
+            let nk = (TARGET / plane.max(1)).max(1) as i64;
+            // Slabs `k ..= kh` in i64, so that a region ending at any i32 (even i32::MAX)
+            // cannot make the walk wrap or loop forever.
+            let (lo, hi) = (i64::from(region.lo()[2]), i64::from(region.hi()[2]));
+            let mut k = lo;
+            while k <= hi {
+                let kh = (k + nk - 1).min(hi);
+                // Both lie in lo..=hi, which are i32.
+                let (k32, kh32) = (k as i32, kh as i32);
                 let mut b = region;
-                b = b
-                    .grow_lo(2, region.lo()[2] - k)
-                    .grow_hi(2, kh - region.hi()[2]);
+                b = b.make_slab(2, k32).grow_hi(2, kh32 - k32);
                 v.push((l, b));
                 k = kh + 1;
             }

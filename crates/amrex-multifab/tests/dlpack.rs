@@ -145,5 +145,19 @@ fn import_refuses_bad_tensors() {
         vec![ov],
     )
     .unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::Unsupported(_)), "{e}");
+    assert!(matches!(e.kind(), ErrorKind::OverlappingStrides), "{e}");
+    // k faster than j, but no two cells share an element: accepted, as BaseFab accepts it.
+    let data = vec![0.0f64; 8];
+    let strides = [8i64, 2, 4, 1];
+    let spec = TensorSpec::host(data.as_ptr(), &shape, &strides);
+    // SAFETY: as above.
+    let kj = unsafe { ManagedTensor::from_owner(data, &spec) };
+    let mf = MultiFab::from_dlpack_per_box(
+        &one,
+        &DistributionMapping::single(&one),
+        IntVect::ZERO,
+        vec![kj],
+    )
+    .unwrap();
+    assert_eq!(mf.fab(0).strides()[..2], [4, 2]);
 }
