@@ -79,10 +79,13 @@
 //! Twelve functions (`hipGetDeviceCount`, `hipSetDevice`, `hipMalloc`, `hipFree`,
 //! `hipHostMalloc`, `hipHostFree`, `hipMallocManaged`, `hipMemcpy`, `hipMemset`,
 //! `hipDeviceSynchronize`, `hipRuntimeGetVersion`, `hipGetErrorString`) are resolved from
-//! `libamdhip64.so` (or `.so.7`, `.so.6`, `.so.5`) with `libloading`. The `hip-sys` crate
-//! is not used: its build script needs ROCm installed and it links the runtime, which
-//! breaks builds and binaries on machines without ROCm. Errors map as for CUDA (the
-//! message is `hipGetErrorString`'s). Every call sets the arena's device first.
+//! `libamdhip64.so` (or `.so.7`, `.so.6`, `.so.5`) with `libloading`, in a raw binding
+//! layer of our own (the C names and constants of `hip_runtime_api.h`, with their sizes
+//! asserted) under the safe arenas, as `cudarc` is for CUDA and `level-zero-sys` for Level
+//! Zero. The `hip-sys` crate is not used: its build script needs ROCm installed and it
+//! links the runtime, which breaks builds and binaries on machines without ROCm. Errors
+//! map as for CUDA (the message is `hipGetErrorString`'s). Every call sets the arena's
+//! device first.
 //!
 //! # Level Zero (`level-zero`)
 //! Opens `libze_loader.so.1` through `level-zero-sys`. The loader alone (Debian's
@@ -107,8 +110,7 @@ extern crate alloc;
 extern crate std;
 
 mod arena;
-#[cfg(not(all(feature = "cuda", feature = "hip", feature = "level-zero")))]
-mod dummy;
+mod backend;
 mod error;
 mod host;
 
@@ -119,70 +121,4 @@ pub use host::HostArena;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-#[cfg(any(feature = "cuda", feature = "hip", feature = "level-zero"))]
-#[path = "backend/common.rs"]
-mod backend_common;
-#[cfg(any(feature = "cuda", feature = "hip", feature = "level-zero"))]
-use backend_common as common;
-
-/// CUDA arenas (feature `cuda`).
-#[cfg(feature = "cuda")]
-#[path = "backend/cuda.rs"]
-pub mod cuda;
-
-/// CUDA arenas (feature `cuda`, off in this build).
-#[cfg(not(feature = "cuda"))]
-pub mod cuda {
-    crate::dummy::dummy_arenas!(crate::Backend::Cuda;
-        /// CUDA device memory (`kDLCUDA`).
-        CudaDeviceArena: crate::MemoryKind::Device,
-        /// CUDA pinned host memory (`kDLCUDAHost`).
-        CudaPinnedArena: crate::MemoryKind::Pinned,
-        /// CUDA managed memory (`kDLCUDAManaged`).
-        CudaManagedArena: crate::MemoryKind::Managed,
-    );
-}
-
-/// HIP arenas (feature `hip`).
-#[cfg(feature = "hip")]
-#[path = "backend/hip.rs"]
-pub mod hip;
-
-/// HIP arenas (feature `hip`, off in this build).
-#[cfg(not(feature = "hip"))]
-pub mod hip {
-    crate::dummy::dummy_arenas!(crate::Backend::Hip;
-        /// HIP device memory (`kDLROCM`).
-        HipDeviceArena: crate::MemoryKind::Device,
-        /// HIP pinned host memory (`kDLROCMHost`).
-        HipPinnedArena: crate::MemoryKind::Pinned,
-        /// HIP managed memory (`kDLROCM`).
-        HipManagedArena: crate::MemoryKind::Managed,
-    );
-
-    /// Always fails: the backend is not compiled in.
-    ///
-    /// # Errors
-    /// [`ErrorKind::NotCompiled`](crate::ErrorKind::NotCompiled).
-    pub fn runtime_version() -> Result<i32, crate::ArenaError> {
-        Err(crate::ArenaError::not_compiled(crate::Backend::Hip))
-    }
-}
-
-/// Level Zero arenas (feature `level-zero`).
-#[cfg(feature = "level-zero")]
-#[path = "backend/level_zero.rs"]
-pub mod level_zero;
-
-/// Level Zero arenas (feature `level-zero`, off in this build).
-#[cfg(not(feature = "level-zero"))]
-pub mod level_zero {
-    crate::dummy::dummy_arenas!(crate::Backend::LevelZero;
-        /// Level Zero device USM (`kDLOneAPI`).
-        ZeDeviceArena: crate::MemoryKind::Device,
-        /// Level Zero shared USM (`kDLOneAPI`).
-        ZeSharedArena: crate::MemoryKind::Managed,
-        /// Level Zero host USM (`kDLCPU`).
-        ZeHostArena: crate::MemoryKind::Pinned,
-    );
-}
+pub use backend::{cuda, hip, level_zero};

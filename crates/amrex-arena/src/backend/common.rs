@@ -1,11 +1,14 @@
 //! Helpers shared by the GPU backends.
 
-use crate::{ArenaError, Backend, ErrorKind};
+#[cfg(any(feature = "cuda", feature = "hip"))]
+use crate::Backend;
+use crate::{ArenaError, ErrorKind};
 use core::alloc::Layout;
 use core::ffi::c_void;
 use core::ptr::NonNull;
 
 /// Refuses alignments above what the backend guarantees.
+#[cfg(any(feature = "cuda", feature = "hip"))]
 pub(crate) fn check_align(backend: Backend, layout: Layout, max: usize) -> Result<(), ArenaError> {
     if layout.align() > max {
         return Err(ErrorKind::UnsupportedAlignment {
@@ -30,6 +33,7 @@ pub(crate) fn non_null(p: *mut c_void, layout: Layout) -> Result<NonNull<u8>, Ar
 }
 
 /// Opens the first library of `names` that loads.
+#[cfg(any(feature = "cuda", feature = "hip"))]
 pub(crate) fn open(
     backend: Backend,
     names: &'static [&'static str],

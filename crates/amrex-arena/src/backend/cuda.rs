@@ -1,4 +1,4 @@
-//! CUDA arenas through `cudarc`'s driver API, loaded at run time.
+//! CUDA arenas (feature `cuda`) through `cudarc`'s driver API, loaded at run time.
 //!
 //! Before any `cudarc` call (which panics when the library or a symbol is missing) the
 //! driver library is opened with `libloading` and every symbol used here is looked up, so
@@ -7,7 +7,7 @@
 //! device [`ErrorKind::NoDevice`]. Each arena retains the device's primary context (as the
 //! CUDA runtime does) and makes it current before each call.
 
-use crate::common::{check_align, non_null, open};
+use super::common::{check_align, non_null, open};
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostAccessible, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::{alloc::Layout, ffi::c_void, fmt, ptr::NonNull};

@@ -1,4 +1,4 @@
-//! Level Zero arenas through `level-zero-sys`, loaded at run time.
+//! Level Zero arenas (feature `level-zero`) through `level-zero-sys`, loaded at run time.
 //!
 //! The loader (`libze_loader.so.1`) is opened when the first arena is made: no loader is
 //! [`ErrorKind::LibraryNotFound`]; a loader without any GPU driver makes `zeInit` fail,
@@ -12,7 +12,7 @@
 //! may refuse it or need to copy. Copies and fills go through one synchronous immediate
 //! command list per arena, so they have finished when they return.
 
-use crate::common::non_null;
+use super::common::non_null;
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostAccessible, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::{alloc::Layout, ffi::c_void, fmt, ptr::NonNull};
