@@ -427,10 +427,23 @@ fn damaged_plotfiles_are_refused_with_the_file_and_reason() {
     // A FAB header whose box is not the BoxArray's.
     let plt = copy("wrong_box");
     let h = plt.join("Level_0/Cell_H");
+    let text = read(&h).replace(
+        "FabOnDisk: Cell_D_00000 0\nFabOnDisk: Cell_D_00000 8278",
+        "FabOnDisk: Cell_D_00000 8278\nFabOnDisk: Cell_D_00000 0",
+    );
+    std::fs::write(&h, text).unwrap();
+    let e = plotfile::read_plotfile(&plt).unwrap_err();
+    assert!(e.to_string().contains("FAB 0 at byte 8278 covers"), "{e}");
+    // Two FABs over the same bytes.
+    let plt = copy("shared_bytes");
+    let h = plt.join("Level_0/Cell_H");
     let text = read(&h).replace("FabOnDisk: Cell_D_00000 8278", "FabOnDisk: Cell_D_00000 0");
     std::fs::write(&h, text).unwrap();
     let e = plotfile::read_plotfile(&plt).unwrap_err();
-    assert!(e.to_string().contains("FAB 1 at byte 0 covers"), "{e}");
+    assert!(
+        e.to_string().contains("FABs 0 and 1 claim the same bytes"),
+        "{e}"
+    );
     // A malformed Header: the line is reported.
     let plt = copy("bad_header");
     let hp = plt.join("Header");

@@ -173,7 +173,9 @@ impl PlotfileHeader {
         let time = c.real("the time")?;
         let finest_level: usize = c.int("the finest level")?;
         if finest_level > 100 {
-            return Err(c.error(format!("at most 100 levels, found {}", finest_level + 1)));
+            return Err(c.error(format!(
+                "a finest level of at most 100, found {finest_level}"
+            )));
         }
         let nlev = finest_level + 1;
         let mut prob_lo = [0.0; 3];
@@ -222,6 +224,12 @@ impl PlotfileHeader {
                 grids.push(g);
             }
             let mf_path = c.word("the level's MultiFab path")?.to_string();
+            if !super::confined(&mf_path) {
+                return Err(c.error(format!(
+                    "a MultiFab path inside the plotfile (relative, without `..`), found \
+                     {mf_path:?}"
+                )));
+            }
             levels.push(LevelHeader {
                 level,
                 time,

@@ -155,6 +155,18 @@ fn read_text(path: &Path) -> Result<String, PlotfileError> {
     std::fs::read_to_string(path).map_err(io_err(path))
 }
 
+/// Whether a path read from a file stays inside the directory it is joined to: relative,
+/// non-empty, and made only of plain names (no `..`, `.`, root or drive prefix). Symbolic
+/// links inside the plotfile are the writer's own business.
+fn confined(path: &str) -> bool {
+    use std::path::Component;
+    !path.is_empty()
+        && !path.contains('\\')
+        && Path::new(path)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
+}
+
 /// `<prefix>` + `suffix` (`Level_0/Cell` + `_H`).
 fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
     let mut s = prefix.as_os_str().to_os_string();
@@ -251,6 +263,16 @@ pub fn read_level(
             format!("no level {lev} (finest level {})", header.finest_level),
         ));
     };
+    // The parser refuses such paths; a header built by hand is checked here too.
+    if !confined(&l.mf_path) {
+        return Err(invalid(
+            &dir.join("Header"),
+            format!(
+                "level {lev}: the MultiFab path {:?} leaves the plotfile directory",
+                l.mf_path
+            ),
+        ));
+    }
     let prefix = dir.join(&l.mf_path);
     let (h, mf) = read_multifab_dim(&prefix, header.space_dim)?;
     if h.ncomp != header.var_names.len() || h.boxes.len() != l.grids.len() {
@@ -304,23 +326,70 @@ fn read_multifab_text(
 ) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
     let hpath = with_suffix(prefix, "_H");
     let h = VisMfHeader::parse_text(text, dim).map_err(parse_err(&hpath))?;
-    let ba = BoxArray::new(h.boxes.clone());
-    let dm = DistributionMapping::single(&ba);
-    let mut mf = MultiFab::new(&ba, &dm, h.ncomp, h.ngrow);
+    let ba = BoxArray::try_new(h.boxes.clone()).map_err(|e| invalid(&hpath, e.to_string()))?;
+    ba.check_ghost(h.ngrow)
+        .map_err(|e| invalid(&hpath, format!("ghost width {}: {e}", h.ngrow)))?;
     let dir = prefix.parent().unwrap_or(Path::new("."));
-    let mut files: Vec<(String, BufReader<File>)> = Vec::new();
-    let mut bytes = Vec::new();
+    // Open every data file and check, before allocating anything, that the bytes the
+    // FABs need are there: each FAB's data lies inside its file and no two FABs share
+    // bytes. The MultiFab then costs at most twice the files' size (f32 data read as
+    // f64), whatever the headers claim.
+    let mut files: Vec<(String, BufReader<File>, u64)> = Vec::new();
+    let mut fab_file = Vec::with_capacity(h.fabs.len());
+    let mut ranges: Vec<(usize, u64, u64, usize)> = Vec::with_capacity(h.fabs.len());
+    // Bytes per value: known from the header (versions >= 2), else at least 4 (the FAB
+    // header of version 1 says; f32 is the smallest AMReX writes).
+    let min_bytes = h.real_descriptor.map_or(4, |rd| rd.bytes) as u64;
     for (g, fod) in h.fabs.iter().enumerate() {
-        let path = dir.join(&fod.file);
-        let fi = match files.iter().position(|(n, _)| *n == fod.file) {
+        let fi = match files.iter().position(|(n, ..)| *n == fod.file) {
             Some(i) => i,
             None => {
+                let path = dir.join(&fod.file);
                 let f = File::open(&path).map_err(io_err(&path))?;
-                files.push((fod.file.clone(), BufReader::new(f)));
+                let len = f.metadata().map_err(io_err(&path))?.len();
+                files.push((fod.file.clone(), BufReader::new(f), len));
                 files.len() - 1
             }
         };
-        let r = &mut files[fi].1;
+        fab_file.push(fi);
+        // Validated boxes: fits u64; the multiplication by ncomp may not.
+        let cells = ba.get(g).grow_iv(h.ngrow).num_pts();
+        let need = cells
+            .checked_mul(h.ncomp as u64)
+            .and_then(|n| n.checked_mul(min_bytes))
+            .and_then(|n| n.checked_add(fod.offset));
+        let flen = files[fi].2;
+        match need {
+            Some(end) if end <= flen => ranges.push((fi, fod.offset, end, g)),
+            _ => {
+                return Err(invalid(
+                    &dir.join(&fod.file),
+                    format!(
+                        "FAB {g} needs {} values of at least {min_bytes} bytes from byte {}, \
+                         but the file has {flen} bytes",
+                        u128::from(cells) * h.ncomp as u128,
+                        fod.offset
+                    ),
+                ));
+            }
+        }
+    }
+    ranges.sort_unstable();
+    for w in ranges.windows(2) {
+        let ((fa, _, ea, ga), (fb, sb, _, gb)) = (w[0], w[1]);
+        if fa == fb && sb < ea {
+            return Err(invalid(
+                &dir.join(&files[fa].0),
+                format!("FABs {ga} and {gb} claim the same bytes (from byte {sb})"),
+            ));
+        }
+    }
+    let dm = DistributionMapping::single(&ba);
+    let mut mf = MultiFab::new(&ba, &dm, h.ncomp, h.ngrow);
+    let mut bytes = Vec::new();
+    for (g, fod) in h.fabs.iter().enumerate() {
+        let path = dir.join(&fod.file);
+        let r = &mut files[fab_file[g]].1;
         r.seek(SeekFrom::Start(fod.offset)).map_err(io_err(&path))?;
         let fabbox = ba.get(g).grow_iv(h.ngrow);
         let rd = if let Some(rd) = h.real_descriptor {

@@ -159,7 +159,12 @@ impl<'a> Cursor<'a> {
         if (0..3).any(|d| !matches!(t[d], 0 | 1)) {
             return Err(self.error(format!("{what}: index type {t} is not 0/1")));
         }
-        Ok(IndexBox::with_type(lo, hi, IndexType::from_int_vect(t)))
+        let b = IndexBox::with_type(lo, hi, IndexType::from_int_vect(t));
+        // Every box read from a file passes the index-space rule before anything
+        // computes with its corners.
+        b.check_index_space()
+            .map_err(|e| self.error(format!("{what} inside the i32 index space: {b}: {e}")))?;
+        Ok(b)
     }
 }
 

@@ -253,7 +253,16 @@ impl VisMfHeader {
         if nfabs != nboxes {
             return Err(c.error(format!("{nboxes} FABs (one per box), found {nfabs}")));
         }
-        let mut fabs = Vec::with_capacity(nfabs);
+        // Grown by the ghost width, every box must stay in the index space too.
+        for b in &boxes {
+            if let Err(e) = b.try_grow_ghost(ngrow) {
+                return Err(c.error(format!(
+                    "a box that stays inside the i32 index space grown by the ghost width \
+                     {ngrow}, found {b}: {e}"
+                )));
+            }
+        }
+        let mut fabs = Vec::with_capacity(nfabs.min(1 << 20));
         for _ in 0..nfabs {
             let tag = c.word("`FabOnDisk:`")?;
             if tag != "FabOnDisk:" {
