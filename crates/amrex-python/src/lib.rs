@@ -17,6 +17,7 @@ mod basefab;
 mod debug;
 mod fastcall;
 mod geometry;
+mod indexing;
 mod interop;
 mod multifab;
 mod particles;

@@ -7,10 +7,13 @@
 //! another thread could race with it.
 
 use crate::geometry::{PyBox, int_vect_of};
+use crate::indexing::Region;
 use crate::interop::{Tensor, to_xp};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
+use amrex_dlpack_core::ToDlpack;
 use amrex_multifab::{BoxArray, DistributionMapping, Mfi, MultiFab, Periodicity};
+use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -539,6 +542,280 @@ fn binary(
     check_ng(&src.mf, ng)?;
     op(&mut dst.mf, &src.mf, scomp, dcomp, nc, ng);
     Ok(())
+}
+
+/// Global indexing (pyAMReX's `MultiFab.__getitem__` / `__setitem__`); the rules are in
+/// the `indexing` module.
+#[pymethods]
+impl PyMultiFab {
+    /// `mf[i, j, k, n]` with global indices, as in pyAMReX: a NumPy array (copy) of the
+    /// region across every box, valid cells winning over ghost cells, length-1 axes
+    /// dropped (a scalar when every axis is one cell). `:` spans the valid cells,
+    /// imaginary indices reach ghost cells (`mf[-1j:]`), `()` spans an axis with its
+    /// ghosts and `mf[()]` is everything; the component is the last index.
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let region = Region::parse(&self.mf, key)?;
+        let np = py.import("numpy")?;
+        let [ni, nj, nk, nc] = region.shape();
+        let arr = if region.is_empty() {
+            np.call_method1("zeros", ((ni, nj, nk, nc),))?
+        } else {
+            let (bx, comp, nc) = region.cells()?;
+            let v = self.mf.read_region(bx, comp, nc);
+            let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
+                .expect("read_region returns one value per cell and component");
+            let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
+            let t = Bound::new(
+                py,
+                Tensor {
+                    inner: Imported::Versioned(t),
+                },
+            )?;
+            np.call_method1("from_dlpack", (t,))?
+        };
+        let arr = arr.call_method0("squeeze")?;
+        if arr.getattr("ndim")?.extract::<usize>()? == 0 {
+            arr.get_item(())
+        } else {
+            Ok(arr)
+        }
+    }
+
+    /// `mf[i, j, k, n] = value`, a scalar or an array, written to the valid and ghost cells
+    /// of every box that covers a cell of the region (pyAMReX's semantics). An array may
+    /// have the region's shape with or without its length-1 axes (pyAMReX re-inserts
+    /// them) and broadcasts as in NumPy.
+    fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let region = Region::parse(&self.mf, key)?;
+        if region.is_empty() {
+            return Ok(());
+        }
+        let (bx, comp, nc) = region.cells()?;
+        let n: usize = region.shape().iter().product();
+        let scalar = if value.hasattr("shape")? {
+            None
+        } else {
+            value.extract::<f64>().ok()
+        };
+        let data = match scalar {
+            Some(x) => vec![x; n],
+            None => region_values(value, &region)?,
+        };
+        self.mf.write_region(bx, comp, nc, &data, true);
+        Ok(())
+    }
+
+    /// `(nx, ny, nz, ncomp)` of the valid cells' minimal box (pyAMReX `mf.shape`).
+    #[getter]
+    fn shape(&self) -> (i32, i32, i32, usize) {
+        let l = self.mf.box_array().minimal_box().length();
+        (l[0], l[1], l[2], self.mf.ncomp())
+    }
+
+    /// As `shape`, with the ghost cells on both sides (pyAMReX `mf.shape_with_ghosts`).
+    #[getter]
+    fn shape_with_ghosts(&self) -> (i32, i32, i32, usize) {
+        let l = self.mf.box_array().minimal_box().length();
+        let g = self.mf.n_grow();
+        (
+            l[0] + 2 * g[0],
+            l[1] + 2 * g[1],
+            l[2] + 2 * g[2],
+            self.mf.ncomp(),
+        )
+    }
+}
+
+/// The values of an array `value` for `region`, broadcast to its full `(ni, nj, nk, nc)`
+/// shape and flattened in Fortran order (what `write_region` takes), always copied into
+/// Rust-owned memory (the array may be a view of this very MultiFab).
+fn region_values(value: &Bound<'_, PyAny>, region: &Region) -> PyResult<Vec<f64>> {
+    let py = value.py();
+    let np = py.import("numpy")?;
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item("dtype", "float64")?;
+    let arr = np.call_method("asarray", (value,), Some(&kwargs))?;
+    let target = region.shape();
+    let mut shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    if shape.len() != 4 {
+        // pyAMReX: a length-1 axis of the region may be absent from the value.
+        for (d, &len) in target[..3].iter().enumerate() {
+            if len == 1 {
+                shape.insert(d.min(shape.len()), 1);
+            }
+        }
+        if target[3] == 1 || shape.len() < 4 {
+            shape.insert(3.min(shape.len()), 1);
+        }
+    }
+    let mismatch = || {
+        PyValueError::new_err(format!(
+            "cannot assign an array of shape {:?} to a MultiFab region of shape {:?} \
+             (without its length-1 axes: {:?})",
+            arr.getattr("shape")
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+            target,
+            region.squeezed_shape()
+        ))
+    };
+    if shape.len() != 4 {
+        return Err(mismatch());
+    }
+    let arr = arr
+        .call_method1("reshape", (shape,))
+        .and_then(|a| np.call_method1("broadcast_to", (a, target)))
+        .map_err(|_| mismatch())?;
+    // `.T` of a Fortran-ordered copy is C-contiguous with the axes reversed, so its
+    // row-major flattening is the Fortran order of the region.
+    let flat = arr
+        .getattr("T")?
+        .call_method1("reshape", (-1,))
+        .and_then(|a| np.call_method1("ascontiguousarray", (a,)))?;
+    let t = crate::interop::import(&flat)?;
+    let typed = t
+        .view()
+        .typed::<f64>()
+        .map_err(crate::interop::dlpack_err)?;
+    let values = typed
+        .as_slice()
+        .ok_or_else(|| PyValueError::new_err("internal: flattened values are not compact"))?;
+    Ok(values.to_vec())
+}
+
+/// MultiFab operations of pyAMReX's bindings on top of the arithmetic above.
+#[pymethods]
+impl PyMultiFab {
+    /// `x = |x|` on components `comp..comp+ncomp` over `ngrow` ghost cells.
+    #[pyo3(signature = (comp=0, ncomp=None, ngrow=None))]
+    fn abs(
+        &mut self,
+        comp: usize,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+        self.mf.abs(comp, nc, ng);
+        Ok(())
+    }
+
+    /// `x = -x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
+    #[pyo3(signature = (comp=0, ncomp=None, ngrow=None))]
+    fn negate(
+        &mut self,
+        comp: usize,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+        self.mf.negate(comp, nc, ng);
+        Ok(())
+    }
+
+    /// `x = numerator / x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
+    #[pyo3(signature = (numerator, comp=0, ncomp=None, ngrow=None))]
+    fn invert(
+        &mut self,
+        numerator: f64,
+        comp: usize,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+        self.mf.invert(numerator, comp, nc, ng);
+        Ok(())
+    }
+
+    /// `dst[dcomp..] = a * x[xcomp..] + b * y[ycomp..]` (AMReX `MultiFab.LinComb`).
+    #[staticmethod]
+    #[pyo3(signature = (dst, a, x, xcomp, b, y, ycomp, dcomp, nc, ng=None))]
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    fn lin_comb(
+        mut dst: PyRefMut<'_, Self>,
+        a: f64,
+        x: PyRef<'_, Self>,
+        xcomp: usize,
+        b: f64,
+        y: PyRef<'_, Self>,
+        ycomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let ng = dst.ng(ng)?;
+        for (src, comp) in [(&x, xcomp), (&y, ycomp)] {
+            dst.same_layout(src)?;
+            check_comps(&src.mf, comp, nc)?;
+            check_ng(&src.mf, ng)?;
+        }
+        check_comps(&dst.mf, dcomp, nc)?;
+        dst.mf
+            .lin_comb(a, &x.mf, xcomp, b, &y.mf, ycomp, dcomp, nc, ng);
+        Ok(())
+    }
+
+    /// `dst[dcomp..] += s1[comp1..] * s2[comp2..]` (AMReX `MultiFab.AddProduct`).
+    #[staticmethod]
+    #[pyo3(signature = (dst, s1, comp1, s2, comp2, dcomp, nc, ng=None))]
+    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+    fn add_product(
+        mut dst: PyRefMut<'_, Self>,
+        s1: PyRef<'_, Self>,
+        comp1: usize,
+        s2: PyRef<'_, Self>,
+        comp2: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let ng = dst.ng(ng)?;
+        for (src, comp) in [(&s1, comp1), (&s2, comp2)] {
+            dst.same_layout(src)?;
+            check_comps(&src.mf, comp, nc)?;
+            check_ng(&src.mf, ng)?;
+        }
+        check_comps(&dst.mf, dcomp, nc)?;
+        dst.mf
+            .add_product(&s1.mf, comp1, &s2.mf, comp2, dcomp, nc, ng);
+        Ok(())
+    }
+
+    /// Copies `src` into this MultiFab wherever their boxes intersect, whatever the two
+    /// BoxArrays (AMReX `ParallelCopy`); the component counts must match.
+    #[pyo3(signature = (src, periodic=(false, false, false)))]
+    fn parallel_copy(
+        &mut self,
+        src: PyRef<'_, Self>,
+        periodic: (bool, bool, bool),
+    ) -> PyResult<()> {
+        if src.mf.ncomp() != self.mf.ncomp() {
+            return Err(PyValueError::new_err(format!(
+                "parallel_copy: {} components into {}",
+                src.mf.ncomp(),
+                self.mf.ncomp()
+            )));
+        }
+        let domain = self.mf.box_array().minimal_box();
+        let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
+        self.mf.parallel_copy(&src.mf, period);
+        Ok(())
+    }
+
+    /// Number of components (pyAMReX `n_comp`).
+    #[getter(n_comp)]
+    fn n_comp_getter(&self) -> usize {
+        self.mf.ncomp()
+    }
+
+    /// Ghost cells per direction as an IntVect (pyAMReX `n_grow_vect`).
+    #[getter]
+    fn n_grow_vect(&self) -> crate::geometry::PyIntVect {
+        crate::geometry::PyIntVect(self.mf.n_grow())
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

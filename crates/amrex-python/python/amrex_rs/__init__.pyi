@@ -6,8 +6,10 @@ import builtins
 from typing import Any, ClassVar, final, Generic, Iterator, Literal, Sequence, TypeVar, Union, type_check_only
 
 if sys.version_info >= (3, 10):
+    from types import EllipsisType
     from typing import TypeAlias
 else:
+    from builtins import ellipsis as EllipsisType
     from typing_extensions import TypeAlias
 
 import numpy as np
@@ -78,6 +80,10 @@ _IntVectLike: TypeAlias = Union["IntVect", int, Sequence[int]]
 """An `IntVect`, one int for every direction, or a sequence of three ints."""
 _Order: TypeAlias = Literal["F", "C", "f", "c"]
 _Device: TypeAlias = tuple[int, int]
+_Axis: TypeAlias = Union[int, complex, slice, tuple[()], EllipsisType]
+_Subscript: TypeAlias = Union[_Axis, tuple[_Axis, ...]]
+"""One axis of a MultiFab subscript: an int, an imaginary int (ghost cells), a slice,
+`()` (the axis with its ghosts) or `...`."""
 
 xp: ModuleType
 """The array module of this package's memory (NumPy: every container lives on the host);
@@ -832,6 +838,30 @@ class MultiFab:
     def saxpy(dst: MultiFab, a: float, src: MultiFab, scomp: int, dcomp: int, nc: int, ng: _IntVectLike | None = None) -> None: ...
     @staticmethod
     def xpay(dst: MultiFab, a: float, src: MultiFab, scomp: int, dcomp: int, nc: int, ng: _IntVectLike | None = None) -> None: ...
+    def __getitem__(self, key: _Subscript, /) -> npt.NDArray[np.float64] | np.float64: ...
+    def __setitem__(self, key: _Subscript, value: float | npt.ArrayLike, /) -> None: ...
+    @property
+    def shape(self) -> tuple[int, int, int, int]: ...
+    @property
+    def shape_with_ghosts(self) -> tuple[int, int, int, int]: ...
+    @property
+    def n_comp(self) -> int: ...
+    @property
+    def n_grow_vect(self) -> IntVect: ...
+    def abs(self, comp: int = 0, ncomp: int | None = None, ngrow: _IntVectLike | None = None) -> None: ...
+    def negate(self, comp: int = 0, ncomp: int | None = None, ngrow: _IntVectLike | None = None) -> None: ...
+    def invert(self, numerator: float, comp: int = 0, ncomp: int | None = None, ngrow: _IntVectLike | None = None) -> None: ...
+    @staticmethod
+    def lin_comb(
+        dst: MultiFab, a: float, x: MultiFab, xcomp: int, b: float, y: MultiFab, ycomp: int, dcomp: int, nc: int,
+        ng: _IntVectLike | None = None,
+    ) -> None: ...
+    @staticmethod
+    def add_product(
+        dst: MultiFab, s1: MultiFab, comp1: int, s2: MultiFab, comp2: int, dcomp: int, nc: int,
+        ng: _IntVectLike | None = None,
+    ) -> None: ...
+    def parallel_copy(self, src: MultiFab, periodic: tuple[bool, bool, bool] = ...) -> None: ...
 
 # --- fabs and Array4 -------------------------------------------------------------------
 
