@@ -16,40 +16,21 @@
 
 use core::hint::black_box;
 use core::time::Duration;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil, for_each_cell};
+use amrex_benches::{Recorder, env_or};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-/// Per-iteration times recorded by each variant, for the summary.
-static TIMES: Mutex<BTreeMap<(&'static str, &'static str), Vec<Duration>>> =
-    Mutex::new(BTreeMap::new());
+/// Per-call times recorded by each (kernel, variant), for the summary.
+static TIMES: Recorder<(&str, &str)> = Recorder::new();
 
 fn edge() -> i32 {
-    std::env::var("ARRAY4_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256)
+    env_or("ARRAY4_BENCH_N", 256)
 }
 
 /// Times `iters` calls of `f` and records the mean per call.
-fn timed(kernel: &'static str, variant: &'static str, iters: u64, mut f: impl FnMut()) -> Duration {
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    let e = t.elapsed();
-    if iters > 0 {
-        TIMES
-            .lock()
-            .unwrap()
-            .entry((kernel, variant))
-            .or_default()
-            .push(e / iters as u32);
-    }
-    e
+fn timed(kernel: &'static str, variant: &'static str, iters: u64, f: impl FnMut()) -> Duration {
+    TIMES.timed((kernel, variant), iters, f)
 }
 
 // ---------------------------------------------------------------- Laplacian
@@ -262,27 +243,20 @@ fn saxpy(c: &mut Criterion) {
     black_box(&y);
 }
 
-/// Median and minimum of the recorded per-iteration times (warm-up included: criterion's
-/// warm-up calls are few, so they rarely move the median). On a shared machine the
-/// minimum is the better estimate of what the code can do.
-fn median_min(v: &mut [Duration]) -> (Duration, Duration) {
-    v.sort_unstable();
-    (v[v.len() / 2], v[0])
-}
-
+/// The same-run summary: median (and best) per call of every variant, and its ratio to
+/// the slice loop. Criterion's warm-up calls are recorded too; they rarely move the
+/// median, and on a shared machine the best time is the better estimate.
 fn summary(_: &mut Criterion) {
     let n = edge() as f64;
-    let mut times = TIMES.lock().unwrap();
     println!(
         "\nArray4 vs slice loop, {0}³ f64 cells: median (best) per call; ratio = slice-loop time / time",
         edge()
     );
     for kernel in ["laplacian7", "saxpy"] {
         let bytes = if kernel == "saxpy" { 24.0 } else { 16.0 } * n * n * n;
-        let Some(mut base) = times.get(&(kernel, "slice loop")).cloned() else {
+        let Some((base_med, base_min)) = TIMES.median_min(&(kernel, "slice loop")) else {
             continue;
         };
-        let (base_med, base_min) = median_min(&mut base);
         for variant in [
             "slice loop",
             "Array4 index",
@@ -290,10 +264,9 @@ fn summary(_: &mut Criterion) {
             "stencil_mut_with",
             "zip_mut_with",
         ] {
-            let Some(v) = times.get_mut(&(kernel, variant)) else {
+            let Some((med, min)) = TIMES.median_min(&(kernel, variant)) else {
                 continue;
             };
-            let (med, min) = median_min(v);
             let gbs = |t: Duration| bytes / t.as_secs_f64() / 1e9;
             println!(
                 "  {kernel:<11} {variant:<17} {:>7.2} ({:>7.2}) ms  {:>6.2} ({:>6.2}) GB/s  ratio {:.3} ({:.3})",

@@ -12,39 +12,20 @@
 
 use core::hint::black_box;
 use core::time::Duration;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use amrex_basefab::{FArrayBox, IndexBox, IntVect};
+use amrex_benches::{Recorder, env_or};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-static TIMES: Mutex<BTreeMap<(&'static str, &'static str), Vec<Duration>>> =
-    Mutex::new(BTreeMap::new());
+/// Per-call times recorded by each (kernel, variant), for the summary.
+static TIMES: Recorder<(&str, &str)> = Recorder::new();
 
-fn timed(kernel: &'static str, variant: &'static str, iters: u64, mut f: impl FnMut()) -> Duration {
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    let e = t.elapsed();
-    if iters > 0 {
-        let per = e / u32::try_from(iters).unwrap_or(u32::MAX);
-        TIMES
-            .lock()
-            .unwrap()
-            .entry((kernel, variant))
-            .or_default()
-            .push(per);
-    }
-    e
+fn timed(kernel: &'static str, variant: &'static str, iters: u64, f: impl FnMut()) -> Duration {
+    TIMES.timed((kernel, variant), iters, f)
 }
 
 fn edge() -> i32 {
-    std::env::var("BASEFAB_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(256)
+    env_or("BASEFAB_BENCH_N", 256)
 }
 
 fn sum8(x: &[f64]) -> f64 {
@@ -143,28 +124,19 @@ fn reductions(c: &mut Criterion) {
     summary(8.0 * cells as f64);
 }
 
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn summary(bytes: f64) {
-    let mut t = TIMES.lock().unwrap();
     println!(
         "\nBaseFab reductions, {} cells ({} MiB read per call):",
         bytes / 8.0,
         bytes / 1048576.0
     );
+    let median = |k: &(&'static str, &'static str)| TIMES.median_min(k).map(|(m, _)| m);
     for kernel in ["sum", "norm2"] {
-        let Some(base) = t
-            .get_mut(&(kernel, "slice iter().sum()"))
-            .map(|v| median(v))
-        else {
+        let Some(base) = median(&(kernel, "slice iter().sum()")) else {
             continue;
         };
-        let keys: Vec<_> = t.keys().filter(|k| k.0 == kernel).copied().collect();
-        for k in keys {
-            let m = median(t.get_mut(&k).unwrap());
+        for k in TIMES.keys().into_iter().filter(|k| k.0 == kernel) {
+            let m = median(&k).unwrap();
             println!(
                 "  {:6} {:24} {:>9.3} ms  {:>6.2} GB/s  ratio {:.2}",
                 kernel,

@@ -1,41 +1,16 @@
 //! MultiFab kernels at 256³ (criterion), against a STREAM triad measured in the same run.
-//! The same kernels print a table with AMReX's ratios in
-//! `cargo run --release -p amrex-multifab --example bench`.
+//! The same kernels print a table of GB/s and ratios to the triad in
+//! `cargo run --release -p amrex-benches --bin multifab_table`.
 
 use core::hint::black_box;
 
-use amrex_array4::Stencil;
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+use amrex_benches::{laplacian, triad};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rayon::prelude::*;
 
 const N: i32 = 256;
-
-fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
-    const CHUNK: usize = 1 << 16;
-    a.par_chunks_mut(CHUNK)
-        .zip(b.par_chunks(CHUNK))
-        .zip(c.par_chunks(CHUNK))
-        .for_each(|((a, b), c)| {
-            for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
-                *a = b + s * c;
-            }
-        });
-}
-
-fn laplacian(lap: &mut MultiFab, phi: &MultiFab) {
-    lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
-        let p = phi.array(t.mfi());
-        let bx = t.region();
-        t.array_mut()
-            .stencil_mut_with(p, bx, |o, s: Stencil<'_, f64, 1>| {
-                *o = (s.at(-1, 0, 0) + s.at(1, 0, 0))
-                    + (s.at(0, -1, 0) + s.at(0, 1, 0))
-                    + (s.at(0, 0, -1) + s.at(0, 0, 1))
-                    - 6.0 * s.center();
-            });
-    });
-}
 
 fn bench(c: &mut Criterion) {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
@@ -72,7 +47,7 @@ fn bench(c: &mut Criterion) {
         });
         g.throughput(Throughput::Bytes(16 * cells));
         g.bench_function("laplacian", |bch| {
-            bch.iter(|| pool.install(|| laplacian(&mut lap, &phi)))
+            bch.iter(|| pool.install(|| laplacian(&mut lap, &phi, Tiling::Default)))
         });
         g.throughput(Throughput::Bytes(8 * cells));
         g.bench_function("norm2", |bch| {

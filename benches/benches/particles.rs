@@ -13,26 +13,16 @@
 
 use core::hint::black_box;
 use core::time::Duration;
-use std::collections::BTreeMap;
-use std::sync::Mutex;
-use std::time::Instant;
 
 use amrex_aos::{ArrayOfStructs, Particle, StructOfArrays, idcpu};
+use amrex_benches::{Recorder, env_or};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
-static TIMES: Mutex<BTreeMap<&'static str, Vec<Duration>>> = Mutex::new(BTreeMap::new());
+/// Per-call times recorded by each variant, for the summary.
+static TIMES: Recorder<&str> = Recorder::new();
 
-fn timed(variant: &'static str, iters: u64, mut f: impl FnMut()) -> Duration {
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    let e = t.elapsed();
-    if iters > 0 {
-        let per = e / u32::try_from(iters).unwrap_or(u32::MAX);
-        TIMES.lock().unwrap().entry(variant).or_default().push(per);
-    }
-    e
+fn timed(variant: &'static str, iters: u64, f: impl FnMut()) -> Duration {
+    TIMES.timed(variant, iters, f)
 }
 
 /// The plain baseline struct: same fields and layout as `Particle<2, 0>`.
@@ -87,10 +77,7 @@ fn push_soa(soa: &mut StructOfArrays<5, 0>, dt: f64) {
 }
 
 fn count() -> usize {
-    std::env::var("PARTICLES_BENCH_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000_000)
+    env_or("PARTICLES_BENCH_N", 10_000_000)
 }
 
 fn push(c: &mut Criterion) {
@@ -172,12 +159,7 @@ fn push(c: &mut Criterion) {
     });
     g.finish();
 
-    let mut t = TIMES.lock().unwrap();
-    let mut med = |k: &str| {
-        let v = t.get_mut(k).unwrap();
-        v.sort();
-        v[v.len() / 2].as_secs_f64()
-    };
+    let med = |k: &'static str| TIMES.median_min(&k).unwrap().0.as_secs_f64();
     let (p, a, v, s) = (
         med("plain struct slice"),
         med("ArrayOfStructs"),

@@ -31,6 +31,7 @@ use core::hint::black_box;
 use core::time::Duration;
 use std::time::Instant;
 
+use amrex_benches::env_or;
 use amrex_podvector::{GrowthStrategy, PodVector};
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 
@@ -53,13 +54,6 @@ struct Case {
     /// The baseline of its group.
     baseline: bool,
     run: fn(&mut State) -> usize,
-}
-
-fn env_or<T: core::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
 }
 
 fn vec_push(s: &mut State) -> usize {

@@ -1,1 +1,143 @@
-//! Benchmark support code shared by the criterion benches.
+//! Support code shared by the criterion benches in `benches/` and the `multifab_table`
+//! binary: per-call time recording for the summaries the benches print after criterion's
+//! own output, medians, size parameters from the environment, and the two MultiFab
+//! kernels (the STREAM triad baseline and the 7-point Laplacian) that both the criterion
+//! bench and the table measure.
+
+use core::time::Duration;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
+
+use amrex_array4::Stencil;
+use amrex_multifab::{IntVect, MultiFab, Tiling};
+use rayon::prelude::*;
+
+/// `name` parsed from the environment, or `default` when it is unset or does not parse.
+pub fn env_or<T: core::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Per-call times of each benchmark variant, recorded while criterion runs it, so that a
+/// bench can print a same-run summary (variant against baseline) at the end.
+///
+/// ```
+/// use amrex_benches::Recorder;
+/// static TIMES: Recorder<&str> = Recorder::new();
+/// TIMES.timed("noop", 4, || {});
+/// assert!(TIMES.median_min(&"noop").is_some());
+/// ```
+#[derive(Debug)]
+pub struct Recorder<K> {
+    times: Mutex<BTreeMap<K, Vec<Duration>>>,
+}
+
+impl<K: Ord> Default for Recorder<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Ord> Recorder<K> {
+    /// An empty recorder (usable in a `static`).
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            times: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Times `iters` calls of `f`, records the mean per call under `key` and returns the
+    /// total, as criterion's `iter_custom` wants.
+    pub fn timed(&self, key: K, iters: u64, mut f: impl FnMut()) -> Duration {
+        let t = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let e = t.elapsed();
+        if iters > 0 {
+            let per = e / u32::try_from(iters).unwrap_or(u32::MAX);
+            self.times
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key)
+                .or_default()
+                .push(per);
+        }
+        e
+    }
+
+    /// Median and minimum of the per-call times recorded under `key`, `None` when that
+    /// variant did not run (criterion filtered it out).
+    ///
+    /// Criterion's warm-up calls are recorded too; they are few, so they rarely move the
+    /// median. On a shared machine the minimum is the better estimate of what the code
+    /// can do.
+    pub fn median_min(&self, key: &K) -> Option<(Duration, Duration)> {
+        let mut times = self.times.lock().unwrap_or_else(PoisonError::into_inner);
+        times.get_mut(key).map(|v| median_min(v))
+    }
+
+    /// The keys recorded so far, in order.
+    pub fn keys(&self) -> Vec<K>
+    where
+        K: Clone,
+    {
+        let times = self.times.lock().unwrap_or_else(PoisonError::into_inner);
+        times.keys().cloned().collect()
+    }
+}
+
+/// Median and minimum of `v` (sorted in place).
+///
+/// # Panics
+/// If `v` is empty.
+pub fn median_min(v: &mut [Duration]) -> (Duration, Duration) {
+    v.sort_unstable();
+    (v[v.len() / 2], v[0])
+}
+
+/// Best wall time in seconds of `reps` calls of `f`, after one warm-up call.
+pub fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// STREAM triad `a = b + s * c` in parallel chunks: the bandwidth baseline (24 bytes moved
+/// per element) every MultiFab kernel is compared with in the same run.
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], s: f64) {
+    const CHUNK: usize = 1 << 16;
+    a.par_chunks_mut(CHUNK)
+        .zip(b.par_chunks(CHUNK))
+        .zip(c.par_chunks(CHUNK))
+        .for_each(|((a, b), c)| {
+            for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
+                *a = b + s * c;
+            }
+        });
+}
+
+/// 7-point Laplacian `lap = Σ neighbours - 6 phi` over the valid cells of `lap`, tile by
+/// tile in parallel (`phi` needs one ghost cell; bounds are checked once per tile).
+pub fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: Tiling) {
+    lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
+        let p = phi.array(t.mfi());
+        let bx = t.region();
+        t.array_mut()
+            .stencil_mut_with(p, bx, |o, s: Stencil<'_, f64, 1>| {
+                *o = (s.at(-1, 0, 0) + s.at(1, 0, 0))
+                    + (s.at(0, -1, 0) + s.at(0, 1, 0))
+                    + (s.at(0, 0, -1) + s.at(0, 0, 1))
+                    - 6.0 * s.center();
+            });
+    });
+}
