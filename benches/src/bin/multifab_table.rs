@@ -1,0 +1,101 @@
+//! MultiFab bandwidth table: saxpy, the 7-point Laplacian through `Array4` tiles, `norm2`
+//! and `sum` on N³ cells (max grid size 64), and `fill_boundary` on N³ (max grid size 32,
+//! 2 ghost cells, periodic), with 1 and 2 threads, each against a STREAM triad measured
+//! in the same run and pool, so the ratio column compares like with like.
+//!
+//! `cargo run --release -p amrex-benches --bin multifab_table [-- N REPS]` (N = 256 and
+//! REPS = 5 by default; the best of REPS runs is reported). `LAP_TILE_Y=ty` tiles the
+//! Laplacian `(1024000, ty, 8)` instead of AMReX's default `(1024000, 8, 8)`.
+
+use core::hint::black_box;
+
+use amrex_benches::{best, env_or, laplacian, triad};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
+};
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n = i32::try_from(args.first().copied().unwrap_or(256)).expect("N fits i32");
+    let reps = args.get(1).copied().unwrap_or(5);
+    let tiling = match env_or("LAP_TILE_Y", 0) {
+        0 => Tiling::Default,
+        ty => Tiling::Size(IntVect::new(1_024_000, ty, 8)),
+    };
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let cells = domain.num_pts() as f64;
+
+    let ba = BoxArray::from_domain(domain, 64);
+    let dm = DistributionMapping::new(&ba, 1);
+    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    x.set_val(1.0);
+    y.set_val(2.0);
+    phi.set_val(0.5);
+
+    let ba32 = BoxArray::from_domain(domain, 32);
+    let dm32 = DistributionMapping::new(&ba32, 1);
+    let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
+    fb.set_val(1.0);
+    let period = Periodicity::all(domain);
+
+    let len = domain.num_pts() as usize;
+    let (mut a, b, c) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
+
+    println!("MultiFab benchmark, {n}^3 cells, best of {reps}");
+    println!(
+        "{:<14} {:>3} {:>10} {:>9} {:>9}",
+        "kernel", "thr", "time [ms]", "GB/s", "/triad"
+    );
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        pool.install(|| {
+            let t_triad = best(reps, || triad(&mut a, &b, &c, 3.0));
+            let triad_gbs = 24.0 * cells / t_triad / 1e9;
+            let row = |name: &str, bytes: f64, t: f64| {
+                let gbs = bytes * cells / t / 1e9;
+                println!(
+                    "{name:<14} {threads:>3} {:>10.2} {gbs:>9.2} {:>9.2}",
+                    t * 1e3,
+                    gbs / triad_gbs
+                );
+            };
+            row("stream triad", 24.0, t_triad);
+            row(
+                "saxpy",
+                24.0,
+                best(reps, || y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO)),
+            );
+            row(
+                "laplacian",
+                16.0,
+                best(reps, || laplacian(&mut lap, &phi, tiling)),
+            );
+            let t = best(reps, || {
+                black_box(x.norm2(0, 1, IntVect::ZERO));
+            });
+            row("norm2", 8.0, t);
+            let t = best(reps, || {
+                black_box(x.sum(0, 1, IntVect::ZERO));
+            });
+            row("sum", 8.0, t);
+            let t = best(reps, || fb.fill_boundary(period));
+            // No bandwidth figure: the bytes a FillBoundary moves depend on the boxes.
+            println!(
+                "{:<14} {threads:>3} {:>10.2} {:>9} {:>9}",
+                "fill_boundary",
+                t * 1e3,
+                "-",
+                "-"
+            );
+        });
+    }
+}
