@@ -317,6 +317,248 @@ impl PySoa {
     }
 }
 
+/// Values of a NumPy-convertible array as `T` (converted with `numpy.asarray(x, dtype)`,
+/// C order), with their shape; always copied into Rust memory, so the source may be any
+/// array, even a view of the particles being extended.
+fn array_values<T: DlpackElement + Copy>(
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    what: &str,
+) -> PyResult<(Vec<usize>, Vec<T>)> {
+    let py = x.py();
+    let np = py.import("numpy")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", dtype)?;
+    let arr = np
+        .call_method("ascontiguousarray", (x,), Some(&kwargs))
+        .map_err(|e| PyValueError::new_err(format!("{what}: cannot convert to {dtype}: {e}")))?;
+    let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    let flat = arr.call_method1("reshape", (-1,))?;
+    let t = crate::interop::import(&flat)?;
+    let typed = t.view().typed::<T>().map_err(dlpack_err)?;
+    let values = typed
+        .as_slice()
+        .ok_or_else(|| PyValueError::new_err(format!("{what}: not compact after conversion")))?
+        .to_vec();
+    Ok((shape, values))
+}
+
+/// Checks that an array has shape `want` (`usize::MAX` where any extent is allowed).
+fn check_shape(what: &str, shape: &[usize], want: &[usize]) -> PyResult<()> {
+    let ok = shape.len() == want.len()
+        && shape
+            .iter()
+            .zip(want)
+            .all(|(&s, &w)| w == usize::MAX || s == w);
+    if ok {
+        Ok(())
+    } else {
+        let want: Vec<String> = want
+            .iter()
+            .map(|&w| {
+                if w == usize::MAX {
+                    "n".into()
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        Err(PyValueError::new_err(format!(
+            "{what} must have shape ({}), got {shape:?}",
+            want.join(", ")
+        )))
+    }
+}
+
+/// The packed id/cpu words for `n` particles: `ids` (default `first_id, first_id + 1,
+/// ...`), one `cpu` for all.
+fn id_cpu_words(
+    ids: Option<&Bound<'_, PyAny>>,
+    cpu: i32,
+    n: usize,
+    first_id: i64,
+) -> PyResult<Vec<u64>> {
+    let ids: Vec<i64> = match ids {
+        Some(ids) => {
+            let (shape, v) = array_values::<i64>(ids, "int64", "ids")?;
+            check_shape("ids", &shape, &[n])?;
+            v
+        }
+        None => (0..n as i64).map(|i| first_id + i).collect(),
+    };
+    ids.into_iter()
+        .map(|id| {
+            idcpu::try_make_id_cpu(id, cpu)
+                .map_err(|e| PyValueError::new_err(format!("id {id}, cpu {cpu}: {e:?}")))
+        })
+        .collect()
+}
+
+/// Bulk construction from arrays (no Python loop per particle).
+#[pymethods]
+impl PyAos {
+    /// Appends `n` particles from arrays in one call: `pos` of shape `(n, 3)`, `rdata`
+    /// `(n, 2)` (default zeros), `idata` `(n, 1)` or `(n,)` (default zeros), `ids` `(n,)`
+    /// (default `len + 1, len + 2, ...`), one `cpu` for all. Values are converted to the
+    /// particle's types; nothing is appended when a shape is wrong.
+    #[pyo3(signature = (pos, rdata=None, ids=None, cpu=0, idata=None))]
+    fn extend(
+        &mut self,
+        pos: &Bound<'_, PyAny>,
+        rdata: Option<&Bound<'_, PyAny>>,
+        ids: Option<&Bound<'_, PyAny>>,
+        cpu: i32,
+        idata: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.exports.check_resizable()?;
+        let (shape, pos) = array_values::<f64>(pos, "float64", "pos")?;
+        check_shape("pos", &shape, &[usize::MAX, 3])?;
+        let n = shape[0];
+        let rdata = match rdata {
+            Some(r) => {
+                let (shape, v) = array_values::<f64>(r, "float64", "rdata")?;
+                check_shape("rdata", &shape, &[n, 2])?;
+                v
+            }
+            None => vec![0.0; 2 * n],
+        };
+        let idata = match idata {
+            Some(r) => {
+                let (shape, v) = array_values::<i32>(r, "int32", "idata")?;
+                if shape.len() == 1 {
+                    check_shape("idata", &shape, &[n])?;
+                } else {
+                    check_shape("idata", &shape, &[n, 1])?;
+                }
+                v
+            }
+            None => vec![0; n],
+        };
+        let words = id_cpu_words(ids, cpu, n, self.aos.len() as i64 + 1)?;
+        let particles: Vec<P21> = (0..n)
+            .map(|i| {
+                let mut p = P21::new([pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]]);
+                p.rdata = [rdata[2 * i], rdata[2 * i + 1]];
+                p.idata = [idata[i]];
+                p.idcpu = words[i];
+                p
+            })
+            .collect();
+        self.aos
+            .try_extend_from_slice(&particles)
+            .map_err(|e| PyValueError::new_err(format!("cannot allocate {n} particles: {e:?}")))
+    }
+
+    /// A new container holding the particles of [`extend`](Self::extend)'s arrays.
+    #[staticmethod]
+    #[pyo3(signature = (pos, rdata=None, ids=None, cpu=0, idata=None))]
+    fn from_arrays(
+        pos: &Bound<'_, PyAny>,
+        rdata: Option<&Bound<'_, PyAny>>,
+        ids: Option<&Bound<'_, PyAny>>,
+        cpu: i32,
+        idata: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut a = Self::py_new();
+        a.extend(pos, rdata, ids, cpu, idata)?;
+        Ok(a)
+    }
+}
+
+/// Bulk construction from arrays and the components as a dict of zero-copy arrays.
+#[pymethods]
+impl PySoa {
+    /// Appends `n` particles in one call: `idcpu` of shape `(n,)` (packed words, see
+    /// `make_id_cpu`), `reals` of shape `(num_real_comps, n)` (or a sequence of that many
+    /// length-`n` arrays), `ints` of shape `(num_int_comps, n)`. Nothing is appended when
+    /// a shape is wrong.
+    #[pyo3(signature = (idcpu, reals, ints))]
+    fn extend(
+        &mut self,
+        idcpu: &Bound<'_, PyAny>,
+        reals: &Bound<'_, PyAny>,
+        ints: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.exports.check_resizable()?;
+        let (shape, words) = array_values::<u64>(idcpu, "uint64", "idcpu")?;
+        check_shape("idcpu", &shape, &[usize::MAX])?;
+        let n = shape[0];
+        let (nr, ni) = (self.soa.num_real_comps(), self.soa.num_int_comps());
+        let (rshape, rv) = array_values::<f64>(reals, "float64", "reals")?;
+        let (ishape, iv) = array_values::<i32>(ints, "int32", "ints")?;
+        // An empty component list converts to shape (0,); accept it as (0, n).
+        let comps = |shape: &[usize], k: usize| -> Vec<usize> {
+            if k == 0 && shape == [0] {
+                vec![0, n]
+            } else {
+                shape.to_vec()
+            }
+        };
+        check_shape("reals", &comps(&rshape, nr), &[nr, n])?;
+        check_shape("ints", &comps(&ishape, ni), &[ni, n])?;
+        let old = self.soa.len();
+        self.soa
+            .resize(old + n)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        self.soa.idcpu_mut()[old..].copy_from_slice(&words);
+        for c in 0..nr {
+            self.soa.real_mut(c)[old..].copy_from_slice(&rv[c * n..(c + 1) * n]);
+        }
+        for c in 0..ni {
+            self.soa.int_mut(c)[old..].copy_from_slice(&iv[c * n..(c + 1) * n]);
+        }
+        Ok(())
+    }
+
+    /// Number of real components.
+    fn num_real_comps(&self) -> usize {
+        self.soa.num_real_comps()
+    }
+
+    /// Number of int components.
+    fn num_int_comps(&self) -> usize {
+        self.soa.num_int_comps()
+    }
+
+    /// Every component as a writable zero-copy NumPy array, keyed `"idcpu"`, then each
+    /// real component by its name (or `"real_<i>"`), then each int component by its name
+    /// (or `"int_<i>"`): what `pandas.DataFrame(soa.to_dict(), copy=False)` takes. While
+    /// any of the arrays lives, the container refuses to grow (`BufferError`).
+    fn to_dict<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        let np = py.import("numpy")?;
+        let d = PyDict::new(py);
+        d.set_item(
+            "idcpu",
+            np.call_method1("from_dlpack", (Self::idcpu(slf),))?,
+        )?;
+        let (nr, ni) = {
+            let this = slf.borrow();
+            (this.soa.num_real_comps(), this.soa.num_int_comps())
+        };
+        for i in 0..nr {
+            let name = slf
+                .borrow()
+                .soa
+                .real_name(i)
+                .map_or_else(|| format!("real_{i}"), str::to_owned);
+            d.set_item(
+                name,
+                np.call_method1("from_dlpack", (Self::real(slf, i)?,))?,
+            )?;
+        }
+        for i in 0..ni {
+            let name = slf
+                .borrow()
+                .soa
+                .int_name(i)
+                .map_or_else(|| format!("int_{i}"), str::to_owned);
+            d.set_item(name, np.call_method1("from_dlpack", (Self::int(slf, i)?,))?)?;
+        }
+        Ok(d)
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_id_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(particle_id, m)?)?;
