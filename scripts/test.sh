@@ -31,7 +31,7 @@ cargo test -p amrex-aos --features single-precision-particles --lib --tests
 
 log "cargo doc (warnings are errors)"
 cargo doc --workspace --no-deps --features "$FEATURES" -q
-cargo package -q --allow-dirty --workspace --exclude amrex --exclude amrex-python --exclude amrex-benches  # publishable crates: package and build each tarball alone (no upload)
+rm -rf target/package-check "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/{amrex,level-zero}-*; CARGO_TARGET_DIR=target/package-check cargo package -q --allow-dirty --workspace --exclude amrex --exclude amrex-python --exclude amrex-benches  # each publishable crate packaged and built from its tarball alone (no upload), ~15 s; fresh dirs because cargo reuses unpacked copies and builds of a same-version crate from earlier runs
 
 log "no_std: each core crate for thumbv7em-none-eabihf, one package at a time"
 for spec in \
