@@ -21,6 +21,7 @@ mod indexing;
 mod interop;
 mod multifab;
 mod particles;
+mod plotfile;
 mod protocol;
 mod smallmatrix;
 mod vector;
@@ -51,5 +52,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     basefab::register(m)?;
     array4::register(m)?;
     particles::register(m)?;
+    plotfile::register(m)?;
     Ok(())
 }

@@ -169,7 +169,7 @@ impl PyMfi {
 #[pyclass(module = "amrex_rs", name = "MultiFab")]
 #[derive(Debug)]
 pub(crate) struct PyMultiFab {
-    mf: MultiFab,
+    pub(crate) mf: MultiFab,
 }
 
 fn check_comps(mf: &MultiFab, comp: usize, nc: usize) -> PyResult<()> {
@@ -194,6 +194,11 @@ fn check_ng(mf: &MultiFab, ng: IntVect) -> PyResult<IntVect> {
 }
 
 impl PyMultiFab {
+    /// Wraps a MultiFab made in Rust (a plotfile level).
+    pub(crate) fn from_multifab(mf: MultiFab) -> Self {
+        Self { mf }
+    }
+
     fn nc(&self, comp: usize, ncomp: Option<usize>) -> PyResult<usize> {
         let nc = ncomp.unwrap_or(self.mf.ncomp().saturating_sub(comp));
         check_comps(&self.mf, comp, nc)?;

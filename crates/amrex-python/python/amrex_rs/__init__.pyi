@@ -3,6 +3,7 @@
 import sys
 from types import ModuleType
 import builtins
+import os
 from typing import Any, ClassVar, final, Generic, Iterator, Literal, Sequence, TypeVar, Union, type_check_only
 
 if sys.version_info >= (3, 10):
@@ -38,6 +39,7 @@ __all__ = [
     "PODVector_int_std",
     "PODVector_real_std",
     "PODVector_uint64_std",
+    "Plotfile",
     "PodVectorF32",
     "PodVectorF64",
     "PodVectorI32",
@@ -72,6 +74,8 @@ __all__ = [
     "make_id_cpu",
     "particle_cpu",
     "particle_id",
+    "write_multi_level_plotfile",
+    "write_single_level_plotfile",
     "xp_for",
 ]
 
@@ -1006,3 +1010,61 @@ class StructOfArrays_2_1:
     def num_int_comps(self) -> builtins.int: ...
     def to_dict(self) -> dict[str, npt.NDArray[Any]]: ...
     def __len__(self) -> builtins.int: ...
+
+# --- plotfiles -------------------------------------------------------------------------
+
+@final
+class Plotfile:
+    """An AMReX plotfile on disk, read lazily (only the Header until asked)."""
+
+    def __new__(cls, dir: str | os.PathLike[str]) -> Self: ...
+    @property
+    def var_names(self) -> list[str]: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def nlevels(self) -> int: ...
+    @property
+    def finest_level(self) -> int: ...
+    @property
+    def space_dim(self) -> int: ...
+    @property
+    def prob_lo(self) -> tuple[float, float, float]: ...
+    @property
+    def prob_hi(self) -> tuple[float, float, float]: ...
+    @property
+    def ref_ratio(self) -> list[int]: ...
+    @property
+    def level_steps(self) -> list[int]: ...
+    def domain(self, lev: int = 0) -> Box: ...
+    def cell_size(self, lev: int = 0) -> tuple[float, float, float]: ...
+    def boxes(self, lev: int = 0) -> list[Box]: ...
+    def num_boxes(self, lev: int = 0) -> int: ...
+    def box_corners(self, lev: int, i: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]: ...
+    def read_box(self, lev: int, i: int, var: str | int | Sequence[str | int] | None = None) -> npt.NDArray[np.float64]: ...
+    def read_level(self, lev: int = 0) -> MultiFab: ...
+
+def write_single_level_plotfile(
+    dir: str | os.PathLike[str],
+    mf: MultiFab,
+    var_names: Sequence[str],
+    domain: Box | None = None,
+    prob_lo: tuple[float, float, float] = ...,
+    prob_hi: tuple[float, float, float] = ...,
+    time: float = 0.0,
+    step: int = 0,
+) -> None:
+    """AMReX's WriteSingleLevelPlotfile (valid cells)."""
+
+def write_multi_level_plotfile(
+    dir: str | os.PathLike[str],
+    mfs: Sequence[MultiFab],
+    var_names: Sequence[str],
+    ref_ratio: Sequence[_IntVectLike],
+    domain: Box | None = None,
+    prob_lo: tuple[float, float, float] = ...,
+    prob_hi: tuple[float, float, float] = ...,
+    time: float = 0.0,
+    steps: Sequence[int] | None = None,
+) -> None:
+    """AMReX's WriteMultiLevelPlotfile."""
