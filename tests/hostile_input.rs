@@ -10,7 +10,7 @@ use amrex::basefab::BaseFab;
 use amrex::boxes::{IndexBox, IndexSpaceError, IntVect};
 use amrex::dlpack::{DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, flags};
 use amrex::multifab::plotfile::{self, Geometry, PlotfileError};
-use amrex::multifab::{BoxArray, BoxArrayError, DistributionMapping, MultiFab};
+use amrex::multifab::{BoxArray, BoxArrayError, DistributionMapping, MultiFab, Periodicity};
 use amrex::podvector::PodVector;
 use std::path::{Path, PathBuf};
 
@@ -113,6 +113,45 @@ fn fabarray_boxes_at_the_edge_of_the_index_space() {
     assert_eq!(mf.sum(0, 1, IntVect::ZERO), 2.0 * 12.0);
     // ... but not with a ghost cell that would cross it.
     assert!(ba.check_ghost(IntVect::new(0, 0, 1)).is_err());
+}
+
+/// Found by the `dlpack_containers` fuzz target: a periodic `fill_boundary` of a box at
+/// the low edge of the index space built its periodic images with an overflowing shift.
+/// The ghost values must be those of the same problem translated to the origin.
+#[test]
+fn periodic_fill_boundary_at_the_edge_of_the_index_space() {
+    let ghosts = |lo: IntVect| {
+        let valid = IndexBox::new(lo, lo + IntVect::new(4, 3, 5));
+        let ba = BoxArray::new(vec![valid]);
+        let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::splat(2));
+        let fab = mf.fab_mut(0);
+        let mut a = fab.array_mut().unwrap();
+        a.for_each_mut(valid, |i, j, k, _, v| {
+            *v = f64::from((i - lo.x()) + 10 * (j - lo.y()) + 100 * (k - lo.z()));
+        });
+        mf.fill_boundary(Periodicity::all(valid));
+        let grown = valid.grow(2);
+        let a = mf.fab(0).array().unwrap();
+        let mut out = Vec::new();
+        a.for_each(grown, |_, _, _, _, v| out.push(*v));
+        out
+    };
+    let at_origin = ghosts(IntVect::ZERO);
+    assert_eq!(ghosts(IntVect::new(-100, 0, i32::MIN + 2)), at_origin);
+    assert_eq!(ghosts(IntVect::new(MAX - 7, MAX - 6, 0)), at_origin);
+}
+
+/// Found by the `dlpack_containers` fuzz target: a FabArray without components over a
+/// tall box allocates nothing, but a reduction made one work item per k-plane (1.3 GB
+/// for 2^26 planes).
+#[test]
+fn reductions_of_a_componentless_fabarray_do_no_work() {
+    let tall = IndexBox::new(IntVect::ZERO, IntVect::new(0, 0, (1 << 30) - 1));
+    let ba = BoxArray::new(vec![tall]);
+    let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 0, IntVect::ZERO);
+    assert_eq!(mf.sum(0, 0, IntVect::ZERO), 0.0);
+    mf.set_val(1.0);
+    assert_eq!(mf.norm2(0, 0, IntVect::ZERO), 0.0);
 }
 
 #[test]

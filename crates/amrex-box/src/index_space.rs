@@ -200,6 +200,38 @@ impl IndexBox {
         Ok(Self::with_type(glo, ghi, self.ix_type()))
     }
 
+    /// The part of the box moved by `v` that lies in the index space, `None` if nothing
+    /// does. Computed in `i64`, so it never overflows: a periodic image of a box near the
+    /// edge of the index space is clipped to the points that exist (the only ones another
+    /// box can intersect) instead of wrapping. For a box in the index space moved by a
+    /// shift that keeps it there, this is `Some(self.shift_iv(v))`.
+    ///
+    /// ```
+    /// use amrex_box::{IndexBox, IntVect};
+    /// let b = IndexBox::new(IntVect::new(i32::MIN + 2, 0, 0), IntVect::new(i32::MIN + 9, 0, 0));
+    /// let s = b.shifted_in_index_space(IntVect::new(-5, 0, 0)).unwrap();
+    /// assert_eq!((s.lo().x(), s.hi().x()), (i32::MIN, i32::MIN + 4));
+    /// assert!(b.shifted_in_index_space(IntVect::new(-20, 0, 0)).is_none());
+    /// ```
+    #[must_use]
+    pub fn shifted_in_index_space(&self, v: IntVect) -> Option<Self> {
+        let (lo, hi) = (self.small_end(), self.big_end());
+        let mut nlo = lo;
+        let mut nhi = hi;
+        for dir in 0..SPACEDIM {
+            let l = (i64::from(lo[dir]) + i64::from(v[dir])).max(i64::from(i32::MIN));
+            // The highest point of the index space is i32::MAX - 1 (its end must fit).
+            let h = (i64::from(hi[dir]) + i64::from(v[dir])).min(i64::from(i32::MAX) - 1);
+            if l > h {
+                return None;
+            }
+            // Both clamped into the i32 range above.
+            nlo[dir] = l as i32;
+            nhi[dir] = h as i32;
+        }
+        Some(Self::with_type(nlo, nhi, self.ix_type()))
+    }
+
     /// The exclusive end `big_end + 1` of a box that passed
     /// [`check_index_space`](Self::check_index_space); for an empty direction, the low
     /// corner (so `end - lo` is the number of points, zero when empty).

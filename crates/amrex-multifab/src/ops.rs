@@ -135,6 +135,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         // partition that does not depend on the number of threads.
         const TARGET: u64 = 32 * 1024;
         let mut v = Vec::new();
+        if self.ncomp == 0 {
+            // No element anywhere: nothing to do. (Without this, a huge box of a
+            // component-less FabArray, which allocates nothing, would still make one
+            // work item per k-plane.)
+            return v;
+        }
         for (l, &g) in self.local.iter().enumerate() {
             let region = self.ba.get(g).grow_iv(ng);
             if !region.ok() {

@@ -163,7 +163,12 @@ fn fb_tags_for(
     let bxrcv = vbx.grow_iv(ng);
     let slabs = cross_slabs(&vbx, ng);
     for &s in shifts {
-        for (j, isect) in ba.intersections(&bxrcv.shift_iv(s)) {
+        // Periodic images are clipped to the index space (an image of a box at its edge
+        // would overflow); what is clipped away exists in no box.
+        let Some(image) = bxrcv.shifted_in_index_space(s) else {
+            continue;
+        };
+        for (j, isect) in ba.intersections(&image) {
             let dst_bx = isect.shift_iv(-s);
             for piece in box_diff(&dst_bx, &vbx) {
                 if cross {
@@ -203,7 +208,11 @@ fn pc_tags_for(
 ) {
     let bx_dst = dst.get(k).grow_iv(dst_ng);
     for &s in shifts {
-        for (j, isect) in src.intersections_grown(&bx_dst.shift_iv(s), src_ng) {
+        // Clipped to the index space, as in `fb_tags_for`.
+        let Some(image) = bx_dst.shifted_in_index_space(s) else {
+            continue;
+        };
+        for (j, isect) in src.intersections_grown(&image, src_ng) {
             out.push(CopyTag {
                 dst: k,
                 src: j,
