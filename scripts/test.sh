@@ -57,6 +57,27 @@ MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-2
     -p amrex-aos -p amrex-basefab -p amrex-arena -p amrex-multifab \
     --features amrex-dlpack-core/ndarray,amrex-array4/ndarray
 
+# The hostile-input regression suites: the importer and plotfile tests once more in a
+# release build (where integer overflow wraps instead of panicking), then under
+# AddressSanitizer (nightly; its own target directory), then each fuzz target for 60 s.
+HOSTILE_PKGS="-p amrex-dlpack-core -p amrex-array4 -p amrex-basefab -p amrex-podvector -p amrex-smallmatrix -p amrex-multifab -p amrex"
+HOSTILE_TESTS="--test bad_input --test hostile --test ownership --test dlpack --test plotfile --test hostile_input --test bounded_alloc"
+log "importer and plotfile tests, release build"
+# shellcheck disable=SC2086
+cargo test -q --release $HOSTILE_PKGS --features amrex-dlpack-core/ndarray $HOSTILE_TESTS
+
+log "importer and plotfile tests, release build under AddressSanitizer"
+# allocator_may_return_null: the tests ask for absurd sizes on purpose and expect Err.
+# bounded_alloc installs its own global allocator, which ASan's interceptors bypass.
+# shellcheck disable=SC2086
+ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 RUSTFLAGS="-Zsanitizer=address" \
+    CARGO_TARGET_DIR=target/asan cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-29}" test -q \
+    --release --target x86_64-unknown-linux-gnu $HOSTILE_PKGS \
+    --features amrex-dlpack-core/ndarray ${HOSTILE_TESTS/--test bounded_alloc/}
+
+log "fuzz targets, 60 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh all 60
+
 log "Python package, the main example and the Python consumer tests"
 bash scripts/test-python.sh
 
