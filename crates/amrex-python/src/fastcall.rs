@@ -239,7 +239,7 @@ unsafe extern "C" fn dlpack_fastcall<T: DlpackSource>(
     core::ptr::null_mut()
 }
 
-/// Installs the vectorcall `__dlpack__` on `T`'s type object.
+/// Installs the vectorcall `__dlpack__` and the C exchange API on `T`'s type object.
 pub(crate) fn install<T: DlpackSource>(py: Python<'_>) -> PyResult<()> {
     let meth: FastWithKeywords = dlpack_fastcall::<T>;
     let def: &'static mut ffi::PyMethodDef = Box::leak(Box::new(ffi::PyMethodDef {
@@ -259,5 +259,6 @@ pub(crate) fn install<T: DlpackSource>(py: Python<'_>) -> PyResult<()> {
     let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
     // SAFETY: a new reference or NULL with an exception set.
     let descr = unsafe { Bound::from_owned_ptr_or_err(py, descr) }?;
-    ty.setattr("__dlpack__", descr)
+    ty.setattr("__dlpack__", descr)?;
+    crate::exchange::register::<T>(py)
 }

@@ -168,6 +168,10 @@ fn check_capsule_name(capsule: &Bound<'_, PyCapsule>, from: &str) -> PyResult<()
 
 /// Takes ownership of the tensor behind any DLPack producer.
 pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+    // The C exchange API of the object's type, when it has one (DLPack 1.3).
+    if let Some(t) = crate::exchange::try_import(obj)? {
+        return Ok(Imported::Versioned(t));
+    }
     let capsule = capsule_of(obj)?;
     // SAFETY: attached (we hold a Bound); the capsule object is alive for the call.
     unsafe { take_from_capsule(capsule.as_ptr().cast()) }.map_err(dlpack_err)

@@ -15,6 +15,7 @@
 mod array4;
 mod basefab;
 mod debug;
+mod exchange;
 mod fastcall;
 mod geometry;
 mod indexing;
@@ -40,6 +41,8 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<interop::Tensor>()?;
     fastcall::install::<interop::Tensor>(m.py())?;
     m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(exchange::_debug_exchange_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(exchange::_debug_exchange_api_address, m)?)?;
     m.add_function(wrap_pyfunction!(debug::_debug_rust_vec, m)?)?;
     m.add_function(wrap_pyfunction!(debug::_debug_rust_ndarray, m)?)?;
     m.add_class::<debug::DebugDeviceArray>()?;

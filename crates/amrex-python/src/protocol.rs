@@ -561,3 +561,70 @@ unsafe fn wrap<O: Send + 'static>(
         Err(_) => Err(PyErr::fetch(py)),
     }
 }
+
+/// A zero-copy versioned managed tensor of `src` that keeps `owner` alive: the export of
+/// the C exchange API (`managed_tensor_from_py_object_no_sync`: no copy, no stream).
+///
+/// # Safety
+/// As [`dlpack_protocol`].
+pub(crate) unsafe fn share_versioned(
+    owner: &Bound<'_, PyAny>,
+    src: &Export,
+    count: Option<&ExportCount>,
+) -> ManagedTensor<'static> {
+    let spec = TensorSpec {
+        data: if src.num_elements() == 0 {
+            core::ptr::null_mut()
+        } else {
+            src.data
+        },
+        device: src.device,
+        dtype: src.dtype,
+        shape: src.shape.as_slice(),
+        strides: src.strides.as_slice(),
+        flags: if src.read_only { flags::READ_ONLY } else { 0 },
+    };
+    let keep = KeepAlive {
+        obj: Some(owner.clone().unbind()),
+        _guard: count.map(ExportCount::guard),
+        _live: LiveToken::new(),
+    };
+    // SAFETY: `keep` holds `owner`, which keeps the memory valid (caller), and the export
+    // count that forbids reallocation while the tensor lives.
+    unsafe { ManagedTensor::from_owner(keep, &spec) }
+}
+
+/// A new zero-filled, compact host tensor of `dtype` and `shape` (the exchange API's
+/// `managed_tensor_allocator`); `None` when the size overflows or the dtype has no size.
+pub(crate) fn allocate_versioned(dtype: DataType, shape: &[i64]) -> Option<ManagedTensor<'static>> {
+    if shape.len() > MAX_NDIM || shape.iter().any(|&e| e < 0) {
+        return None;
+    }
+    let elem = dtype.size_in_bytes()?;
+    let n = shape
+        .iter()
+        .try_fold(1usize, |acc, &e| acc.checked_mul(usize::try_from(e).ok()?))?;
+    let bytes = n.checked_mul(elem).filter(|&b| b <= isize::MAX as usize)?;
+    let mut buf = vec![0u64; bytes.div_ceil(8)];
+    let mut strides = [0i64; MAX_NDIM];
+    amrex_dlpack_core::c_strides(shape, &mut strides[..shape.len()]);
+    let spec = TensorSpec {
+        data: if bytes == 0 {
+            core::ptr::null_mut()
+        } else {
+            buf.as_mut_ptr().cast()
+        },
+        device: Device::CPU,
+        dtype,
+        shape,
+        strides: &strides[..shape.len()],
+        flags: 0,
+    };
+    let owner = CopyOwner {
+        _buf: buf,
+        _live: LiveToken::new(),
+    };
+    // SAFETY: the Vec's heap buffer moves with the owner without moving; it holds
+    // `bytes` zeroed bytes, compact row-major, 8-byte aligned, reached only by the consumer.
+    Some(unsafe { ManagedTensor::from_owner(owner, &spec) })
+}

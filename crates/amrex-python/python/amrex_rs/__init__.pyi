@@ -65,6 +65,8 @@ __all__ = [
     "Vector_int",
     "_DebugDeviceArray",
     "__version__",
+    "_debug_exchange_api_address",
+    "_debug_exchange_exports",
     "_debug_live_exports",
     "_debug_rust_ndarray",
     "_debug_rust_vec",
@@ -101,6 +103,8 @@ def from_dlpack(obj: Any) -> Tensor:
 
 @type_check_only
 class _DlpackProducer:
+    __dlpack_c_exchange_api__: ClassVar[CapsuleType]
+    """DLPack 1.3 C exchange API: a "dlpack_exchange_api" capsule holding the C table."""
     def __dlpack__(
         self,
         *,
@@ -152,6 +156,12 @@ class SharedView(_DlpackProducer):
 
 def _debug_live_exports() -> int:
     """Number of exported DLPack tensors whose deleter has not run yet."""
+
+def _debug_exchange_exports() -> int:
+    """Tensors exported through the C exchange API table so far."""
+
+def _debug_exchange_api_address() -> int:
+    """Address of the C exchange API table (for C tests)."""
 
 def _debug_rust_vec(n: int) -> Tensor:
     """A Rust `Vec<f64>` holding `0..n`, exported through the DLPack core."""
