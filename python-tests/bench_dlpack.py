@@ -11,12 +11,9 @@ import os
 import sys
 import timeit
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "python"))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-import amrex_rs  # noqa: E402
+import amrex_rs
 
 
 def best_ns(stmt, number, repeat=7):

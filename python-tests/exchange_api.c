@@ -94,3 +94,18 @@ int exchange_stream(const DLPackExchangeAPI *api, int device_type, void **stream
   *stream = (void *)1;
   return api->current_work_stream((DLDeviceType)device_type, 0, stream);
 }
+
+#include <time.h>
+
+/* ns per export + release through the table, over `n` rounds (for bench_exchange.py). */
+double exchange_bench(const DLPackExchangeAPI *api, void *obj, int64_t n) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  for (int64_t i = 0; i < n; i++) {
+    DLManagedTensorVersioned *t = NULL;
+    if (api->managed_tensor_from_py_object_no_sync(obj, &t) != 0) return -1.0;
+    if (t->deleter) t->deleter(t);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
+}
