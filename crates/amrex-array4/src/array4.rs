@@ -8,6 +8,7 @@ use core::ptr::NonNull;
 use amrex_box::{Dim3, IndexBox, IntVect};
 
 use crate::error::Array4Error;
+use crate::layout::FabLayout;
 use crate::raw::Raw;
 
 // Invariants of `Array4<'a, T>` and `Array4Mut<'a, T>` (field `raw`):
@@ -86,62 +87,40 @@ impl<T> Clone for Array4<'_, T> {
 }
 impl<T> Copy for Array4<'_, T> {}
 
-/// Panics unless every length `end - begin` is an `i32` (at most `i32::MAX`), so that
-/// [`Array4::length`] and `index_box` never overflow; `begin <= end` is the caller's.
-#[inline]
-#[track_caller]
-fn check_lengths(begin: IntVect, end: IntVect) {
-    for d in 0..3 {
-        let len = i64::from(end[d]) - i64::from(begin[d]);
-        assert!(
-            len <= i64::from(i32::MAX),
-            "Array4: the extent {len} in direction {d} ({begin} .. {end}) leaves the i32 index space"
-        );
-    }
-}
-
-/// Builds the layout of a compact view of `bx` with `ncomp` components over `len`
-/// elements: `jstride = nx`, `kstride = nx*ny`, `nstride = nx*ny*nz`.
+/// The compact view of `bx` with `ncomp` components over `len` elements at `ptr`
+/// (dangling when empty): [`FabLayout::compact`], plus the checks that the elements fit
+/// `isize` bytes and the slice.
 fn compact<T>(
     ptr: NonNull<T>,
     len: usize,
     bx: &IndexBox,
     ncomp: usize,
 ) -> Result<Raw<T>, Array4Error> {
-    // An empty direction gets `end = begin` (zero extent); the others keep theirs. The
-    // box must lie in the i32 index space (end and lengths are i32).
-    let begin = bx.lo();
-    let end = bx.try_end().map_err(Array4Error::OutsideIndexSpace)?;
-    let mut raw = Raw {
-        ptr,
-        begin,
-        end,
-        jstride: 0,
-        kstride: 0,
-        nstride: 0,
-        ncomp,
-    };
-    let nx = raw.len_dir(0);
-    let ny = raw.len_dir(1);
-    let nz = raw.len_dir(2);
-    let nxy = nx.checked_mul(ny).ok_or(Array4Error::TooLarge)?;
-    let cells = nxy.checked_mul(nz).ok_or(Array4Error::TooLarge)?;
-    let needed = cells.checked_mul(ncomp).ok_or(Array4Error::TooLarge)?;
+    let layout = FabLayout::compact(bx, ncomp)?;
+    let needed = layout.len();
     if isize::try_from(needed.saturating_mul(core::mem::size_of::<T>())).is_err() {
         return Err(Array4Error::TooLarge);
     }
     if len < needed {
         return Err(Array4Error::SliceTooShort { needed, found: len });
     }
-    (raw.jstride, raw.kstride, raw.nstride) = (nx, nxy, cells);
-    if needed == 0 {
-        raw.ptr = NonNull::dangling();
-    }
-    Ok(raw)
+    let ptr = if needed == 0 {
+        NonNull::dangling()
+    } else {
+        ptr
+    };
+    Ok(Raw { ptr, layout })
 }
 
 macro_rules! common_methods {
     () => {
+        /// The layout: bounds, components and strides (the view without its pointer).
+        #[inline]
+        #[must_use]
+        pub fn layout(&self) -> FabLayout {
+            self.raw.layout
+        }
+
         /// Pointer to element `(begin.x, begin.y, begin.z, 0)` (dangling when empty).
         #[inline]
         #[must_use]
@@ -335,8 +314,10 @@ impl<'a, T> Array4<'a, T> {
     /// 4. Those elements are not written by anyone during `'a`.
     ///
     /// # Panics
-    /// If `begin .. end` leaves the `i32` index space (a length `end - begin` above
-    /// `i32::MAX`), which a view could not report through [`length`](Self::length).
+    /// If `begin .. end` is not a box of the `i32` index space (`begin > end`, or a
+    /// length `end - begin` above `i32::MAX`, which a view could not report through
+    /// [`length`](Self::length)) or the largest offset overflows `usize`: see
+    /// [`FabLayout::with_strides`].
     #[inline]
     #[must_use]
     #[track_caller]
@@ -347,28 +328,18 @@ impl<'a, T> Array4<'a, T> {
         strides: [usize; 3],
         ncomp: usize,
     ) -> Self {
-        debug_assert!(
-            begin.all_le(end),
-            "Array4::from_raw_parts: begin {begin} > end {end}"
-        );
-        check_lengths(begin, end);
+        let layout = match FabLayout::with_strides(begin, end, strides, ncomp) {
+            Ok(l) => l,
+            Err(e) => panic!("Array4::from_raw_parts: {begin} .. {end}: {e}"),
+        };
         debug_assert!(
             !ptr.is_null() && ptr.is_aligned(),
             "Array4::from_raw_parts: bad pointer"
         );
         // SAFETY: caller obligation 3 (non-null) and 2.
         let ptr = unsafe { NonNull::new_unchecked(ptr.cast_mut()) };
-        let [jstride, kstride, nstride] = strides;
         Self {
-            raw: Raw {
-                ptr,
-                begin,
-                end,
-                jstride,
-                kstride,
-                nstride,
-                ncomp,
-            },
+            raw: Raw { ptr, layout },
             _marker: PhantomData,
         }
     }
@@ -850,10 +821,10 @@ impl<'a, T> Array4Mut<'a, T> {
         lo.end[dir] = idx;
         hi.begin[dir] = idx;
         let part = |r: Raw<T>| {
-            let r = if r.len() == 0 {
+            let r = if r.is_empty() {
                 Raw {
                     ptr: NonNull::dangling(),
-                    ..r
+                    layout: r.layout,
                 }
             } else {
                 // Non-empty, so its box is inside the original bounds.

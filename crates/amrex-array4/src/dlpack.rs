@@ -7,42 +7,21 @@
 //! Import accepts a host tensor of rank 1 to 4; missing leading axes have extent 1, as in
 //! pyAMReX (`(nx)`, `(ny, nx)`, `(nz, ny, nx)`, `(ncomp, nz, ny, nx)`).
 
-use core::ptr::NonNull;
-
-use amrex_box::{IndexBox, IntVect};
+use amrex_box::IntVect;
 use amrex_dlpack_core::{DlpackElement, DlpackError, ErrorKind, TensorView, TensorViewMut};
 
 use crate::array4::{Array4, Array4Mut};
+use crate::layout::FabLayout;
 use crate::raw::Raw;
 
 #[cfg(feature = "alloc")]
 mod export {
     use amrex_dlpack_core::{
-        DlpackElement, DlpackError, ErrorKind, ManagedTensor, TensorSpec, ToDlpack, flags,
+        DlpackElement, DlpackError, ManagedTensor, TensorSpec, ToDlpack, flags,
     };
 
     use crate::array4::{Array4, Array4Mut};
     use crate::raw::Raw;
-
-    fn to_i64(v: usize) -> Result<i64, DlpackError> {
-        i64::try_from(v).map_err(|_| ErrorKind::SpanOverflow.into())
-    }
-
-    fn spec_arrays<T>(raw: &Raw<T>) -> Result<([i64; 4], [i64; 4]), DlpackError> {
-        let shape = [
-            to_i64(raw.ncomp)?,
-            to_i64(raw.len_dir(2))?,
-            to_i64(raw.len_dir(1))?,
-            to_i64(raw.len_dir(0))?,
-        ];
-        let strides = [
-            to_i64(raw.nstride)?,
-            to_i64(raw.kstride)?,
-            to_i64(raw.jstride)?,
-            1,
-        ];
-        Ok((shape, strides))
-    }
 
     /// Exports the elements a view's `raw` describes.
     ///
@@ -53,8 +32,8 @@ mod export {
         raw: &Raw<T>,
         flags: u64,
     ) -> Result<ManagedTensor<'a>, DlpackError> {
-        let (shape, strides) = spec_arrays(raw)?;
-        let data = if raw.len() == 0 {
+        let (shape, strides) = (raw.dlpack_shape(), raw.dlpack_strides());
+        let data = if raw.is_empty() {
             core::ptr::null()
         } else {
             raw.ptr.as_ptr().cast_const()
@@ -86,84 +65,19 @@ mod export {
     }
 }
 
-/// Layout of a rank 1–4 tensor seen as `(ncomp, nz, ny, nx)`: a `Raw` with the tensor's
-/// first element, after every check that does not depend on mutability.
+/// A host view's pointer and layout for a tensor: the one importer
+/// ([`FabLayout::from_dlpack`]), the typed first element, and host access.
 fn import_layout<T: DlpackElement>(
     view: &TensorView<'_>,
     begin: IntVect,
+    writable: bool,
 ) -> Result<Raw<T>, DlpackError> {
-    let ndim = view.ndim();
-    if !(1..=4).contains(&ndim) {
-        return Err(ErrorKind::RankMismatch {
-            expected: 4,
-            found: ndim as i32,
-        }
-        .into());
+    let layout = FabLayout::from_dlpack(view, begin, writable)?;
+    let ptr = layout.first_element::<T>(view)?;
+    if !view.device().is_host_accessible() {
+        return Err(ErrorKind::NotHostAccessible(view.device()).into());
     }
-    // dtype, host accessibility and alignment of the first element.
-    let ptr = view.typed_ptr::<T>()?;
-    let shape = view.shape();
-    // Pad to (ncomp, nz, ny, nx): tensor axis `a` is slot `4 - ndim + a`.
-    let mut ext = [1i64; 4];
-    let mut st = [0i64; 4];
-    for axis in 0..ndim {
-        let (e, s) = (shape[axis], view.stride(axis));
-        if e > 1 && s < 0 {
-            return Err(ErrorKind::NegativeStride { axis, stride: s }.into());
-        }
-        ext[4 - ndim + axis] = e;
-        st[4 - ndim + axis] = s;
-    }
-    if ext[3] > 1 && st[3] != 1 {
-        return Err(ErrorKind::NonUnitStride {
-            axis: ndim - 1,
-            stride: st[3],
-        }
-        .into());
-    }
-    // The box the spatial extents describe from `begin` must lie in the i32 index space
-    // (its end and its length are i32), the one rule every importer applies.
-    let end = IndexBox::try_from_lo_len(begin, [ext[3], ext[2], ext[1]])?.try_end()?;
-    // Validated: extents and strides of axes with extent > 1 span at most isize::MAX.
-    let as_usize =
-        |v: i64| usize::try_from(v).map_err(|_| DlpackError::from(ErrorKind::SpanOverflow));
-    let (nx, ny, nz, ncomp) = (
-        as_usize(ext[3])?,
-        as_usize(ext[2])?,
-        as_usize(ext[1])?,
-        as_usize(ext[0])?,
-    );
-    // Strides of axes with extent <= 1 are never used to address memory; give them the
-    // compact value so a re-export looks tidy.
-    let pick = |e: usize, s: i64, compact: usize| if e > 1 { as_usize(s) } else { Ok(compact) };
-    let jstride = pick(ny, st[2], nx)?;
-    let kstride = pick(nz, st[1], jstride.saturating_mul(ny))?;
-    let nstride = pick(ncomp, st[0], kstride.saturating_mul(nz))?;
-    let mut raw = Raw {
-        ptr: NonNull::dangling(),
-        begin,
-        end,
-        jstride,
-        kstride,
-        nstride,
-        ncomp,
-    };
-    if raw.len() > 0 {
-        // Non-empty tensors have a non-NULL, aligned first element (checked above).
-        raw.ptr = NonNull::new(ptr).ok_or(ErrorKind::NullData)?;
-    }
-    Ok(raw)
-}
-
-/// `true` if distinct in-bounds indices reach distinct elements: sorted by stride, each
-/// axis of extent > 1 steps over the whole span of the axes below it.
-fn non_overlapping<T>(raw: &Raw<T>) -> bool {
-    !amrex_dlpack_core::strides_overlap(&mut [
-        (1usize, raw.len_dir(0)),
-        (raw.jstride, raw.len_dir(1)),
-        (raw.kstride, raw.len_dir(2)),
-        (raw.nstride, raw.ncomp),
-    ])
+    Ok(Raw { ptr, layout })
 }
 
 impl<'a, T: DlpackElement> Array4<'a, T> {
@@ -191,7 +105,7 @@ impl<'a, T: DlpackElement> Array4<'a, T> {
     /// `OutsideIndexSpace` (the extents from `begin` leave the `i32` index space: an end
     /// or a length above `i32::MAX`).
     pub fn from_dlpack_view(view: &TensorView<'a>, begin: IntVect) -> Result<Self, DlpackError> {
-        let raw = import_layout::<T>(view, begin)?;
+        let raw = import_layout::<T>(view, begin, false)?;
         // Invariants: every in-bounds offset lies in the span the TensorView validated
         // (non-negative strides, first element aligned and host-accessible) (2); dangling
         // when empty (3); the TensorView's contract keeps the memory alive and unwritten
@@ -222,10 +136,7 @@ impl<'a, T: DlpackElement> Array4Mut<'a, T> {
         if view.is_read_only() {
             return Err(ErrorKind::ReadOnly.into());
         }
-        let raw = import_layout::<T>(&view, begin)?;
-        if !non_overlapping(&raw) {
-            return Err(ErrorKind::OverlappingStrides.into());
-        }
+        let raw = import_layout::<T>(&view, begin, true)?;
         // Invariants 2–3 as for `Array4::from_dlpack_view`; 5: distinct offsets (just
         // checked) and TensorViewMut's contract of exclusive access for 'a.
         Ok(Self::from_raw_restricted(raw))

@@ -65,6 +65,7 @@ extern crate std;
 mod array4;
 mod dlpack;
 mod error;
+mod layout;
 mod loops;
 #[cfg(feature = "ndarray")]
 mod ndarray_bridge;
@@ -78,4 +79,5 @@ pub use amrex_box::{Dim3, IndexBox, IndexSpaceError, IndexType, IntVect};
 pub struct IndexingGuide;
 pub use array4::{Array4, Array4Mut, CellData, CellDataMut};
 pub use error::Array4Error;
+pub use layout::FabLayout;
 pub use loops::{Stencil, TilesMut, for_each_cell, for_each_cell_n};

@@ -17,7 +17,7 @@ use crate::raw::Raw;
 /// ndarray never offsets its (dangling) pointer.
 fn nkji<T>(raw: &Raw<T>) -> ([usize; 4], [usize; 4]) {
     let shape = [raw.ncomp, raw.len_dir(2), raw.len_dir(1), raw.len_dir(0)];
-    let strides = if raw.len() == 0 {
+    let strides = if raw.is_empty() {
         [0; 4]
     } else {
         [raw.nstride, raw.kstride, raw.jstride, 1]

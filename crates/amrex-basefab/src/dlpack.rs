@@ -14,16 +14,16 @@
 //! read-only fabs.
 
 use crate::FabError;
-use crate::fab::{BaseFab, Storage, box_lengths};
+use crate::fab::{BaseFab, Storage};
 use amrex_arena::{Arena, HostArena};
-use amrex_box::{IndexBox, IntVect};
+use amrex_array4::FabLayout;
+use amrex_box::IntVect;
 use amrex_dlpack_core::{
     DataType, Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec,
     ToDlpack, flags,
 };
 use bytemuck::AnyBitPattern;
 use core::ffi::c_void;
-use core::ptr::NonNull;
 
 /// What a DLPack export of a fab describes: everything but the owner. For exporters that
 /// keep the fab alive their own way (the Python bindings).
@@ -71,17 +71,12 @@ impl FabTensorLayout {
     }
 }
 
-fn to_i64(v: usize) -> Result<i64, DlpackError> {
-    i64::try_from(v).map_err(|_| ErrorKind::SpanOverflow.into())
-}
-
 impl<'a, T: AnyBitPattern + DlpackElement, A: Arena> BaseFab<'a, T, A> {
     /// The DLPack description of the whole fab.
     ///
     /// # Errors
     /// `SpanOverflow` if an extent does not fit `i64` (never on 64-bit targets).
     pub fn tensor_layout(&self) -> Result<FabTensorLayout, DlpackError> {
-        let [nx, ny, nz] = box_lengths(&self.bx);
         let data = if self.is_empty() {
             core::ptr::null_mut()
         } else {
@@ -91,13 +86,8 @@ impl<'a, T: AnyBitPattern + DlpackElement, A: Arena> BaseFab<'a, T, A> {
             data,
             device: self.device(),
             dtype: T::DTYPE,
-            shape: [to_i64(self.ncomp)?, to_i64(nz)?, to_i64(ny)?, to_i64(nx)?],
-            strides: [
-                to_i64(self.nstride)?,
-                to_i64(self.kstride)?,
-                to_i64(self.jstride)?,
-                1,
-            ],
+            shape: self.layout.dlpack_shape(),
+            strides: self.layout.dlpack_strides(),
         })
     }
 }
@@ -152,91 +142,6 @@ where
     }
 }
 
-/// Extents `(ncomp, nz, ny, nx)` and strides of a rank 1–4 tensor read by pyAMReX's rule.
-fn import_layout<T: DlpackElement>(
-    t: &ManagedTensor<'_>,
-    read_only: bool,
-) -> Result<([usize; 4], [usize; 4], *mut T), DlpackError> {
-    let view = t.view();
-    let ndim = view.ndim();
-    if !(1..=4).contains(&ndim) {
-        return Err(ErrorKind::RankMismatch {
-            expected: 4,
-            found: ndim as i32,
-        }
-        .into());
-    }
-    if view.dtype() != T::DTYPE {
-        return Err(ErrorKind::DtypeMismatch {
-            expected: T::DTYPE,
-            found: view.dtype(),
-        }
-        .into());
-    }
-    let mut ext = [1usize; 4];
-    let mut st = [0usize; 4];
-    for axis in 0..ndim {
-        let (e, s) = (view.shape()[axis], view.stride(axis));
-        let slot = 4 - ndim + axis;
-        // Validated: extents are non-negative and their product fits usize.
-        ext[slot] = e as usize;
-        if e > 1 {
-            if s < 0 {
-                return Err(ErrorKind::NegativeStride { axis, stride: s }.into());
-            }
-            st[slot] = s as usize;
-        }
-    }
-    if ext[3] > 1 && st[3] != 1 {
-        return Err(ErrorKind::NonUnitStride {
-            axis: ndim - 1,
-            stride: st[3] as i64,
-        }
-        .into());
-    }
-    let [nc, nz, ny, nx] = ext;
-    // Unused strides (extent <= 1) get compact values.
-    let jstride = if ny > 1 { st[2] } else { nx };
-    let kstride = if nz > 1 {
-        st[1]
-    } else {
-        jstride.saturating_mul(ny)
-    };
-    let nstride = if nc > 1 {
-        st[0]
-    } else {
-        kstride.saturating_mul(nz)
-    };
-    let empty = ext.contains(&0);
-    if !read_only
-        && !empty
-        && !non_overlapping([(1, nx), (jstride, ny), (kstride, nz), (nstride, nc)])
-    {
-        return Err(ErrorKind::OverlappingStrides.into());
-    }
-    let ptr = if empty {
-        NonNull::<T>::dangling().as_ptr()
-    } else {
-        let p = view.data_ptr().cast::<T>();
-        let align = core::mem::align_of::<T>();
-        if !p.addr().is_multiple_of(align) {
-            return Err(ErrorKind::Misaligned {
-                address: p.addr(),
-                align,
-            }
-            .into());
-        }
-        p
-    };
-    Ok(([nc, nz, ny, nx], [jstride, kstride, nstride, 1], ptr))
-}
-
-/// Whether distinct indices reach distinct elements: sorted by stride, each axis of
-/// extent > 1 steps over the whole span of the smaller ones.
-fn non_overlapping(mut axes: [(usize, usize); 4]) -> bool {
-    !amrex_dlpack_core::strides_overlap(&mut axes)
-}
-
 impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
     /// A non-owning fab over an imported tensor, with its box starting at `begin` (see the
     /// module docs for the accepted layouts). The tensor's memory may be on any device;
@@ -250,13 +155,12 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
     /// (its deleter runs once).
     pub fn from_dlpack_at(tensor: ManagedTensor<'a>, begin: IntVect) -> Result<Self, DlpackError> {
         let read_only = tensor.is_read_only();
-        let ([nc, nz, ny, nx], [jstride, kstride, nstride, _], ptr) =
-            import_layout::<T>(&tensor, read_only)?;
-        // The one index-space rule: the box the extents describe from `begin` must have
-        // an i32 end and i32 lengths (invariant 0).
-        let ext = [nx, ny, nz].map(|e| i64::try_from(e).unwrap_or(i64::MAX));
-        let bx = IndexBox::try_from_lo_len(begin, ext)?;
-        let ptr = NonNull::new(ptr).ok_or(ErrorKind::NullData)?;
+        let view = tensor.view();
+        // The one importer of box layouts (rank, strides, index space, overlap for a
+        // writable tensor), then the typed first element; any device.
+        let layout = FabLayout::from_dlpack(&view, begin, !read_only)?;
+        let ptr = layout.first_element::<T>(&view)?;
+        let bx = layout.index_box();
         // Invariants: 0 checked above; 1–3 from the validated tensor (every in-bounds offset lies in its
         // checked span; aligned first element; dangling when empty); distinct elements
         // unless read-only (checked above); 5: host access is decided by the tensor's
@@ -264,10 +168,7 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
         Ok(Self {
             storage: Storage::Tensor { tensor, ptr },
             bx,
-            ncomp: nc,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only,
             arena: HostArena,
         })

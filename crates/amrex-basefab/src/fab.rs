@@ -2,7 +2,7 @@
 
 use crate::FabError;
 use amrex_arena::{Arena, HostArena};
-use amrex_array4::{Array4, Array4Mut};
+use amrex_array4::{Array4, Array4Error, Array4Mut, FabLayout};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{Device, ManagedTensor};
 use amrex_podvector::PodVector;
@@ -83,10 +83,8 @@ pub(crate) enum Storage<'a, T: AnyBitPattern, A: Arena> {
 pub struct BaseFab<'a, T: AnyBitPattern, A: Arena = HostArena> {
     pub(crate) storage: Storage<'a, T, A>,
     pub(crate) bx: IndexBox,
-    pub(crate) ncomp: usize,
-    pub(crate) jstride: usize,
-    pub(crate) kstride: usize,
-    pub(crate) nstride: usize,
+    /// Components and strides of the elements over `bx` (begin = `bx.lo()`).
+    pub(crate) layout: FabLayout,
     pub(crate) read_only: bool,
     pub(crate) arena: A,
 }
@@ -107,19 +105,19 @@ pub(crate) fn box_lengths(bx: &IndexBox) -> [usize; 3] {
     core::array::from_fn(|d| usize::try_from(bx.length_dir(d)).unwrap_or(usize::MAX))
 }
 
-/// Elements needed by a compact fab over `bx` with `ncomp` components, and its strides.
-/// The box must lie in the `i32` index space (the rule every fab constructor applies).
-pub(crate) fn compact<T>(bx: &IndexBox, ncomp: usize) -> Result<(usize, [usize; 3]), FabError> {
-    bx.check_index_space()
-        .map_err(FabError::OutsideIndexSpace)?;
-    let [nx, ny, nz] = box_lengths(bx);
-    let nxy = nx.checked_mul(ny).ok_or(FabError::TooLarge)?;
-    let cells = nxy.checked_mul(nz).ok_or(FabError::TooLarge)?;
-    let len = cells.checked_mul(ncomp).ok_or(FabError::TooLarge)?;
+/// The compact layout of a fab over `bx` with `ncomp` components and its element count:
+/// [`FabLayout::compact`] (which applies the index-space rule) plus the check that the
+/// elements fit `isize` bytes.
+pub(crate) fn compact<T>(bx: &IndexBox, ncomp: usize) -> Result<(usize, FabLayout), FabError> {
+    let layout = FabLayout::compact(bx, ncomp).map_err(|e| match e {
+        Array4Error::OutsideIndexSpace(e) => FabError::OutsideIndexSpace(e),
+        _ => FabError::TooLarge,
+    })?;
+    let len = layout.len();
     if isize::try_from(len.saturating_mul(core::mem::size_of::<T>().max(1))).is_err() {
         return Err(FabError::TooLarge);
     }
-    Ok((len, [nx, nxy, cells]))
+    Ok((len, layout))
 }
 
 /// Resolves a component range against `ncomp`.
@@ -166,7 +164,7 @@ impl<T: AnyBitPattern, A: Arena> BaseFab<'static, T, A> {
     /// # Errors
     /// [`FabError::TooLarge`] or the arena's failure.
     pub fn try_new_in(bx: IndexBox, ncomp: usize, arena: A) -> Result<Self, FabError> {
-        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        let (len, layout) = compact::<T>(&bx, ncomp)?;
         let mut v = PodVector::try_with_capacity_in(len, arena.clone())?;
         // SAFETY: the `len` new elements are written by `try_fill_zeroed` right below,
         // before anything reads them; on failure the vector is dropped unread.
@@ -177,10 +175,7 @@ impl<T: AnyBitPattern, A: Arena> BaseFab<'static, T, A> {
         Ok(Self {
             storage: Storage::Owned(v),
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: false,
             arena,
         })
@@ -209,7 +204,7 @@ impl<T: AnyBitPattern, A: Arena> BaseFab<'static, T, A> {
         bx: IndexBox,
         ncomp: usize,
     ) -> Result<Self, FabError> {
-        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        let (len, layout) = compact::<T>(&bx, ncomp)?;
         if v.len() < len {
             return Err(FabError::SliceTooShort {
                 needed: len,
@@ -221,10 +216,7 @@ impl<T: AnyBitPattern, A: Arena> BaseFab<'static, T, A> {
         Ok(Self {
             storage: Storage::Owned(v),
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: false,
             arena,
         })
@@ -265,15 +257,19 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         strides: [usize; 3],
         arena: A,
     ) -> Self {
-        if let Err(e) = bx.check_index_space() {
-            panic!("BaseFab::from_raw_parts_in: {e}");
-        }
+        let layout = match bx
+            .try_end()
+            .map_err(Array4Error::OutsideIndexSpace)
+            .and_then(|end| FabLayout::with_strides(bx.lo(), end, strides, ncomp))
+        {
+            Ok(l) => l,
+            Err(e) => panic!("BaseFab::from_raw_parts_in: {bx}: {e}"),
+        };
         debug_assert!(
             !ptr.is_null() && ptr.is_aligned(),
             "BaseFab::from_raw_parts_in: bad pointer"
         );
         let ptr = NonNull::new(ptr).unwrap_or(NonNull::dangling());
-        let [jstride, kstride, nstride] = strides;
         // Invariant 0: checked above; 1–3, 6: the caller's obligations 1–3.
         Self {
             storage: Storage::Borrowed {
@@ -281,10 +277,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
                 _borrow: PhantomData,
             },
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: false,
             arena,
         }
@@ -298,7 +291,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
     /// # Errors
     /// [`FabError::SliceTooShort`] or [`FabError::TooLarge`].
     pub fn from_slice(data: &'a mut [T], bx: IndexBox, ncomp: usize) -> Result<Self, FabError> {
-        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        let (len, layout) = compact::<T>(&bx, ncomp)?;
         if data.len() < len {
             return Err(FabError::SliceTooShort {
                 needed: len,
@@ -312,10 +305,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
                 _borrow: PhantomData,
             },
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: false,
             arena: HostArena,
         })
@@ -327,7 +317,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
     /// # Errors
     /// As [`from_slice`](Self::from_slice).
     pub fn from_slice_ref(data: &'a [T], bx: IndexBox, ncomp: usize) -> Result<Self, FabError> {
-        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        let (len, layout) = compact::<T>(&bx, ncomp)?;
         if data.len() < len {
             return Err(FabError::SliceTooShort {
                 needed: len,
@@ -342,10 +332,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
                 _borrow: PhantomData,
             },
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: true,
             arena: HostArena,
         })
@@ -356,7 +343,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
     /// itself for `'a`.
     pub fn from_array4(mut a: Array4Mut<'a, T>) -> Self {
         let bx = a.index_box();
-        let (jstride, kstride, nstride, ncomp) = (a.jstride(), a.kstride(), a.nstride(), a.ncomp());
+        let layout = a.layout();
         // `Array4Mut` pointers are non-null (dangling when empty).
         let ptr = NonNull::new(a.as_mut_ptr()).unwrap_or(NonNull::dangling());
         // Invariant 0: a view's lengths are at most i32::MAX and its exclusive end is an
@@ -369,10 +356,7 @@ impl<'a, T: AnyBitPattern> BaseFab<'a, T, HostArena> {
                 _borrow: PhantomData,
             },
             bx,
-            ncomp,
-            jstride,
-            kstride,
-            nstride,
+            layout,
             read_only: false,
             arena: HostArena,
         }
@@ -387,7 +371,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
 
     /// Number of components (AMReX `nComp()`).
     pub fn ncomp(&self) -> usize {
-        self.ncomp
+        self.layout.ncomp()
     }
 
     /// Cells (or nodes) in the box.
@@ -398,7 +382,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
 
     /// Elements: `num_pts() * ncomp()` (AMReX `size()`).
     pub fn len(&self) -> usize {
-        self.num_pts() * self.ncomp
+        self.num_pts() * self.layout.ncomp()
     }
 
     /// Whether there are no elements.
@@ -406,18 +390,20 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         self.len() == 0
     }
 
+    /// The layout of the elements: bounds (the box, cell-centred), components and
+    /// strides, as an `Array4` or a DLPack export describes them.
+    pub fn layout(&self) -> FabLayout {
+        self.layout
+    }
+
     /// `[jstride, kstride, nstride]` in elements (the `i` stride is 1).
     pub fn strides(&self) -> [usize; 3] {
-        [self.jstride, self.kstride, self.nstride]
+        self.layout.strides()
     }
 
     /// Whether the layout is compact (always for owning fabs).
     pub fn is_contiguous(&self) -> bool {
-        let [nx, ny, nz] = box_lengths(&self.bx);
-        self.is_empty()
-            || ((ny <= 1 || self.jstride == nx)
-                && (nz <= 1 || self.kstride == nx * ny)
-                && (self.ncomp <= 1 || self.nstride == nx * ny * nz))
+        self.layout.is_compact()
     }
 
     /// Whether the fab owns its memory (AMReX `isAllocated` for an owning fab).
@@ -494,11 +480,8 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// Element offset of `(i, j, k, n)`, which the caller has checked to be in bounds.
     #[inline(always)]
     pub(crate) fn offset(&self, p: IntVect, n: usize) -> usize {
-        let lo = self.bx.lo();
-        (p[0] - lo[0]) as usize
-            + (p[1] - lo[1]) as usize * self.jstride
-            + (p[2] - lo[2]) as usize * self.kstride
-            + n * self.nstride
+        debug_assert!(self.layout.offset(p[0], p[1], p[2], n).is_some());
+        self.layout.offset_unchecked(p[0], p[1], p[2], n) as usize
     }
 
     /// The elements as one slice, when compact and host accessible.
@@ -557,11 +540,12 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// [`FabError::NotHostAccessible`] or [`FabError::ComponentsOutside`].
     pub fn array_comps(&self, comps: impl RangeBounds<usize>) -> Result<Array4<'_, T>, FabError> {
         self.check_host()?;
-        let r = comp_range(comps, self.ncomp)?;
+        let r = comp_range(comps, self.ncomp())?;
         let ptr = if self.is_empty() || r.is_empty() {
             self.data_ptr()
         } else {
-            self.data_ptr().wrapping_add(r.start * self.nstride)
+            self.data_ptr()
+                .wrapping_add(r.start * self.layout.strides()[2])
         };
         // SAFETY: the elements of components `r` over the box are in bounds, initialised,
         // aligned, host readable (invariants 2–3, 5, checked) and alive for the borrow of
@@ -588,11 +572,12 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         comps: impl RangeBounds<usize>,
     ) -> Result<Array4Mut<'_, T>, FabError> {
         self.check_write()?;
-        let r = comp_range(comps, self.ncomp)?;
+        let r = comp_range(comps, self.ncomp())?;
         let ptr = if self.is_empty() || r.is_empty() {
             self.data_ptr()
         } else {
-            self.data_ptr().wrapping_add(r.start * self.nstride)
+            self.data_ptr()
+                .wrapping_add(r.start * self.layout.strides()[2])
         };
         // SAFETY: as `array_comps`; distinct indices reach distinct elements (invariant 2,
         // not read-only), and `&mut self` gives exclusive access (invariant 6).
@@ -608,7 +593,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// [`FabError::NotHostAccessible`] for an imported device tensor (no arena can copy
     /// it), or the arena's failure.
     pub fn to_host(&self) -> Result<BaseFab<'static, T, HostArena>, FabError> {
-        let mut out = BaseFab::<T, HostArena>::try_new_in(self.bx, self.ncomp, HostArena)?;
+        let mut out = BaseFab::<T, HostArena>::try_new_in(self.bx, self.ncomp(), HostArena)?;
         if let Storage::Owned(v) = &self.storage
             && !self.host_accessible()
         {
@@ -623,7 +608,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
             }
             return Ok(out);
         }
-        out.copy_from(self, self.bx, 0, self.bx, 0, self.ncomp)?;
+        out.copy_from(self, self.bx, 0, self.bx, 0, self.ncomp())?;
         Ok(out)
     }
 
@@ -641,11 +626,11 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
                 dst: self.bx,
             });
         }
-        if src.ncomp != self.ncomp {
+        if src.ncomp() != self.ncomp() {
             return Err(FabError::ComponentsOutside {
                 start: 0,
-                end: src.ncomp,
-                ncomp: self.ncomp,
+                end: src.ncomp(),
+                ncomp: self.ncomp(),
             });
         }
         if self.read_only {
@@ -667,7 +652,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
             }
             return Ok(());
         }
-        let (bx, nc) = (self.bx, self.ncomp);
+        let (bx, nc) = (self.bx, self.ncomp());
         self.copy_from(src, bx, 0, bx, 0, nc)
     }
 
@@ -683,16 +668,13 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
             return Ok(BaseFab {
                 storage: Storage::Owned(v),
                 bx: self.bx,
-                ncomp: self.ncomp,
-                jstride: self.jstride,
-                kstride: self.kstride,
-                nstride: self.nstride,
+                layout: self.layout,
                 read_only: false,
                 arena: self.arena.clone(),
             });
         }
         let host = self.to_host()?;
-        let mut out = BaseFab::try_new_in(self.bx, self.ncomp, self.arena.clone())?;
+        let mut out = BaseFab::try_new_in(self.bx, self.ncomp(), self.arena.clone())?;
         out.copy_from_host_fab(&host)?;
         Ok(out)
     }
@@ -705,7 +687,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// # Errors
     /// [`FabError::TooLarge`] or the arena's failure; the fab is unchanged then.
     pub fn resize(&mut self, bx: IndexBox, ncomp: usize) -> Result<(), FabError> {
-        let (len, [jstride, kstride, nstride]) = compact::<T>(&bx, ncomp)?;
+        let (len, layout) = compact::<T>(&bx, ncomp)?;
         match &mut self.storage {
             Storage::Owned(v) if v.len() >= len => {}
             Storage::Owned(v) => {
@@ -723,8 +705,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         }
         // Invariants 1–4 hold for the compact layout over at least `len` elements.
         self.bx = bx;
-        self.ncomp = ncomp;
-        (self.jstride, self.kstride, self.nstride) = (jstride, kstride, nstride);
+        self.layout = layout;
         Ok(())
     }
 
@@ -743,7 +724,7 @@ impl<T: AnyBitPattern, A: Arena> fmt::Debug for BaseFab<'_, T, A> {
         };
         f.debug_struct("BaseFab")
             .field("box", &self.bx)
-            .field("ncomp", &self.ncomp)
+            .field("ncomp", &self.ncomp())
             .field("strides", &self.strides())
             .field("storage", &storage)
             .field("read_only", &self.read_only)

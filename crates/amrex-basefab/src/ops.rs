@@ -61,15 +61,16 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     fn rows(&self, bx: IndexBox, comps: Range<usize>) -> Result<Rows<T>, FabError> {
         let [nx, ny, nz] = box_lengths(&bx);
         let nc = comps.len();
+        let [jstride, kstride, nstride] = self.layout.strides();
         let mut rows = Rows {
             base: self.data_ptr(),
             nx,
             ny,
             nz,
             nc,
-            jstride: self.jstride,
-            kstride: self.kstride,
-            nstride: self.nstride,
+            jstride,
+            kstride,
+            nstride,
         };
         if rows.is_empty() {
             return Ok(rows);
@@ -93,7 +94,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         mut f: impl FnMut(usize, &[T]),
     ) -> Result<(), FabError> {
         self.check_host()?;
-        let comps = comp_range(comps, self.ncomp)?;
+        let comps = comp_range(comps, self.ncomp())?;
         let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
@@ -120,7 +121,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         mut f: impl FnMut(&mut [T]),
     ) -> Result<(), FabError> {
         self.check_write()?;
-        let comps = comp_range(comps, self.ncomp)?;
+        let comps = comp_range(comps, self.ncomp())?;
         let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
@@ -164,8 +165,8 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
                 dst: dst_box,
             });
         }
-        let sc = comp_range(src_comp..src_comp.saturating_add(ncomp), src.ncomp)?;
-        let dc = comp_range(dst_comp..dst_comp.saturating_add(ncomp), self.ncomp)?;
+        let sc = comp_range(src_comp..src_comp.saturating_add(ncomp), src.ncomp())?;
+        let dc = comp_range(dst_comp..dst_comp.saturating_add(ncomp), self.ncomp())?;
         let (mut s, mut d) = (src.rows(src_box, sc)?, self.rows(dst_box, dc)?);
         if d.is_empty() {
             return Ok(());
@@ -349,7 +350,7 @@ where
 
     fn first_value(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
         self.check_host()?;
-        let c = comp_range(comp..comp.saturating_add(1), self.ncomp)?;
+        let c = comp_range(comp..comp.saturating_add(1), self.ncomp())?;
         let r = self.rows(bx, c)?;
         if r.is_empty() {
             return Err(FabError::EmptyBox);

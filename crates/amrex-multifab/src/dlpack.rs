@@ -23,12 +23,7 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
             i64::from(len[1]),
             i64::from(len[0]),
         ];
-        let strides = [
-            raw.nstride as i64,
-            raw.kstride as i64,
-            raw.jstride as i64,
-            1,
-        ];
+        let strides = raw.layout.dlpack_strides();
         let empty = self.ncomp == 0 || !region.ok();
         let data = if empty {
             core::ptr::null_mut()

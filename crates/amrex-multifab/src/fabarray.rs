@@ -8,7 +8,7 @@ use core::ops::{Index, IndexMut};
 use core::ptr::NonNull;
 
 use amrex_arena::{Arena, ArenaError, HostAccessible, HostArena};
-use amrex_array4::{Array4, Array4Mut};
+use amrex_array4::{Array4, Array4Mut, FabLayout};
 use amrex_basefab::BaseFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_podvector::PodVector;
@@ -67,11 +67,10 @@ impl<T: Element, A: Arena> Store<T, A> {
 /// disjoint as for `&[T]` / `&mut [T]`.
 pub(crate) struct RawFab<T> {
     pub(crate) ptr: NonNull<T>,
+    /// The fab box (with its index type).
     pub(crate) bx: IndexBox,
-    pub(crate) jstride: usize,
-    pub(crate) kstride: usize,
-    pub(crate) nstride: usize,
-    pub(crate) ncomp: usize,
+    /// The fab's layout (its `begin` is `bx.lo()`).
+    pub(crate) layout: FabLayout,
 }
 
 impl<T> Clone for RawFab<T> {
@@ -91,12 +90,8 @@ impl<T> RawFab<T> {
     /// Element offset of `(i, j, k, n)` (in bounds, checked in debug builds).
     #[inline(always)]
     pub(crate) fn offset(&self, i: i32, j: i32, k: i32, n: usize) -> usize {
-        debug_assert!(self.bx.contains(IntVect::new(i, j, k)) && n < self.ncomp);
-        let lo = self.bx.lo();
-        (i - lo[0]) as usize
-            + (j - lo[1]) as usize * self.jstride
-            + (k - lo[2]) as usize * self.kstride
-            + n * self.nstride
+        debug_assert!(self.layout.offset(i, j, k, n).is_some());
+        self.layout.offset_unchecked(i, j, k, n) as usize
     }
 
     /// The `i`-row `i0..=i1` at `(j, k, n)`.
@@ -147,7 +142,7 @@ impl<T> RawFab<T> {
     #[inline(always)]
     pub(crate) unsafe fn run<'a>(&self, i0: i32, j: i32, k: i32, len: usize, n: usize) -> &'a [T] {
         let off = self.offset(i0, j, k, n);
-        debug_assert!(off + len <= self.nstride * self.ncomp);
+        debug_assert!(self.layout.max_offset().is_some_and(|m| off + len <= m + 1));
         // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: `len` contiguous initialised elements, not written during `'a` (caller).
@@ -168,7 +163,7 @@ impl<T> RawFab<T> {
         n: usize,
     ) -> &'a mut [T] {
         let off = self.offset(i0, j, k, n);
-        debug_assert!(off + len <= self.nstride * self.ncomp);
+        debug_assert!(self.layout.max_offset().is_some_and(|m| off + len <= m + 1));
         // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: contiguous initialised elements, exclusively ours during `'a` (caller).
@@ -186,7 +181,7 @@ impl<T> RawFab<T> {
             "tile outside fab"
         );
         let lo = sub.lo();
-        let off = if sub.ok() && self.ncomp > 0 {
+        let off = if sub.ok() && self.layout.ncomp() > 0 {
             self.offset(lo[0], lo[1], lo[2], 0)
         } else {
             0
@@ -196,15 +191,7 @@ impl<T> RawFab<T> {
         let end = if sub.ok() { sub.hi() + 1 } else { lo };
         // SAFETY: the view covers `sub` inside `bx` with the fab's strides (RawFab
         // invariant); exclusive access to those elements is the caller's promise.
-        unsafe {
-            Array4Mut::from_raw_parts(
-                p,
-                lo,
-                end,
-                [self.jstride, self.kstride, self.nstride],
-                self.ncomp,
-            )
-        }
+        unsafe { Array4Mut::from_raw_parts(p, lo, end, self.layout.strides(), self.layout.ncomp()) }
     }
 }
 
@@ -522,14 +509,10 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             "FabArray: fab {l} is on {:?}, which the CPU cannot access",
             fab.device()
         );
-        let [jstride, kstride, nstride] = fab.strides();
         RawFab {
             ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
             bx,
-            jstride,
-            kstride,
-            nstride,
-            ncomp: self.ncomp,
+            layout: fab.layout(),
         }
     }
 

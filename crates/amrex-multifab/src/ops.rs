@@ -24,9 +24,10 @@ fn merge_level<T>(bx: &IndexBox, raws: &[&RawFab<T>]) -> u8 {
     let mut level = 2;
     for r in raws {
         let (fl, fh) = (r.bx.lo(), r.bx.hi());
-        let full_x = fl[0] == bx.lo()[0] && fh[0] == bx.hi()[0] && r.jstride == len[0] as usize;
+        let [jstride, kstride, _] = r.layout.strides();
+        let full_x = fl[0] == bx.lo()[0] && fh[0] == bx.hi()[0] && jstride == len[0] as usize;
         let full_y =
-            fl[1] == bx.lo()[1] && fh[1] == bx.hi()[1] && r.kstride == r.jstride * len[1] as usize;
+            fl[1] == bx.lo()[1] && fh[1] == bx.hi()[1] && kstride == jstride * len[1] as usize;
         level = level.min(if full_x && full_y {
             2
         } else if full_x {
