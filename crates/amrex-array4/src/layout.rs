@@ -114,7 +114,9 @@ impl FabLayout {
             nstride,
             ncomp,
         };
-        l.max_offset().ok_or(Array4Error::TooLarge)?;
+        if !l.is_empty() && l.max_offset().is_none() {
+            return Err(Array4Error::TooLarge);
+        }
         Ok(l)
     }
 
@@ -390,5 +392,38 @@ impl FabLayout {
             .into());
         }
         NonNull::new(p).ok_or_else(|| ErrorKind::NullData.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_strides() {
+        // Found by the fuzzer: an empty direction has no largest offset, which is not
+        // an overflow.
+        let l = FabLayout::with_strides(
+            IntVect::new(-100, -1, 0),
+            IntVect::new(-99, -1, 1),
+            [7, 9, 11],
+            2,
+        )
+        .unwrap();
+        assert!(l.is_empty() && l.max_offset().is_none());
+        assert_eq!(
+            FabLayout::with_strides(IntVect::ZERO, IntVect::new(2, 2, 1), [usize::MAX, 0, 0], 1),
+            Err(Array4Error::TooLarge)
+        );
+        assert!(matches!(
+            FabLayout::with_strides(IntVect::new(0, 5, 0), IntVect::new(1, 4, 1), [1, 1, 1], 1),
+            Err(Array4Error::OutsideIndexSpace(_))
+        ));
+        let l =
+            FabLayout::with_strides(IntVect::ZERO, IntVect::new(4, 3, 2), [5, 20, 40], 2).unwrap();
+        assert_eq!(l.max_offset(), Some(3 + 2 * 5 + 20 + 40));
+        assert!(!l.is_compact() && l.is_non_overlapping());
+        assert_eq!(l.dlpack_shape(), [2, 2, 3, 4]);
+        assert_eq!(l.dlpack_strides(), [40, 20, 5, 1]);
     }
 }
