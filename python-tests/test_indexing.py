@@ -167,3 +167,22 @@ def test_lin_comb_add_product_parallel_copy(amr, mf):
     with pytest.raises(ValueError, match="different BoxArrays"):
         amr.MultiFab.lin_comb(z, 1.0, x, 0, 1.0, y, 0, 0, 1)
     assert mf.n_comp == NC and tuple(mf.n_grow_vect) == (NG, NG, NG)
+
+
+def test_nan_inf_norminf_minus_swap(amr, mf):
+    assert not mf.contains_nan() and not mf.contains_inf()
+    mf[3, 3, 3, 1] = float("nan")
+    assert mf.contains_nan() and mf.contains_nan(comp=1, ncomp=1) and not mf.contains_nan(comp=0, ncomp=1)
+    mf[(), (), (), 0] = 1.0
+    mf[-1j, 0, 0, 0] = float("inf")  # a ghost cell: found only with ngrow
+    assert not mf.contains_inf(comp=0, ncomp=1) and mf.contains_inf(comp=0, ncomp=1, ngrow=1)
+    mf[5, 5, 5, 0] = -7.0
+    assert mf.norminf(0) == 7.0 == mf.norm0(0)
+    other = amr.MultiFab(mf.box_array(), mf.dm(), NC, NG)
+    other.set_val(0.25)
+    mf.minus(other, 0, 1)
+    assert mf[0, 0, 0, 0] == 0.75 and np.isnan(mf[3, 3, 3, 1])
+    before_mf, before_other = mf[..., 0], other[..., 1]
+    amr.MultiFab.swap(mf, other, 1, 0, 1)
+    np.testing.assert_array_equal(mf[..., 0], before_other)
+    np.testing.assert_array_equal(other[..., 1], before_mf)

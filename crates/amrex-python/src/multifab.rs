@@ -212,6 +212,19 @@ impl PyMultiFab {
         }
     }
 
+    /// Whether `pred` holds for any value of `comp..comp+nc` over `ng` ghost cells.
+    fn any_value(&self, comp: usize, nc: usize, ng: IntVect, pred: fn(f64) -> bool) -> bool {
+        (0..self.mf.local_size()).any(|l| {
+            let region = self.mf.box_of(self.mf.global_index(l)).grow_iv(ng);
+            let mut found = false;
+            self.mf
+                .array_at(l)
+                .components(comp, nc)
+                .for_each(region, |_, _, _, _, v| found |= pred(*v));
+            found
+        })
+    }
+
     fn same_layout(&self, o: &PyMultiFab) -> PyResult<()> {
         if self.mf.same_layout(&o.mf) {
             Ok(())
@@ -807,6 +820,104 @@ impl PyMultiFab {
         let domain = self.mf.box_array().minimal_box();
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
         self.mf.parallel_copy(&src.mf, period);
+        Ok(())
+    }
+
+    /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is NaN
+    /// (pyAMReX `contains_nan`).
+    #[pyo3(signature = (comp=0, ncomp=None, ngrow=None))]
+    fn contains_nan(
+        &self,
+        comp: usize,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+        Ok(self.any_value(comp, nc, ng, f64::is_nan))
+    }
+
+    /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is
+    /// infinite (pyAMReX `contains_inf`).
+    #[pyo3(signature = (comp=0, ncomp=None, ngrow=None))]
+    fn contains_inf(
+        &self,
+        comp: usize,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
+        Ok(self.any_value(comp, nc, ng, f64::is_infinite))
+    }
+
+    /// Max norm of `comp` (pyAMReX `norminf`, the same as `norm0`).
+    #[pyo3(signature = (comp=0, ngrow=None))]
+    fn norminf(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+        check_comps(&self.mf, comp, 1)?;
+        Ok(self.mf.norm0(comp, 1, self.ng(ngrow)?))
+    }
+
+    /// `self[comp..comp+ncomp] -= mf[comp..]` over `ngrow` ghost cells (pyAMReX `minus`).
+    #[pyo3(signature = (mf, comp, ncomp, ngrow=None))]
+    fn minus(
+        &mut self,
+        mf: PyRef<'_, Self>,
+        comp: usize,
+        ncomp: usize,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.same_layout(&mf)?;
+        check_comps(&self.mf, comp, ncomp)?;
+        check_comps(&mf.mf, comp, ncomp)?;
+        let ng = self.ng(ngrow)?;
+        check_ng(&mf.mf, ng)?;
+        self.mf.subtract(&mf.mf, comp, comp, ncomp, ng);
+        Ok(())
+    }
+
+    /// Swaps `dst[dcomp..dcomp+nc]` and `src[scomp..scomp+nc]` over `ng` ghost cells
+    /// (AMReX `MultiFab.Swap`; two different MultiFabs of the same layout).
+    #[staticmethod]
+    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
+    fn swap(
+        mut dst: PyRefMut<'_, Self>,
+        mut src: PyRefMut<'_, Self>,
+        scomp: usize,
+        dcomp: usize,
+        nc: usize,
+        ng: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        dst.same_layout(&src)?;
+        check_comps(&dst.mf, dcomp, nc)?;
+        check_comps(&src.mf, scomp, nc)?;
+        let ng = dst.ng(ng)?;
+        check_ng(&src.mf, ng)?;
+        for l in 0..dst.mf.local_size() {
+            let g = dst.mf.global_index(l);
+            let region = dst.mf.box_of(g).grow_iv(ng);
+            // Both views visit `region` in the same order, so a buffer of one pass pairs
+            // the elements.
+            let mut buf = Vec::with_capacity(region.num_pts() as usize * nc);
+            dst.mf
+                .array_at(l)
+                .components(dcomp, nc)
+                .for_each(region, |_, _, _, _, v| buf.push(*v));
+            let mut it = 0;
+            src.mf
+                .array_mut_at(l)
+                .components_mut(scomp, nc)
+                .for_each_mut(region, |_, _, _, _, v| {
+                    core::mem::swap(v, &mut buf[it]);
+                    it += 1;
+                });
+            it = 0;
+            dst.mf
+                .array_mut_at(l)
+                .components_mut(dcomp, nc)
+                .for_each_mut(region, |_, _, _, _, v| {
+                    *v = buf[it];
+                    it += 1;
+                });
+        }
         Ok(())
     }
 
