@@ -12,6 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="$PWD/.venv"
+# A .venv made before mypy (stub check), matplotlib (the example's PNG) and JAX (a test
+# consumer) joined scripts/requirements.txt gets them here; setup.sh installs the list
+# only into venvs that lack its first packages.
+if ! "$venv/bin/python" -c 'import maturin, mypy, matplotlib, jax' >/dev/null 2>&1; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
+fi
 out="$PWD/build/wheels"
 rm -rf "$out"
 # maturin sets PYO3_BUILD_EXTENSION_MODULE (do not link libpython) and names the module
