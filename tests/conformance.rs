@@ -400,3 +400,94 @@ fn vector_matrix_and_core_importers_share_the_refusals() {
     .unwrap();
     assert_eq!(verdict(v.as_mut_slice()), Some(K::ReadOnly));
 }
+
+/// Counts how often the producer's memory was released.
+struct Released(std::sync::Arc<core::sync::atomic::AtomicUsize>);
+
+impl Drop for Released {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn counted(
+    shape: &'static [i64],
+    strides: &'static [i64],
+) -> (
+    ManagedTensor<'static>,
+    std::sync::Arc<core::sync::atomic::AtomicUsize>,
+) {
+    let n = std::sync::Arc::new(core::sync::atomic::AtomicUsize::new(0));
+    let data: Vec<f64> = (0..64).map(f64::from).collect();
+    let spec = TensorSpec::host(data.as_ptr(), shape, strides);
+    // SAFETY: the layouts used reach only elements of `data`, which moves into the owner
+    // (its heap buffer does not move).
+    let t = unsafe { ManagedTensor::from_owner((data, Released(n.clone())), &spec) };
+    (t, n)
+}
+
+#[test]
+fn a_refused_import_hands_the_tensor_back() {
+    use core::sync::atomic::Ordering::SeqCst;
+    // A (2, 3) f64 tensor: refused as i32 by every container, then taken as f64.
+    let (t, released) = counted(&[2, 3], &[3, 1]);
+    let r = Vec::<i32>::try_from_dlpack(t).unwrap_err();
+    assert!(matches!(r.error().kind(), ErrorKind::RankMismatch { .. }));
+    let r = PodVector::<f64>::try_from_dlpack(r.into_tensor()).unwrap_err();
+    let r = DlpackVector::<f64>::try_from_dlpack(r.into_tensor()).unwrap_err();
+    let r = BaseFab::<i32>::try_from_dlpack_at(r.into_tensor(), IntVect::ZERO).unwrap_err();
+    assert!(matches!(r.error().kind(), ErrorKind::DtypeMismatch { .. }));
+    assert_eq!(
+        released.load(SeqCst),
+        0,
+        "nothing refused released the memory"
+    );
+    let fab = BaseFab::<f64>::try_from_dlpack_at(r.into_tensor(), IntVect::ZERO).unwrap();
+    assert_eq!(fab.array().unwrap()[(2, 1, 0, 0)], 5.0);
+    // A fab adopted from a tensor gives it back, still alive.
+    let t = fab.into_tensor().unwrap();
+    assert_eq!(released.load(SeqCst), 0);
+    drop(t);
+    assert_eq!(released.load(SeqCst), 1);
+
+    // A FabArray refusal gives every tensor back in order: the second box's tensor has
+    // the wrong shape, after the first was adopted.
+    let ba = BoxArray::new(vec![
+        IndexBox::new(IntVect::ZERO, IntVect::new(1, 1, 0)),
+        IndexBox::new(IntVect::new(2, 0, 0), IntVect::new(3, 1, 0)),
+    ]);
+    let dm = DistributionMapping::single(&ba);
+    let (a, ra) = counted(&[1, 1, 2, 2], &[4, 4, 2, 1]);
+    let (b, rb) = counted(&[1, 1, 2, 3], &[6, 6, 3, 1]);
+    let (e, back) =
+        MultiFab::try_from_dlpack_per_box(&ba, &dm, IntVect::ZERO, vec![a, b]).unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::ShapeMismatch {
+                axis: 3,
+                expected: 2,
+                found: 3
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(back.len(), 2);
+    assert_eq!((ra.load(SeqCst), rb.load(SeqCst)), (0, 0));
+    assert_eq!(back[1].shape(), &[1, 1, 2, 3]);
+    drop(back);
+    assert_eq!((ra.load(SeqCst), rb.load(SeqCst)), (1, 1));
+    // Two tensors over the same memory: AliasedTensors, both handed back.
+    let data = vec![0.0f64; 8];
+    let p = data.as_ptr();
+    let spec = TensorSpec::host(p, &[1, 1, 2, 2], &[4, 4, 2, 1]);
+    // SAFETY: four elements of `data`, which the first tensor owns and keeps alive.
+    let a = unsafe { ManagedTensor::from_owner(data, &spec) };
+    // SAFETY: the same elements, borrowed by a tensor that owns nothing. It goes first in
+    // the vector, and the vector handed back keeps that order, so it drops before `a`.
+    let b = unsafe { ManagedTensor::from_owner((), &spec) };
+    let (e, back) =
+        MultiFab::try_from_dlpack_per_box(&ba, &dm, IntVect::ZERO, vec![b, a]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AliasedTensors);
+    assert_eq!(back.len(), 2);
+}

@@ -19,8 +19,8 @@ use amrex_arena::{Arena, HostArena};
 use amrex_array4::FabLayout;
 use amrex_box::IntVect;
 use amrex_dlpack_core::{
-    DataType, Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec,
-    ToDlpack, flags,
+    DataType, Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, Refused,
+    TensorSpec, ToDlpack, flags,
 };
 use bytemuck::AnyBitPattern;
 use core::ffi::c_void;
@@ -151,20 +151,39 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
     /// `RankMismatch`, `DtypeMismatch`, `NegativeStride`, `NonUnitStride` (along `i`),
     /// `Misaligned`, `OverlappingStrides` (on a writable tensor) or
     /// `OutsideIndexSpace` (the box the extents describe from `begin` has an end or a
-    /// length above `i32::MAX`); the tensor is dropped then
-    /// (its deleter runs once).
+    /// length above `i32::MAX`); the tensor is dropped then (its deleter runs once). Use
+    /// [`try_from_dlpack_at`](Self::try_from_dlpack_at) to get it back instead.
     pub fn from_dlpack_at(tensor: ManagedTensor<'a>, begin: IntVect) -> Result<Self, DlpackError> {
+        Self::try_from_dlpack_at(tensor, begin).map_err(DlpackError::from)
+    }
+
+    /// As [`from_dlpack_at`](Self::from_dlpack_at), handing a refused tensor back
+    /// unconsumed inside the error.
+    ///
+    /// # Errors
+    /// As `from_dlpack_at`.
+    pub fn try_from_dlpack_at(
+        tensor: ManagedTensor<'a>,
+        begin: IntVect,
+    ) -> Result<Self, Refused<'a>> {
         let read_only = tensor.is_read_only();
-        let view = tensor.view();
-        // The one importer of box layouts (rank, strides, index space, overlap for a
-        // writable tensor), then the typed first element; any device.
-        let layout = FabLayout::from_dlpack(&view, begin, !read_only)?;
-        let ptr = layout.first_element::<T>(&view)?;
+        let checked = {
+            let view = tensor.view();
+            // The one importer of box layouts (rank, strides, index space, overlap for a
+            // writable tensor), then the typed first element; any device.
+            FabLayout::from_dlpack(&view, begin, !read_only)
+                .and_then(|l| Ok((l, l.first_element::<T>(&view)?)))
+        };
+        let (layout, ptr) = match checked {
+            Ok(c) => c,
+            Err(e) => return Err(Refused::new(e, tensor)),
+        };
         let bx = layout.index_box();
-        // Invariants: 0 checked above; 1–3 from the validated tensor (every in-bounds offset lies in its
-        // checked span; aligned first element; dangling when empty); distinct elements
-        // unless read-only (checked above); 5: host access is decided by the tensor's
-        // device; 6: the importer vouched for exclusive (or, READ_ONLY, shared) access.
+        // Invariants: 0 by `FabLayout::from_dlpack`; 1–3 from the validated tensor (every
+        // in-bounds offset lies in its checked span; aligned first element; dangling when
+        // empty); distinct elements unless read-only (checked above); 5: host access is
+        // decided by the tensor's device; 6: the importer vouched for exclusive (or,
+        // READ_ONLY, shared) access.
         Ok(Self {
             storage: Storage::Tensor { tensor, ptr },
             bx,
@@ -173,12 +192,24 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
             arena: HostArena,
         })
     }
+
+    /// The tensor an imported fab adopted, handed back (its deleter has not run); a fab
+    /// that did not come from a tensor is returned unchanged.
+    ///
+    /// # Errors
+    /// `self`, when the fab owns or borrows memory instead.
+    pub fn into_tensor(self) -> Result<ManagedTensor<'a>, Self> {
+        match self.storage {
+            Storage::Tensor { tensor, .. } => Ok(tensor),
+            storage => Err(Self { storage, ..self }),
+        }
+    }
 }
 
 /// Imports with the box starting at the origin; see [`BaseFab::from_dlpack_at`].
 impl<'a, T: AnyBitPattern + DlpackElement> FromDlpack<'a> for BaseFab<'a, T, HostArena> {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        Self::from_dlpack_at(tensor, IntVect::ZERO)
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        Self::try_from_dlpack_at(tensor, IntVect::ZERO)
     }
 }
 

@@ -126,6 +126,9 @@ pub enum ErrorKind {
         /// One past the last index.
         end: i64,
     },
+    /// Tensors handed over together to be distinct (one per box of a `FabArray`) share
+    /// memory.
+    AliasedTensors,
     /// A ghost width given with an import is negative.
     NegativeGhost {
         /// The direction.
@@ -259,6 +262,10 @@ impl fmt::Display for DlpackError {
                 "DLPack: expected a box inside the i32 index space, got indices {lo} .. {end} \
                  (end exclusive, length {}) in direction {dir}",
                 i128::from(end) - i128::from(lo)
+            ),
+            ErrorKind::AliasedTensors => write!(
+                f,
+                "DLPack: expected tensors over disjoint memory, got two that share elements"
             ),
             ErrorKind::NegativeGhost { dir, ghost } => write!(
                 f,

@@ -79,7 +79,7 @@ pub use managed::{LegacyManagedTensor, ManagedTensor, TensorSpec};
 #[cfg(feature = "ndarray")]
 pub use ndarray_bridge::tensor_view_as_ndarray;
 #[cfg(feature = "alloc")]
-pub use traits::{FromDlpack, ToDlpack};
+pub use traits::{FromDlpack, Refused, ToDlpack};
 pub use view::{Strides, TensorView, TensorViewMut, TypedView, TypedViewMut};
 
 /// Whether two different indices of a layout reach the same element.

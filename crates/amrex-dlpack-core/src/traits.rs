@@ -22,10 +22,82 @@ pub trait ToDlpack<'a> {
     fn to_dlpack(self) -> Result<ManagedTensor<'a>, DlpackError>;
 }
 
+/// A refused import: why, and the tensor itself, not consumed, so that the caller can
+/// offer it to another container (as `Vec::try_from` hands a slice back) instead of
+/// losing the producer's memory to the deleter. Dropping it (or converting it into a
+/// [`DlpackError`]) drops the tensor, which calls the deleter once.
+#[derive(Debug)]
+pub struct Refused<'a> {
+    error: DlpackError,
+    tensor: ManagedTensor<'a>,
+}
+
+impl<'a> Refused<'a> {
+    /// The error and the tensor it refused.
+    pub fn new(error: impl Into<DlpackError>, tensor: ManagedTensor<'a>) -> Self {
+        Self {
+            error: error.into(),
+            tensor,
+        }
+    }
+
+    /// Why the tensor was refused.
+    pub fn error(&self) -> DlpackError {
+        self.error
+    }
+
+    /// The tensor, still owned (its deleter has not run).
+    pub fn into_tensor(self) -> ManagedTensor<'a> {
+        self.tensor
+    }
+
+    /// The error and the tensor.
+    pub fn into_parts(self) -> (DlpackError, ManagedTensor<'a>) {
+        (self.error, self.tensor)
+    }
+}
+
+impl core::fmt::Display for Refused<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl core::error::Error for Refused<'_> {}
+
+/// The error of a refused import; the tensor is dropped (its deleter runs once).
+impl From<Refused<'_>> for DlpackError {
+    fn from(r: Refused<'_>) -> Self {
+        r.error
+    }
+}
+
 /// Import from DLPack.
 pub trait FromDlpack<'a>: Sized {
-    /// Adopts or copies `tensor`; see the module docs for who owns what.
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError>;
+    /// Adopts or copies `tensor`; see the module docs for who owns what. A refused tensor
+    /// comes back unconsumed inside the error.
+    ///
+    /// ```
+    /// use amrex_dlpack_core::{FromDlpack, ManagedTensor};
+    /// let t = ManagedTensor::from_vec(vec![1.0_f64, 2.0]);
+    /// // Not i32: the tensor comes back, and another container can take it.
+    /// let refused = Vec::<i32>::try_from_dlpack(t).unwrap_err();
+    /// let back = Vec::<f64>::try_from_dlpack(refused.into_tensor()).unwrap();
+    /// assert_eq!(back, [1.0, 2.0]);
+    /// ```
+    ///
+    /// # Errors
+    /// The container's refusals, with the tensor.
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>>;
+
+    /// As [`try_from_dlpack`](Self::try_from_dlpack), but a refused tensor is dropped
+    /// (its deleter runs once, before this returns).
+    ///
+    /// # Errors
+    /// As `try_from_dlpack`.
+    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
+        Self::try_from_dlpack(tensor).map_err(DlpackError::from)
+    }
 }
 
 impl<T: DlpackElement> ToDlpack<'static> for Vec<T> {
@@ -54,23 +126,21 @@ impl<'a, T: DlpackElement> ToDlpack<'a> for &'a mut [T] {
 
 /// Copies a host tensor of rank 1 (any stride) into a `Vec`; other ranks are refused.
 impl<'a, T: DlpackElement> FromDlpack<'a> for Vec<T> {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        let view = tensor.view();
-        if view.ndim() != 1 {
-            return Err(ErrorKind::RankMismatch {
-                expected: 1,
-                found: view.ndim() as i32,
-            }
-            .into());
-        }
-        view.typed::<T>()?.try_to_vec()
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        let copied = {
+            let view = tensor.view();
+            view.expect_ndim(1)
+                .and_then(|()| view.typed::<T>())
+                .and_then(|t| t.try_to_vec())
+        };
+        copied.map_err(|e| Refused::new(e, tensor))
     }
 }
 
 /// As for `Vec<T>`.
 impl<'a, T: DlpackElement> FromDlpack<'a> for Box<[T]> {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        Vec::from_dlpack(tensor).map(Vec::into_boxed_slice)
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        Vec::try_from_dlpack(tensor).map(Vec::into_boxed_slice)
     }
 }
 

@@ -124,80 +124,120 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
 impl<T: Element> FabArray<T, HostArena> {
     /// A non-owning FabArray over one tensor per local box (in local order, rank 0),
     /// each of shape `(ncomp, nz, ny, nx)` covering its box grown by `ngrow`, with unit
-    /// `i` stride and any other non-overlapping strides. The tensors are kept alive (and
-    /// their deleters called once) until the FabArray drops.
+    /// `i` stride and any other non-overlapping strides (the layout rule of every box
+    /// importer, `FabLayout::from_dlpack`). The tensors are kept alive (and their
+    /// deleters called once) until the FabArray drops.
     ///
     /// # Errors
-    /// A wrong number of tensors, rank, shape, dtype, device, alignment, a read-only
-    /// tensor, or strides that overlap.
+    /// A wrong number of tensors (`LengthMismatch`), rank, shape, dtype, device,
+    /// alignment, a read-only tensor, strides that overlap, a negative ghost width
+    /// (`NegativeGhost`), boxes that leave the index space grown by it
+    /// (`OutsideIndexSpace`), or tensors that share memory (`AliasedTensors`); every
+    /// tensor is dropped then (its deleter runs once). Use
+    /// [`try_from_dlpack_per_box`](Self::try_from_dlpack_per_box) to get them back.
     pub fn from_dlpack_per_box(
         ba: &BoxArray,
         dm: &DistributionMapping,
         ngrow: IntVect,
         tensors: Vec<ManagedTensor<'static>>,
     ) -> Result<Self, DlpackError> {
+        Self::try_from_dlpack_per_box(ba, dm, ngrow, tensors).map_err(|(e, _)| e)
+    }
+
+    /// As [`from_dlpack_per_box`](Self::from_dlpack_per_box), but a refusal hands every
+    /// tensor back, unconsumed and in the order given, with the error.
+    ///
+    /// # Errors
+    /// As `from_dlpack_per_box`.
+    pub fn try_from_dlpack_per_box(
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+        ngrow: IntVect,
+        tensors: Vec<ManagedTensor<'static>>,
+    ) -> Result<Self, (DlpackError, Vec<ManagedTensor<'static>>)> {
         let local = dm.local_indices(0);
-        if tensors.len() != local.len() {
-            return Err(ErrorKind::LengthMismatch {
-                expected: local.len(),
-                found: tensors.len(),
+        let pre = (|| {
+            if tensors.len() != local.len() {
+                return Err(DlpackError::from(ErrorKind::LengthMismatch {
+                    expected: local.len(),
+                    found: tensors.len(),
+                }));
             }
-            .into());
+            // The one index-space rule: no negative ghost width, and every box grown by
+            // it keeps an i32 end and i32 lengths.
+            ba.check_ghost(ngrow)?;
+            Ok(())
+        })();
+        if let Err(e) = pre {
+            return Err((e, tensors));
         }
-        let ncomp = match tensors.first() {
-            Some(t) if t.view().ndim() == 4 => t.view().shape()[0],
-            Some(t) => {
-                return Err(ErrorKind::RankMismatch {
-                    expected: 4,
-                    found: t.view().ndim() as i32,
-                }
-                .into());
-            }
-            None => 0,
-        };
-        // The one index-space rule: no negative ghost width, and every box grown by it
-        // keeps an i32 end and i32 lengths.
-        ba.check_ghost(ngrow)?;
-        let mut fabs = Vec::with_capacity(local.len());
+        let ncomp = tensors
+            .first()
+            .map_or(0, |t| t.view().shape().first().copied().unwrap_or(0));
+        let mut fabs: Vec<BaseFab<'static, T>> = Vec::with_capacity(local.len());
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(local.len());
-        for (t, &g) in tensors.into_iter().zip(&local) {
-            let bx: IndexBox = ba.get(g).try_grow_ghost(ngrow)?;
-            let v = t.view();
-            if v.ndim() != 4 {
-                return Err(ErrorKind::RankMismatch {
-                    expected: 4,
-                    found: v.ndim() as i32,
+        // On a refusal: the fabs built so far give their tensors back, then the refused
+        // one, then those not reached yet.
+        fn give_back<T: Element>(
+            fabs: Vec<BaseFab<'static, T>>,
+            refused: Option<ManagedTensor<'static>>,
+            rest: impl Iterator<Item = ManagedTensor<'static>>,
+        ) -> Vec<ManagedTensor<'static>> {
+            fabs.into_iter()
+                .filter_map(|f| f.into_tensor().ok())
+                .chain(refused)
+                .chain(rest)
+                .collect()
+        }
+        let mut it = tensors.into_iter();
+        for &g in &local {
+            let Some(t) = it.next() else { break };
+            let bx: IndexBox = match ba.get(g).try_grow_ghost(ngrow) {
+                Ok(b) => b,
+                Err(e) => return Err((e.into(), give_back(fabs, Some(t), it))),
+            };
+            let checked = (|| {
+                let v = t.view();
+                v.expect_ndim(4)?;
+                if v.is_read_only() {
+                    return Err(DlpackError::from(ErrorKind::ReadOnly));
                 }
-                .into());
-            }
-            if v.is_read_only() {
-                return Err(ErrorKind::ReadOnly.into());
-            }
-            let len = bx.length();
-            let want = [
-                ncomp,
-                i64::from(len[2]),
-                i64::from(len[1]),
-                i64::from(len[0]),
-            ];
-            for (axis, (&e, &f)) in want.iter().zip(v.shape()).enumerate() {
-                if e != f {
-                    return Err(ErrorKind::ShapeMismatch {
-                        axis,
-                        expected: e,
-                        found: f,
+                let len = bx.length();
+                let want = [
+                    ncomp,
+                    i64::from(len[2]),
+                    i64::from(len[1]),
+                    i64::from(len[0]),
+                ];
+                for (axis, (&e, &f)) in want.iter().zip(v.shape()).enumerate() {
+                    if e != f {
+                        return Err(ErrorKind::ShapeMismatch {
+                            axis,
+                            expected: e,
+                            found: f,
+                        }
+                        .into());
                     }
-                    .into());
                 }
-            }
-            // dtype, host access and alignment; strides (unit `i` stride, no negative or
-            // overlapping ones) are BaseFab's import rule, applied below.
-            let ptr = v.typed_ptr::<T>()?;
-            let (_, hi_off) = v.offset_range();
-            let nonempty = v.num_elements() > 0;
+                // dtype, host access and alignment; strides (unit `i` stride, no
+                // negative or overlapping ones) are the box importer's, applied below.
+                let ptr = v.typed_ptr::<T>()?;
+                let (_, hi_off) = v.offset_range();
+                Ok((ptr, hi_off, v.num_elements() > 0))
+            })();
+            let (ptr, hi_off, nonempty) = match checked {
+                Ok(c) => c,
+                Err(e) => return Err((e, give_back(fabs, Some(t), it))),
+            };
             // The fab keeps the tensor (its deleter runs when the fab drops). Its box is
             // cell-centred with the fab box's corners, which is what the FabArray checks.
-            let fab = BaseFab::from_dlpack_at(t, bx.lo())?;
+            let fab = match BaseFab::try_from_dlpack_at(t, bx.lo()) {
+                Ok(f) => f,
+                Err(r) => {
+                    let (e, t) = r.into_parts();
+                    return Err((e, give_back(fabs, Some(t), it)));
+                }
+            };
             debug_assert!(fab.index_box().hi() == bx.hi() || fab.num_pts() == 0);
             if nonempty {
                 // Accepted, so no stride is negative: the tensor's bytes are
@@ -210,7 +250,10 @@ impl<T: Element> FabArray<T, HostArena> {
         // Different fabs must not share memory.
         spans.sort_unstable();
         if spans.windows(2).any(|w| w[1].0 < w[0].1) {
-            return Err(ErrorKind::Unsupported("per-box tensors share memory").into());
+            return Err((
+                ErrorKind::AliasedTensors.into(),
+                give_back(fabs, None, core::iter::empty()),
+            ));
         }
         Ok(Self::from_parts(
             ba,

@@ -11,8 +11,8 @@
 use crate::PodVector;
 use amrex_arena::{Arena, HostArena};
 use amrex_dlpack_core::{
-    Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, ToDlpack,
-    flags,
+    Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, Refused, TensorSpec,
+    ToDlpack, flags,
 };
 use bytemuck::AnyBitPattern;
 use core::{ffi::c_void, fmt, marker::PhantomData, ops::Deref};
@@ -211,8 +211,11 @@ impl<T: DlpackElement + fmt::Debug> fmt::Debug for DlpackVector<'_, T> {
 }
 
 impl<'a, T: DlpackElement> FromDlpack<'a> for DlpackVector<'a, T> {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        let (data, len) = rank1::<T>(&tensor, true)?;
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        let (data, len) = match rank1::<T>(&tensor, true) {
+            Ok(r) => r,
+            Err(e) => return Err(Refused::new(e, tensor)),
+        };
         Ok(Self {
             tensor,
             data,
@@ -233,6 +236,12 @@ impl<T: AnyBitPattern + DlpackElement, A: Arena> PodVector<T, A> {
     /// [`ErrorKind::AllocationFailed`] / an arena failure converted from
     /// [`ArenaError`](amrex_arena::ArenaError).
     pub fn from_dlpack_copy(tensor: ManagedTensor<'_>, arena: A) -> Result<Self, DlpackError> {
+        Self::copy_of(&tensor, arena)
+    }
+
+    /// The copy of [`from_dlpack_copy`](Self::from_dlpack_copy), leaving the tensor to
+    /// the caller.
+    fn copy_of(tensor: &ManagedTensor<'_>, arena: A) -> Result<Self, DlpackError> {
         let view = tensor.view();
         view.expect_ndim(1)?;
         let typed = view.typed::<T>()?;
@@ -258,7 +267,7 @@ impl<T: AnyBitPattern + DlpackElement, A: Arena> PodVector<T, A> {
 /// Copies a rank-1 host tensor into a new host vector (see
 /// [`PodVector::from_dlpack_copy`]).
 impl<'a, T: AnyBitPattern + DlpackElement> FromDlpack<'a> for PodVector<T, HostArena> {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        Self::from_dlpack_copy(tensor, HostArena)
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        Self::copy_of(&tensor, HostArena).map_err(|e| Refused::new(e, tensor))
     }
 }

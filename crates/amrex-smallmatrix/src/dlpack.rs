@@ -16,7 +16,7 @@
 
 use amrex_dlpack_core::{DlpackElement, DlpackError, ErrorKind, TensorView, TensorViewMut};
 #[cfg(feature = "alloc")]
-use amrex_dlpack_core::{FromDlpack, ManagedTensor, TensorSpec, ToDlpack, flags};
+use amrex_dlpack_core::{FromDlpack, ManagedTensor, Refused, TensorSpec, ToDlpack, flags};
 
 use crate::matrix::SmallMatrix;
 use crate::order::Order;
@@ -254,13 +254,14 @@ impl<T: DlpackElement, const R: usize, const C: usize, O: Order, const START: us
     }
 }
 
-/// Copying import (see [`SmallMatrix::from_dlpack_copy`]); the tensor is dropped (its
-/// deleter runs once) before this returns, on success and on error.
+/// Copying import (see [`SmallMatrix::from_dlpack_copy`]); on success the tensor is
+/// dropped (its deleter runs once) before this returns, a refused one comes back.
 #[cfg(feature = "alloc")]
 impl<'a, T: DlpackElement, const R: usize, const C: usize, O: Order, const START: usize>
     FromDlpack<'a> for SmallMatrix<T, R, C, O, START>
 {
-    fn from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, DlpackError> {
-        Self::from_dlpack_copy(&tensor.view())
+    fn try_from_dlpack(tensor: ManagedTensor<'a>) -> Result<Self, Refused<'a>> {
+        let copied = Self::from_dlpack_copy(&tensor.view());
+        copied.map_err(|e| Refused::new(e, tensor))
     }
 }
