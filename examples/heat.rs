@@ -14,7 +14,9 @@
 //! 3. DLPack: every local box exported zero-copy, read and scaled through the tensors,
 //!    and the `MultiFab` reductions see the change.
 use amrex::array4::Stencil;
-use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+use amrex::multifab::{
+    BoxArray, DistributionMapping, Ghosts, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
+};
 use core::f64::consts::PI;
 use ndarray::{Array4, Ix4, Zip};
 
@@ -37,7 +39,7 @@ fn initial(i: i32, j: i32, k: i32) -> f64 {
 fn main() -> Result<(), Box<dyn core::error::Error>> {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
     let ba = BoxArray::from_domain(domain, MAX_GRID);
-    let dm = DistributionMapping::new(&ba, 1);
+    let dm = DistributionMapping::single(&ba);
     let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
     let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let period = Periodicity::all(domain);
@@ -48,7 +50,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     );
 
     // Initial state, valid cells only, written tile by tile in parallel.
-    phi.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+    phi.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
         let bx = t.region();
         t.array_mut()
             .for_each_mut(bx, |i, j, k, _n, v| *v = initial(i, j, k));
@@ -57,7 +59,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     let start = std::time::Instant::now();
     for _ in 0..STEPS {
         phi.fill_boundary(period);
-        lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+        lap.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
             let p = phi.array(t.mfi());
             let bx = t.region();
             // Bounds are checked once per tile; the loop along i vectorises.
@@ -138,7 +140,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     let before_max = phi.max(0, 1, IntVect::ZERO);
     let mut via_dlpack = 0.0;
     {
-        let mut tensors = phi.to_dlpack_per_box(false);
+        let mut tensors = phi.to_dlpack_per_box(Ghosts::Exclude);
         for t in &mut tensors {
             let mut a = t.as_ndarray_mut::<f64, Ix4>()?;
             assert_eq!(

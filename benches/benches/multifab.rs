@@ -16,7 +16,7 @@ fn bench(c: &mut Criterion) {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
     let cells = domain.num_pts();
     let ba = BoxArray::from_domain(domain, 64);
-    let dm = DistributionMapping::new(&ba, 1);
+    let dm = DistributionMapping::single(&ba);
     let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
     y.set_val(2.0);
     phi.set_val(0.5);
     let ba32 = BoxArray::from_domain(domain, 32);
-    let dm32 = DistributionMapping::new(&ba32, 1);
+    let dm32 = DistributionMapping::with_ranks(&ba32, 1);
     let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
     let period = Periodicity::all(domain);
     let len = cells as usize;

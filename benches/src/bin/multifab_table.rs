@@ -29,7 +29,7 @@ fn main() {
     let cells = domain.num_pts() as f64;
 
     let ba = BoxArray::from_domain(domain, 64);
-    let dm = DistributionMapping::new(&ba, 1);
+    let dm = DistributionMapping::single(&ba);
     let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
@@ -39,7 +39,7 @@ fn main() {
     phi.set_val(0.5);
 
     let ba32 = BoxArray::from_domain(domain, 32);
-    let dm32 = DistributionMapping::new(&ba32, 1);
+    let dm32 = DistributionMapping::with_ranks(&ba32, 1);
     let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
     fb.set_val(1.0);
     let period = Periodicity::all(domain);

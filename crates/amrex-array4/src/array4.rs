@@ -268,6 +268,18 @@ fn comps_outside(start: usize, count: usize, ncomp: usize) -> ! {
 }
 
 impl<'a, T> Array4<'a, T> {
+    /// Wraps a pointer and layout.
+    ///
+    /// # Safety
+    /// `raw` satisfies `Array4`'s invariants 1–4 for `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(raw: Raw<T>) -> Self {
+        Self {
+            raw,
+            _marker: PhantomData,
+        }
+    }
+
     /// A view of `data` laid out as AMReX's `BaseFab` does: box `bx` in Fortran order
     /// (`i` fastest), then `ncomp` components, with global indices starting at
     /// `bx.small_end()`. The box's index type does not matter. `data` may be longer than
@@ -563,9 +575,12 @@ impl<'a, T> Array4Mut<'a, T> {
 
     common_methods!();
 
-    /// Wraps a layout that already satisfies `Array4Mut`'s invariants.
+    /// Wraps a pointer and layout.
+    ///
+    /// # Safety
+    /// `raw` satisfies `Array4Mut`'s invariants 1–3 and 5 for `'a`.
     #[inline(always)]
-    pub(crate) fn from_raw_restricted(raw: Raw<T>) -> Self {
+    pub(crate) unsafe fn from_raw(raw: Raw<T>) -> Self {
         Self {
             raw,
             _marker: PhantomData,

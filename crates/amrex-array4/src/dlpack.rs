@@ -110,13 +110,8 @@ impl<'a, T: DlpackElement> Array4<'a, T> {
         // (non-negative strides, first element aligned and host-accessible) (2); dangling
         // when empty (3); the TensorView's contract keeps the memory alive and unwritten
         // for 'a (4).
-        Ok(Self::from_raw_checked(raw))
-    }
-
-    #[inline(always)]
-    fn from_raw_checked(raw: Raw<T>) -> Self {
-        let a = Array4Mut::from_raw_restricted(raw);
-        a.into_const()
+        // SAFETY: those are Array4's invariants 1–4, as just argued.
+        Ok(unsafe { Self::from_raw(raw) })
     }
 }
 
@@ -139,6 +134,7 @@ impl<'a, T: DlpackElement> Array4Mut<'a, T> {
         let raw = import_layout::<T>(&view, begin, true)?;
         // Invariants 2–3 as for `Array4::from_dlpack_view`; 5: distinct offsets (just
         // checked) and TensorViewMut's contract of exclusive access for 'a.
-        Ok(Self::from_raw_restricted(raw))
+        // SAFETY: those are Array4Mut's invariants 1–3 and 5, as just argued.
+        Ok(unsafe { Self::from_raw(raw) })
     }
 }

@@ -32,7 +32,7 @@ pub enum Strategy {
 /// use amrex_box::{IndexBox, IntVect};
 /// use amrex_multifab::{BoxArray, DistributionMapping, Strategy};
 /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(63)), 16);
-/// let dm = DistributionMapping::new(&ba, 4);
+/// let dm = DistributionMapping::with_ranks(&ba, 4);
 /// assert_eq!(dm.len(), 64);
 /// assert!((0..4).all(|r| dm.local_indices(r).len() == 16));
 /// let rr = DistributionMapping::with_strategy(&ba, 3, Strategy::RoundRobin);
@@ -72,13 +72,14 @@ impl PartialEq for DistributionMapping {
 impl Eq for DistributionMapping {}
 
 impl DistributionMapping {
-    /// AMReX's default mapping (Morton space-filling curve) of `ba` onto `nranks` ranks.
+    /// AMReX's default mapping (Morton space-filling curve) of `ba` onto `nranks` ranks
+    /// ([`single`](Self::single) for one process).
     ///
     /// # Panics
     /// If `nranks == 0`.
     #[must_use]
     #[track_caller]
-    pub fn new(ba: &BoxArray, nranks: usize) -> Self {
+    pub fn with_ranks(ba: &BoxArray, nranks: usize) -> Self {
         Self::with_strategy(ba, nranks, Strategy::Sfc)
     }
 
@@ -411,7 +412,7 @@ mod tests {
     #[test]
     fn sfc_keeps_neighbours_together() {
         let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(63)), 32);
-        let dm = DistributionMapping::new(&ba, 2);
+        let dm = DistributionMapping::with_ranks(&ba, 2);
         // Morton order of the 8 octants: x fastest, so the first four (z = 0) go to
         // rank 0.
         assert_eq!(dm.pmap(), [0, 0, 0, 0, 1, 1, 1, 1]);

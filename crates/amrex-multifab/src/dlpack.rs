@@ -12,10 +12,24 @@ use crate::distribution::DistributionMapping;
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 
+/// Whether a per-box export covers the ghost cells (the whole fab, as pyAMReX's
+/// `mf.array(mfi)`) or only the valid box.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ghosts {
+    /// Only the valid box.
+    Exclude,
+    /// The valid box grown by the FabArray's ghost width (the whole fab).
+    #[default]
+    Include,
+}
+
 impl<T: Element, A: Arena + 'static> FabArray<T, A> {
-    fn box_spec(&self, l: usize, raw: &RawFab<T>, ghosts: bool) -> ([i64; 4], [i64; 4], *mut T) {
+    fn box_spec(&self, l: usize, raw: &RawFab<T>, ghosts: Ghosts) -> ([i64; 4], [i64; 4], *mut T) {
         let g = self.local[l];
-        let region = if ghosts { raw.bx } else { self.ba.get(g) };
+        let region = match ghosts {
+            Ghosts::Include => raw.bx,
+            Ghosts::Exclude => self.ba.get(g),
+        };
         let len = region.length();
         let shape = [
             self.ncomp as i64,
@@ -36,7 +50,7 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
         (shape, strides, data)
     }
 
-    fn export(&self, l: usize, raw: &RawFab<T>, ghosts: bool) -> ManagedTensor<'static> {
+    fn export(&self, l: usize, raw: &RawFab<T>, ghosts: Ghosts) -> ManagedTensor<'static> {
         let (shape, strides, data) = self.box_spec(l, raw, ghosts);
         let spec = TensorSpec {
             data: data.cast(),
@@ -62,15 +76,15 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     ///
     /// ```
     /// use amrex_box::{IndexBox, IntVect};
-    /// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+    /// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab, Ghosts};
     /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
     /// let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
-    /// let tensors = mf.to_dlpack_per_box(true);
+    /// let tensors = mf.to_dlpack_per_box(Ghosts::Include);
     /// assert_eq!(tensors.len(), 8);
     /// assert_eq!(tensors[0].shape(), &[2, 6, 6, 6]);
     /// ```
     #[must_use]
-    pub fn to_dlpack_per_box(&mut self, ghosts: bool) -> Vec<ManagedTensor<'_>> {
+    pub fn to_dlpack_per_box(&mut self, ghosts: Ghosts) -> Vec<ManagedTensor<'_>> {
         // The `&mut` borrow keeps Rust code away from the fabs while the tensors live.
         let raws = self.raws_mut_dev(false);
         raws.iter()
@@ -96,22 +110,26 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     /// If a fab was replaced through `fab_mut` by one that does not fit the FabArray or
     /// is read-only.
     #[must_use]
-    pub unsafe fn to_dlpack_per_box_shared(&self, ghosts: bool) -> Vec<ManagedTensor<'static>> {
+    pub unsafe fn to_dlpack_per_box_detached(&self, ghosts: Ghosts) -> Vec<ManagedTensor<'static>> {
         (0..self.local_size())
             .map(|l| self.export(l, &self.raw(l, false), ghosts))
             .collect()
     }
 
-    /// The tensor of one local box `l`, as [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared)
+    /// The tensor of one local box `l`, as [`to_dlpack_per_box_detached`](Self::to_dlpack_per_box_detached)
     /// makes it (pyAMReX's `mf.array(mfi)`), without exporting the other boxes.
     ///
     /// # Safety
-    /// As [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared).
+    /// As [`to_dlpack_per_box_detached`](Self::to_dlpack_per_box_detached).
     ///
     /// # Panics
-    /// If `l` is not a local index, or as `to_dlpack_per_box_shared`.
+    /// If `l` is not a local index, or as `to_dlpack_per_box_detached`.
     #[must_use]
-    pub unsafe fn to_dlpack_box_shared(&self, l: usize, ghosts: bool) -> ManagedTensor<'static> {
+    pub unsafe fn to_dlpack_box_detached(
+        &self,
+        l: usize,
+        ghosts: Ghosts,
+    ) -> ManagedTensor<'static> {
         assert!(
             l < self.local_size(),
             "local index {l} out of range for {} local boxes",

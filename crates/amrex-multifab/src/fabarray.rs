@@ -557,17 +557,17 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// width (see [`fabbox`](Self::fabbox)).
     ///
     /// ```
-    /// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+    /// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
     /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
     /// let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
-    /// for mfi in mf.mfiter(false) {
+    /// for mfi in mf.mfiter(Tiling::None) {
     ///     let vbx = mfi.validbox();
     ///     let fab = mf.fab_mut(&mfi);
     ///     fab.set_val(1.0, vbx, 0..1)?;          // BaseFab operations
     ///     fab.array_mut()?[(vbx.lo()[0], vbx.lo()[1], vbx.lo()[2], 1)] = 2.0;
     /// }
     /// assert_eq!(mf.fab(0).index_box(), mf.fabbox(mf.global_index(0)));
-    /// assert_eq!(mf[&mf.mfiter(false).next().unwrap()].sum(ba.get(0), 0)?, 64.0);
+    /// assert_eq!(mf[&mf.mfiter(Tiling::None).next().unwrap()].sum(ba.get(0), 0)?, 64.0);
     /// assert_eq!(mf.sum(0, 2, IntVect::ZERO), 512.0 + 2.0 * 8.0);
     /// # Ok::<(), amrex_basefab::FabError>(())
     /// ```
@@ -588,7 +588,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// operations check each fab before use and panic if one no longer covers the fab
     /// box with `ncomp` components, is read-only, or (for host work) sits in memory the
     /// CPU cannot access. A replaced fab takes its memory with it: tensors from
-    /// [`to_dlpack_per_box_shared`](Self::to_dlpack_per_box_shared) must not be alive
+    /// [`to_dlpack_per_box_detached`](Self::to_dlpack_per_box_detached) must not be alive
     /// then (that function's safety contract).
     ///
     /// # Panics

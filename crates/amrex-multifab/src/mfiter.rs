@@ -21,12 +21,6 @@ pub enum Tiling {
     Size(IntVect),
 }
 
-impl From<bool> for Tiling {
-    fn from(b: bool) -> Self {
-        if b { Self::Default } else { Self::None }
-    }
-}
-
 impl From<IntVect> for Tiling {
     fn from(s: IntVect) -> Self {
         Self::Size(s)
@@ -184,21 +178,21 @@ pub(crate) fn tile_boxes(valid: &IndexBox, ts: Option<IntVect>) -> Vec<IndexBox>
 ///
 /// ```
 /// use amrex_box::{IndexBox, IntVect};
-/// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+/// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab, Tiling};
 /// // Two boxes of 16 x 16 x 8, each cut into two tiles of 16 x 8 x 8.
 /// let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
 /// let ba = BoxArray::from_domain_iv(domain, IntVect::new(16, 16, 8));
 /// let dm = DistributionMapping::single(&ba);
 /// let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
 /// let mut ncells = 0;
-/// for mfi in mf.mfiter(true) {
+/// for mfi in mf.mfiter(Tiling::Default) {
 ///     let bx = mfi.tilebox();
 ///     let mut a = mf.array_mut(&mfi);
 ///     a.fill(bx, 1.0);
 ///     ncells += bx.num_pts();
 /// }
 /// assert_eq!(ncells, 16 * 16 * 16);
-/// assert_eq!(mf.mfiter(true).count(), 4);
+/// assert_eq!(mf.mfiter(Tiling::Default).count(), 4);
 /// ```
 #[derive(Clone, Debug)]
 pub struct MFIter {

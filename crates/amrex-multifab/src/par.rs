@@ -172,12 +172,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// ```
     /// # #[cfg(not(miri))] { // rayon's pool needs integer-to-pointer casts Miri refuses
     /// use amrex_box::{IndexBox, IntVect};
-    /// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+    /// use amrex_multifab::{BoxArray, DistributionMapping, MultiFab, Tiling};
     /// use rayon::prelude::*;
     /// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(15)), 8);
     /// let dm = DistributionMapping::single(&ba);
     /// let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    /// mf.par_iter_tiles_mut(true, IntVect::ZERO).for_each(|mut t| {
+    /// mf.par_iter_tiles_mut(Tiling::Default, IntVect::ZERO).for_each(|mut t| {
     ///     let bx = t.region();
     ///     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
     /// });

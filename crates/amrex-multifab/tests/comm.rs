@@ -1,7 +1,7 @@
 //! FillBoundary, ParallelCopy and a stencil through parallel tiles.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity};
+use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity, Tiling};
 use proptest::prelude::*;
 
 const GARBAGE: f64 = -999.0;
@@ -25,7 +25,7 @@ fn wrap(p: IntVect, domain: &IndexBox, period: &Periodicity) -> Option<IntVect> 
 /// Valid cells hold `f`, ghost cells garbage.
 fn valid_only(mf: &mut MultiFab) {
     mf.set_val(GARBAGE);
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let mut a = mf.array_mut(&mfi);
         a.for_each_mut(vbx, |i, j, k, n, v| *v = f(IntVect::new(i, j, k), n));
@@ -50,7 +50,7 @@ fn check_fb(
     let mut mf = MultiFab::new(&ba, &dm, ncomp, ngrow);
     valid_only(&mut mf);
     mf.fill_boundary_with(scomp, nc, ng, period, cross);
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let a = mf.array(&mfi);
         a.for_each(mfi.fabbox(), |i, j, k, n, &v| {
@@ -175,14 +175,14 @@ proptest! {
         let sba = BoxArray::from_domain_iv(domain, IntVect::from(smgs));
         let dba = BoxArray::from_domain_iv(domain, IntVect::from(dmgs));
         let mut src = MultiFab::new(&sba, &DistributionMapping::single(&sba), 2, IntVect::splat(1));
-        let mut dst = MultiFab::new(&dba, &DistributionMapping::new(&dba, 1), 3, IntVect::splat(2));
+        let mut dst = MultiFab::new(&dba, &DistributionMapping::with_ranks(&dba, 1), 3, IntVect::splat(2));
         valid_only(&mut src);
         dst.set_val(1.0);
         let dng = IntVect::splat(dng);
         let op = if add { CopyOp::Add } else { CopyOp::Copy };
         // source comps 0..2 -> destination comps 1..3
         dst.parallel_copy_with(&src, 0, 1, 2, IntVect::ZERO, dng, period, op);
-        for mfi in dst.mfiter(false) {
+        for mfi in dst.mfiter(Tiling::None) {
             let a = dst.array(&mfi);
             let region = mfi.validbox().grow_iv(dng);
             a.for_each(mfi.fabbox(), |i, j, k, n, &v| {
@@ -217,7 +217,7 @@ fn parallel_copy_valid_to_valid() {
     );
     valid_only(&mut src);
     dst.parallel_copy(&src, Periodicity::non_periodic());
-    for mfi in dst.mfiter(true) {
+    for mfi in dst.mfiter(Tiling::Default) {
         let a = dst.array(&mfi);
         a.for_each(mfi.fabbox(), |i, j, k, _, &v| {
             let p = IntVect::new(i, j, k);
@@ -250,7 +250,7 @@ fn with_threads<R: Send>(n: usize, f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// 7-point Laplacian of `phi` over the valid boxes with parallel tiles.
-fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: bool) {
+fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: Tiling) {
     lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
         let p = phi.array(t.mfi());
         let bx = t.region();
@@ -297,8 +297,8 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
     for &(field, want) in fields {
         for &threads in threads_list {
             // Under Miri tiled only (the untiled run is the same code on larger pieces).
-            for tiling in [false, true] {
-                if cfg!(miri) && !tiling {
+            for tiling in [Tiling::None, Tiling::Default] {
+                if cfg!(miri) && tiling == Tiling::None {
                     continue;
                 }
                 with_threads(threads, || {
@@ -310,7 +310,7 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
                         t.array_mut()
                             .for_each_mut(bx, |i, j, k, _, v| *v = field(IntVect::new(i, j, k)));
                     });
-                    for mfi in phi.mfiter(false) {
+                    for mfi in phi.mfiter(Tiling::None) {
                         let (vbx, fbx) = (mfi.validbox(), mfi.fabbox());
                         let mut a = phi.array_mut(&mfi);
                         a.for_each_mut(fbx, |i, j, k, _, v| {
@@ -332,12 +332,12 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
                     assert_eq!(
                         lap.min(0, 1, IntVect::ZERO),
                         want,
-                        "threads {threads} tiling {tiling}"
+                        "threads {threads} tiling {tiling:?}"
                     );
                     assert_eq!(
                         lap.max(0, 1, IntVect::ZERO),
                         want,
-                        "threads {threads} tiling {tiling}"
+                        "threads {threads} tiling {tiling:?}"
                     );
                     assert!(!lap.sum(0, 1, IntVect::ZERO).is_nan());
                 });

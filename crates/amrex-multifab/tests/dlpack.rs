@@ -2,7 +2,7 @@
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{ErrorKind, ManagedTensor, TensorSpec, flags::READ_ONLY};
-use amrex_multifab::{BoxArray, DistributionMapping, MultiFab, Periodicity};
+use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, MultiFab, Periodicity, Tiling};
 
 fn f(p: IntVect, n: usize) -> f64 {
     f64::from(p[0]) + 10.0 * f64::from(p[1]) + 100.0 * f64::from(p[2]) + 1000.0 * n as f64
@@ -25,7 +25,7 @@ fn setup(ghosts: bool) -> (BoxArray, DistributionMapping, MultiFab) {
     let ba = BoxArray::from_domain_iv(domain, IntVect::new(len[0] / 2, len[1] / 2, len[2]));
     let dm = DistributionMapping::single(&ba);
     let mut mf = MultiFab::new(&ba, &dm, 2, IntVect::new(1, 2, 1));
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let mut a = mf.array_mut(&mfi);
         a.for_each_mut(vbx, |i, j, k, n, v| *v = f(IntVect::new(i, j, k), n));
@@ -48,9 +48,12 @@ fn every_per_box_tensor_reads_the_right_values_including_ghosts() {
         );
         f(q, n)
     };
-    for ghosts in [false, true] {
+    for ghosts in [Ghosts::Exclude, Ghosts::Include] {
         let boxes: Vec<IndexBox> = (0..ba.len())
-            .map(|g| if ghosts { mf.fabbox(g) } else { ba.get(g) })
+            .map(|g| match ghosts {
+                Ghosts::Include => mf.fabbox(g),
+                Ghosts::Exclude => ba.get(g),
+            })
             .collect();
         let tensors = mf.to_dlpack_per_box(ghosts);
         assert_eq!(tensors.len(), ba.len());
@@ -69,7 +72,7 @@ fn every_per_box_tensor_reads_the_right_values_including_ghosts() {
                     assert_eq!(
                         *v.get(&idx).unwrap(),
                         want(p, n),
-                        "cell {p} comp {n} ghosts {ghosts}"
+                        "cell {p} comp {n} ghosts {ghosts:?}"
                     );
                 }
             }
@@ -81,7 +84,7 @@ fn every_per_box_tensor_reads_the_right_values_including_ghosts() {
 fn shared_export_keeps_the_data_alive() {
     let (_ba, _dm, mf) = setup(false);
     // SAFETY: the FabArray is not used while the tensors are read.
-    let tensors = unsafe { mf.to_dlpack_per_box_shared(false) };
+    let tensors = unsafe { mf.to_dlpack_per_box_detached(Ghosts::Exclude) };
     drop(mf);
     let v = tensors[0].view().typed::<f64>().unwrap();
     assert_eq!(*v.get(&[1, 0, 0, 1]).unwrap(), f(IntVect::new(1, 0, 0), 1));
@@ -91,7 +94,7 @@ fn shared_export_keeps_the_data_alive() {
 fn import_builds_a_non_owning_multifab_that_writes_through() {
     let (ba, dm, mf) = setup(false);
     // SAFETY: `mf` is not used while the imported FabArray writes (until `view` drops).
-    let tensors = unsafe { mf.to_dlpack_per_box_shared(true) };
+    let tensors = unsafe { mf.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, mf.n_grow(), tensors).unwrap();
     assert_eq!(view.ncomp(), 2);
     assert_eq!(view.sum(0, 2, IntVect::ZERO), mf.sum(0, 2, IntVect::ZERO));
@@ -107,13 +110,13 @@ fn import_refuses_bad_tensors() {
     let ng = mf.n_grow();
     // Wrong count.
     // SAFETY: `mf` is only read while the tensors live.
-    let mut t = unsafe { mf.to_dlpack_per_box_shared(true) };
+    let mut t = unsafe { mf.to_dlpack_per_box_detached(Ghosts::Include) };
     t.pop();
     let e = MultiFab::from_dlpack_per_box(&ba, &dm, ng, t).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::LengthMismatch { .. }), "{e}");
     // Wrong shape (valid-only tensors for a FabArray with ghost cells).
     // SAFETY: `mf` is only read while the tensors live.
-    let t = unsafe { mf.to_dlpack_per_box_shared(false) };
+    let t = unsafe { mf.to_dlpack_per_box_detached(Ghosts::Exclude) };
     let e = MultiFab::from_dlpack_per_box(&ba, &dm, ng, t).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::ShapeMismatch { .. }), "{e}");
     // Read-only.

@@ -3,7 +3,8 @@
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{ManagedTensor, TensorSpec, ToDlpack, flags::READ_ONLY};
 use amrex_multifab::{
-    BaseFab, BoxArray, DistributionMapping, HostArena, MultiFab, Periodicity, Strategy, iMultiFab,
+    BaseFab, BoxArray, DistributionMapping, Ghosts, HostArena, MultiFab, Periodicity, Strategy,
+    Tiling, iMultiFab,
 };
 
 fn layout() -> (BoxArray, DistributionMapping) {
@@ -19,7 +20,7 @@ fn fab_by_local_index_and_by_mfi_is_the_local_box_fab() {
     let ng = IntVect::new(1, 2, 0);
     let mut mf = MultiFab::new(&ba, &dm, 3, ng);
     assert_eq!(mf.fabs().len(), ba.len());
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let l = mfi.local_index();
         let fab = mf.fab(&mfi);
         assert_eq!(fab.index_box(), ba.get(mfi.index()).grow_iv(ng));
@@ -30,7 +31,7 @@ fn fab_by_local_index_and_by_mfi_is_the_local_box_fab() {
         assert!(core::ptr::eq(fab, &mf[&mfi]));
     }
     // Writes through the fab are what the FabArray and its Array4 see.
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let g = mfi.index() as f64;
         mf.fab_mut(&mfi).set_val(g, vbx, 0..1).unwrap();
@@ -45,11 +46,11 @@ fn fab_by_local_index_and_by_mfi_is_the_local_box_fab() {
     assert_eq!(mf.sum(2, 1, ng), 8.0 * 6.0 * 4.0);
     // Per-fab BaseFab reductions agree with the FabArray's.
     let by_fab: f64 = mf
-        .mfiter(false)
+        .mfiter(Tiling::None)
         .map(|mfi| mf[&mfi].sum(mfi.validbox(), 0).unwrap())
         .sum();
     assert_eq!(by_fab, want0);
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         assert_eq!(
             mf.array(&mfi)[(
                 mfi.validbox().lo()[0],
@@ -77,7 +78,7 @@ fn mfi_selects_by_global_index_on_other_ranks() {
     let mut mf: iMultiFab =
         iMultiFab::try_new_on_rank_in(&ba, &dm, 1, IntVect::splat(1), rank, HostArena).unwrap();
     assert!(mf.local_size() < ba.len());
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let g = mfi.index();
         assert_eq!(dm.rank_of(g), rank);
         let vbx = mfi.validbox();
@@ -97,7 +98,7 @@ fn fab_of_a_box_of_another_rank_panics() {
     let dm = DistributionMapping::with_strategy(&ba, 2, Strategy::RoundRobin);
     let on0 = MultiFab::try_new_on_rank_in(&ba, &dm, 1, IntVect::ZERO, 0, HostArena).unwrap();
     let on1 = MultiFab::try_new_on_rank_in(&ba, &dm, 1, IntVect::ZERO, 1, HostArena).unwrap();
-    let mfi = on1.mfiter(false).next().unwrap();
+    let mfi = on1.mfiter(Tiling::None).next().unwrap();
     let _ = on0.fab(&mfi);
 }
 
@@ -172,7 +173,7 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
     let mut src = MultiFab::new(&ba, &dm, 2, ng);
     src.set_val(2.0);
     // SAFETY: `src` is only read (below, after `view` is dropped) while the tensors live.
-    let tensors = unsafe { src.to_dlpack_per_box_shared(true) };
+    let tensors = unsafe { src.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, ng, tensors).unwrap();
     for l in 0..view.local_size() {
         let f = view.fab(l);

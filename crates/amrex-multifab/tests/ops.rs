@@ -1,7 +1,7 @@
 //! Every operation against a naive single-threaded reference, on random layouts.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab, iMultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab, Tiling, iMultiFab};
 use proptest::prelude::*;
 
 fn hash(mut x: u64) -> u64 {
@@ -28,7 +28,7 @@ fn val(seed: u64, g: usize, p: IntVect, n: usize) -> f64 {
 }
 
 fn fill(mf: &mut MultiFab, seed: u64) {
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let g = mfi.index();
         let fb = mfi.fabbox();
         let mut a = mf.array_mut(&mfi);

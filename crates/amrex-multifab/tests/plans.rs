@@ -236,7 +236,7 @@ fn plans_are_cached_per_key() {
     };
     let domain = IndexBox::new(IntVect::ZERO, hi);
     let ba = BoxArray::from_domain(domain, 8);
-    let dm = DistributionMapping::new(&ba, 1);
+    let dm = DistributionMapping::single(&ba);
     let p = Periodicity::all(domain);
     let a = dm.fill_boundary_plan(&ba, IntVect::splat(1), p, false, 0);
     let b = dm

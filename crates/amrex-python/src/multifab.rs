@@ -12,7 +12,7 @@ use crate::interop::{Tensor, to_xp};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::ToDlpack;
-use amrex_multifab::{BoxArray, DistributionMapping, Mfi, MultiFab, Periodicity};
+use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, Mfi, MultiFab, Periodicity, Tiling};
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -103,7 +103,7 @@ impl PyDistributionMapping {
         if nranks == 0 {
             return Err(PyValueError::new_err("nranks must be at least 1"));
         }
-        Ok(Self(DistributionMapping::new(&ba.0, nranks)))
+        Ok(Self(DistributionMapping::with_ranks(&ba.0, nranks)))
     }
 
     fn __len__(&self) -> usize {
@@ -237,11 +237,16 @@ impl PyMultiFab {
 
     /// Zero-copy tensors of every local box.
     fn tensors(&self, ghosts: bool) -> Vec<Tensor> {
+        let ghosts = if ghosts {
+            Ghosts::Include
+        } else {
+            Ghosts::Exclude
+        };
         // SAFETY: Python code holds the GIL while it reads or writes the arrays and while
         // this MultiFab's methods run, so the sharing the function warns about happens
         // only as in pyAMReX (NumPy threads that release the GIL); no Rust reference into
         // the tensors is kept across MultiFab calls.
-        let ts = unsafe { self.mf.to_dlpack_per_box_shared(ghosts) };
+        let ts = unsafe { self.mf.to_dlpack_per_box_detached(ghosts) };
         ts.into_iter()
             .map(|t| Tensor {
                 inner: Imported::Versioned(t),
@@ -315,6 +320,11 @@ impl PyMultiFab {
     /// `MFIter` items of the local boxes (tiles with `tiling=True`).
     #[pyo3(signature = (tiling=false))]
     fn mfiter(&self, tiling: bool) -> Vec<PyMfi> {
+        let tiling = if tiling {
+            Tiling::Default
+        } else {
+            Tiling::None
+        };
         self.mf.mfiter(tiling).map(PyMfi).collect()
     }
 
@@ -351,7 +361,7 @@ impl PyMultiFab {
         }
         // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays and while
         // this MultiFab's methods run, and no Rust reference into the tensor is kept.
-        let t = unsafe { self.mf.to_dlpack_box_shared(l, true) };
+        let t = unsafe { self.mf.to_dlpack_box_detached(l, Ghosts::Include) };
         Ok(Tensor {
             inner: Imported::Versioned(t),
         })
@@ -400,7 +410,7 @@ impl PyMultiFab {
     /// Test pattern: valid cell `(i, j, k)` of component `n` gets
     /// `i + 100 j + 10000 k + 1e6 n` (ghost cells untouched).
     fn fill_cell_index_pattern(&mut self) {
-        for mut tile in self.mf.iter_tiles_mut(false, IntVect::ZERO) {
+        for mut tile in self.mf.iter_tiles_mut(Tiling::None, IntVect::ZERO) {
             let region = tile.region();
             tile.array_mut().for_each_mut(region, |i, j, k, n, v| {
                 *v = f64::from(i) + 100.0 * f64::from(j) + 10000.0 * f64::from(k) + 1e6 * n as f64;
