@@ -188,3 +188,22 @@ def test_c_program_queries_the_work_stream(amr, clib):
     stream = ctypes.c_void_p()
     assert clib.exchange_stream(amr._debug_exchange_api_address(), 1, stream) == 0
     assert stream.value is None
+
+
+def test_from_dlpack_falls_back_to_dlpack_when_the_table_refuses(amr, no_leaks):
+    class TableForOthers:
+        """Publishes amrex_rs's table (which refuses objects that are not ours with
+        BufferError) but exports through __dlpack__."""
+
+        __dlpack_c_exchange_api__ = amr.PodVectorF64.__dlpack_c_exchange_api__
+
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack__(self, **kwargs):
+            return self.arr.__dlpack__(**kwargs)
+
+    src = np.arange(3.0)
+    t = amr.from_dlpack(TableForOthers(src))
+    assert t.data_ptr() == src.ctypes.data
+    del t

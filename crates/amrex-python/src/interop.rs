@@ -168,9 +168,14 @@ fn check_capsule_name(capsule: &Bound<'_, PyCapsule>, from: &str) -> PyResult<()
 
 /// Takes ownership of the tensor behind any DLPack producer.
 pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
-    // The C exchange API of the object's type, when it has one (DLPack 1.3).
-    if let Some(t) = crate::exchange::try_import(obj)? {
-        return Ok(Imported::Versioned(t));
+    // The C exchange API of the object's type, when it has one (DLPack 1.3); a producer
+    // whose table cannot describe this object (`BufferError`) gets the capsule path, as
+    // tvm-ffi does.
+    match crate::exchange::try_import(obj) {
+        Ok(Some(t)) => return Ok(Imported::Versioned(t)),
+        Ok(None) => {}
+        Err(e) if e.is_instance_of::<PyBufferError>(obj.py()) => {}
+        Err(e) => return Err(e),
     }
     let capsule = capsule_of(obj)?;
     // SAFETY: attached (we hold a Bound); the capsule object is alive for the call.

@@ -3,7 +3,13 @@
 //! Every container with a DLPack dtype has `__dlpack__(*, stream=None, max_version=None,
 //! dl_device=None, copy=None)` and `__dlpack_device__()`, implemented once in the
 //! `protocol` module, plus `to_numpy(copy=False, order=...)` and `to_xp()`.
-//! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy.
+//! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy. Every container
+//! type also publishes the DLPack 1.3 C exchange API (`exchange`), and `from_dlpack`
+//! uses a producer's table when its type has one.
+//!
+//! Beyond the containers: global indexing of a MultiFab as pyAMReX does it (`indexing`),
+//! AMReX plotfiles read lazily per box and written per level (`plotfile`), and particles
+//! built from NumPy arrays in one call (`particles`).
 //!
 //! Package: `pip install ./crates/amrex-python` (maturin, `pyproject.toml` beside this
 //! crate's `Cargo.toml`) installs the `amrex_rs` package: `python/amrex_rs/__init__.py`,
