@@ -79,3 +79,40 @@ def test_stub_file_and_marker_are_installed(amr):
     pkg = Path(amr.__file__).resolve().parent
     assert (pkg / "py.typed").is_file()
     assert (pkg / "__init__.pyi").is_file()
+
+
+def _mypy(*paths):
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--check-untyped-defs",
+         "--config-file", os.devnull, *map(str, paths)],
+        capture_output=True, text=True, check=False,
+    )
+
+
+def test_the_main_example_type_checks_against_the_stubs():
+    out = _mypy(Path(__file__).resolve().parent.parent / "examples" / "heat.py")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_stubs_carry_types(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import amrex_rs as amr\n"
+        "ba = amr.BoxArray(amr.Box((0, 0, 0), (7, 7, 7)), max_size=4)\n"
+        "mf = amr.MultiFab(ba, amr.DistributionMapping(ba), 2, 1)\n"
+        "total: float = mf.sum(0)\n"
+        "names: list[str] = amr.Plotfile('p').var_names\n"
+    )
+    assert _mypy(good).returncode == 0
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import amrex_rs as amr\n"
+        "ba = amr.BoxArray(amr.Box((0, 0, 0), (7, 7, 7)))\n"
+        "mf = amr.MultiFab(ba, amr.DistributionMapping(ba))\n"
+        "s: str = mf.sum(0)\n"
+        "mf.fill_boundary(periodic=True)\n"
+    )
+    out = _mypy(bad)
+    assert out.returncode != 0
+    assert 'Incompatible types in assignment (expression has type "float"' in out.stdout
+    assert '"fill_boundary" of "MultiFab" has incompatible type "bool"' in out.stdout
