@@ -1,7 +1,7 @@
 //! Global-index region reads and writes.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, DistributionMapping, MultiFab, Tiling};
+use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
 
 #[test]
 fn region_round_trip_across_boxes_and_ghosts() {
@@ -38,7 +38,7 @@ fn ndarray_region_is_indexed_i_j_k_n() {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 7, 7));
     let ba = BoxArray::from_domain(domain, 4);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
-    for mfi in mf.mfiter(Tiling::None) {
+    for mfi in mf.mfiter(amrex_multifab::Tiling::None) {
         let vbx = mfi.validbox();
         mf.array_mut(&mfi)
             .for_each_mut(vbx, |i, j, k, _, v| *v = f64::from(i + 10 * j + 100 * k));
