@@ -60,7 +60,7 @@ MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-2
 # The hostile-input regression suites: the importer and plotfile tests once more in a
 # release build (where integer overflow wraps instead of panicking), then under
 # AddressSanitizer (nightly; its own target directory), then each fuzz target for 60 s.
-HOSTILE_PKGS="-p amrex-dlpack-core -p amrex-array4 -p amrex-basefab -p amrex-podvector -p amrex-smallmatrix -p amrex-multifab -p amrex"
+HOSTILE_PKGS="-p amrex-dlpack-core -p amrex-array4 -p amrex-basefab -p amrex-podvector -p amrex-smallmatrix -p amrex-multifab -p amrex-plotfile -p amrex"
 HOSTILE_TESTS="--test bad_input --test hostile --test ownership --test dlpack --test plotfile --test hostile_input --test bounded_alloc"
 log "importer and plotfile tests, release build"
 # shellcheck disable=SC2086

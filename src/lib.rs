@@ -48,7 +48,8 @@
 //! | [`podvector`] | `amrex-podvector` | yes (`alloc`) | `PodVector<T, A>` with AMReX's growth strategies |
 //! | [`aos`] | `amrex-aos` | yes (`alloc`) | `Particle`, `ArrayOfStructs`, `StructOfArrays` |
 //! | [`basefab`] | `amrex-basefab` | yes (`alloc`) | `BaseFab`, `FArrayBox`, `IArrayBox` |
-//! | [`multifab`] | `amrex-multifab` | `alloc`; `std` adds threads | `BoxArray`, `DistributionMapping`, `MultiFab`, `MFIter`, `FillBoundary`, `ParallelCopy`, plotfiles |
+//! | [`multifab`] | `amrex-multifab` | `alloc`; `std` adds threads | `BoxArray`, `DistributionMapping`, `MultiFab`, `MFIter`, `FillBoundary`, `ParallelCopy` |
+//! | [`plotfile`] (feature `std`) | `amrex-plotfile` | no (`std`) | AMReX plotfiles (`HyperCLaw-V1.1`, VisMF) read and written byte for byte, refusing inconsistent hierarchies |
 //!
 //! Outside the facade: `level-zero-sys` (the Level Zero loader bindings under
 //! `amrex-arena`'s `level-zero` feature) and `amrex-dlpack-capsule` (DLPack PyCapsules
@@ -69,8 +70,9 @@
 //!
 //! # Feature flags
 //!
-//! - `std` (default): implies `alloc`; `std` in every crate, and rayon threads for
-//!   `MultiFab` work. Without it the facade is `no_std` + `alloc`.
+//! - `std` (default): implies `alloc`; `std` in every crate, rayon threads for
+//!   `MultiFab` work, and the [`plotfile`] module. Without it the facade is `no_std` +
+//!   `alloc`.
 //! - `alloc`: DLPack export from the view and matrix crates (a managed tensor is heap
 //!   allocated); the owning containers always need `alloc`.
 //! - `ndarray`: `ndarray` views and conversions in `dlpack`, `array4`, `podvector` and
@@ -88,6 +90,8 @@ pub use amrex_basefab as basefab;
 pub use amrex_box as boxes;
 pub use amrex_dlpack_core as dlpack;
 pub use amrex_multifab as multifab;
+#[cfg(feature = "std")]
+pub use amrex_plotfile as plotfile;
 pub use amrex_podvector as podvector;
 pub use amrex_smallmatrix as smallmatrix;
 
@@ -128,4 +132,8 @@ pub mod crate_readmes {
     /// `amrex-multifab`.
     #[doc = include_str!("../crates/amrex-multifab/README.md")]
     pub struct MultiFab;
+    /// `amrex-plotfile`.
+    #[cfg(feature = "std")]
+    #[doc = include_str!("../crates/amrex-plotfile/README.md")]
+    pub struct Plotfile;
 }

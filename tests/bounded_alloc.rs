@@ -3,8 +3,8 @@
 //! (Its own binary, because it installs a global allocator.)
 
 use amrex::boxes::{IndexBox, IntVect};
-use amrex::multifab::plotfile::{self, Geometry};
 use amrex::multifab::{BoxArray, DistributionMapping, MultiFab};
+use amrex::plotfile::{self, Geometry};
 use core::alloc::{GlobalAlloc, Layout};
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::alloc::System;

@@ -9,8 +9,8 @@ use amrex::array4::Array4;
 use amrex::basefab::BaseFab;
 use amrex::boxes::{IndexBox, IndexSpaceError, IntVect};
 use amrex::dlpack::{DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, flags};
-use amrex::multifab::plotfile::{self, Geometry, PlotfileError};
 use amrex::multifab::{BoxArray, BoxArrayError, DistributionMapping, MultiFab, Periodicity};
+use amrex::plotfile::{self, Geometry, PlotfileError};
 use amrex::podvector::PodVector;
 use std::path::{Path, PathBuf};
 

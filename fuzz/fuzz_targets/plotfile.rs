@@ -9,7 +9,7 @@
 #![no_main]
 
 use amrex_box::IntVect;
-use amrex_multifab::plotfile;
+use amrex_plotfile as plotfile;
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 use std::sync::OnceLock;

@@ -6,7 +6,7 @@ than committed as opaque bytes).
 dlpack_core / dlpack_containers: tensors in the harness's input format (fuzz/src/lib.rs):
 valid layouts of each container, and the hostile layouts once found by hand (index-space
 edges, zero strides over huge extents, rank 0, NULL strides, negative strides).
-plotfile: a small plotfile written by amrex-multifab (fuzz/seeds/plt_small), each file
+plotfile: a small plotfile written by amrex-plotfile (fuzz/seeds/plt_small), each file
 cut down, in the target's format (two u16 lengths, Header, Cell_H, data).
 """
 import os

@@ -15,12 +15,10 @@
 //!   plain slice loop along `i`, and reductions give the same answer for any thread
 //!   count.
 //!
-//! - [`plotfile`] (feature `std`) reads and writes AMReX plotfiles (`HyperCLaw-V1.1`:
-//!   `Header`, `Level_N/Cell_H`, `Cell_D_NNNNN`), byte for byte as AMReX 24.10 writes
-//!   them, so yt, VisIt, ParaView and AMReX tools read what we write.
+//! AMReX plotfiles of these MultiFabs are read and written by the `amrex-plotfile` crate.
 //!
-//! See `docs/multifab.md` in the repository for tiling, copy plans, the DLPack per-box
-//! export and plotfiles.
+//! See `docs/multifab.md` in the repository for tiling, copy plans and the DLPack per-box
+//! export.
 //!
 //! # Quick start: fill ghost cells, then a stencil on all threads
 //!
@@ -60,9 +58,8 @@
 //!
 //! # Feature flags
 //!
-//! - `std` (default): rayon threads for every operation, `par_iter_tiles_mut`, and the
-//!   [`plotfile`] module; without it everything runs sequentially and the crate is
-//!   `no_std` + `alloc`.
+//! - `std` (default): rayon threads for every operation and `par_iter_tiles_mut`;
+//!   without it everything runs sequentially and the crate is `no_std` + `alloc`.
 //! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
 //!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
 #![no_std]
@@ -84,8 +81,6 @@ mod ops;
 mod par;
 mod periodicity;
 pub mod plan;
-#[cfg(feature = "std")]
-pub mod plotfile;
 mod region;
 
 pub use amrex_arena::{Arena, HostArena};

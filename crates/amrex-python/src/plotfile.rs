@@ -1,7 +1,7 @@
 //! AMReX plotfiles from Python: `amrex_rs.Plotfile(dir)` reads the `Header` only; each
 //! level's `Cell_H` is read when first needed, and `read_box(lev, i)` reads one FAB's
 //! bytes and nothing else. Whole levels and the writers go through
-//! `amrex_multifab::plotfile`'s public API.
+//! `amrex_plotfile`'s public API.
 //!
 //! The per-box reader is here because that API reads whole levels: it parses the one
 //! line AMReX writes before each FAB (`FAB <real descriptor><box> <ncomp>`), checks it
@@ -11,8 +11,8 @@ use crate::geometry::PyBox;
 use crate::multifab::PyMultiFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::ToDlpack;
-use amrex_multifab::plotfile::{
-    self, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
+use amrex_plotfile::{
+    self as plotfile, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
 };
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyValueError};

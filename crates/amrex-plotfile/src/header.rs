@@ -7,7 +7,7 @@ use core::fmt::{self, Write as _};
 
 use amrex_box::{IndexBox, IntVect};
 
-use super::text::{Cursor, PResult, fmt_box, fmt_g};
+use crate::text::{Cursor, PResult, fmt_box, fmt_g};
 
 /// The `HyperCLaw-V1.1` version string AMReX writes.
 pub const PLOTFILE_VERSION: &str = "HyperCLaw-V1.1";
@@ -53,6 +53,22 @@ impl Geometry {
             domain: self.domain.refine_iv(ratio),
             ..*self
         }
+    }
+
+    /// Physical position of the centre of cell `p`: `prob_lo + (p - domain.lo + 0.5) * dx`
+    /// per direction (AMReX's `Geometry::CellCenter`, which writes `p` for
+    /// `p - domain.lo`: the same when the domain starts at 0, as AMReX's hierarchies do).
+    /// Measured from the domain's low corner, like [`real_box`](Self::real_box) and the
+    /// box extents in a plotfile `Header`, so the centre of a cell is the midpoint of its
+    /// extent there. Points outside the domain extrapolate linearly.
+    #[must_use]
+    pub fn cell_center(&self, p: IntVect) -> [f64; 3] {
+        let dx = self.cell_size();
+        let dlo = self.domain.lo();
+        // In f64: `p - dlo` may not fit an i32.
+        core::array::from_fn(|d| {
+            self.prob_lo[d] + (f64::from(p[d]) - f64::from(dlo[d]) + 0.5) * dx[d]
+        })
     }
 
     /// Physical extent `[lo, hi]` per direction of index box `b` (AMReX's
@@ -224,7 +240,7 @@ impl PlotfileHeader {
                 grids.push(g);
             }
             let mf_path = c.word("the level's MultiFab path")?.to_string();
-            if !super::confined(&mf_path) {
+            if !crate::confined(&mf_path) {
                 return Err(c.error(format!(
                     "a MultiFab path inside the plotfile (relative, without `..`), found \
                      {mf_path:?}"

@@ -8,7 +8,7 @@ use core::fmt::{self, Write as _};
 
 use amrex_box::{IndexBox, IntVect};
 
-use super::text::{Cursor, PResult, fmt_box, fmt_e, fmt_int_vect};
+use crate::text::{Cursor, PResult, fmt_box, fmt_e, fmt_int_vect};
 
 /// AMReX's IEEE `RealDescriptor`s: 4- or 8-byte IEEE floats in either byte order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
-//! AMReX plotfiles (`HyperCLaw-V1.1`, feature `std`): read what AMReX's
-//! `WriteSingleLevelPlotfile` / `WriteMultiLevelPlotfile` write, and write plotfiles
-//! AMReX, yt, VisIt and ParaView read.
+//! AMReX plotfiles (`HyperCLaw-V1.1`): read what AMReX's `WriteSingleLevelPlotfile` /
+//! `WriteMultiLevelPlotfile` write, and write plotfiles AMReX, yt, VisIt and ParaView
+//! read, for the [`MultiFab`]s of `amrex-multifab`.
 //!
 //! A plotfile is a directory:
 //!
@@ -13,28 +13,47 @@
 //! ```
 //!
 //! Every FAB holds `ncomp` components over its box in Fortran order (`i` fastest,
-//! component slowest) as native doubles, exactly a compact [`BaseFab`](crate::BaseFab).
-//! The reader accepts IEEE floats and doubles in either byte order, VisMF header
-//! versions 1–4 and 1-, 2- and 3-dimensional plotfiles (missing directions become
-//! `0..=0`); the writer writes what AMReX 24.10 writes by default (version 1 headers,
-//! one `Cell_D_00000` per level, native doubles, valid cells only), the `Header` and
-//! `Cell_H` formatted like AMReX's (numbers as C++ streams print them).
+//! component slowest) as native doubles, exactly a compact
+//! [`BaseFab`](amrex_multifab::BaseFab). The reader accepts IEEE floats and doubles in
+//! either byte order, VisMF header versions 1–4 and 1-, 2- and 3-dimensional plotfiles
+//! (missing directions become `0..=0`); the writer writes what AMReX 24.10 writes by
+//! default (version 1 headers, one `Cell_D_00000` per level, native doubles, valid cells
+//! only), the `Header` and `Cell_H` formatted like AMReX's (numbers as C++ streams print
+//! them).
+//!
+//! # Distrust on both sides
+//!
+//! - The reader treats every file as hostile: every box and ghost width it parses passes
+//!   the `i32` index-space rule ([`IndexBox::check_index_space`]),
+//!   the FABs' data must lie inside the data files and not overlap before anything is
+//!   allocated, and the `Header`'s MultiFab paths must stay inside the plotfile
+//!   directory.
+//! - The writer refuses a hierarchy that yt, VisIt or AMReX would misread, before it
+//!   creates a file: a refinement ratio that disagrees with the level domains
+//!   ([`PlotfileError::RefRatioMismatch`]), levels on different physical domains
+//!   ([`PlotfileError::ProbDomainMismatch`]), boxes outside their level's domain
+//!   ([`PlotfileError::BoxOutsideDomain`]), overlapping boxes on a level
+//!   ([`PlotfileError::OverlappingBoxes`]), and a level whose boxes, coarsened by the
+//!   ratio, leave the boxes of the level below ([`PlotfileError::NotProperlyNested`]).
+//!
+//! # Quick start
 //!
 //! ```
 //! # #[cfg(not(miri))] { // Miri runs isolated from the file system
-//! use amrex_multifab::plotfile::{self, Geometry};
-//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+//! use amrex_plotfile::{self as plotfile, Geometry};
+//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 //!
 //! let domain = IndexBox::new(IntVect::ZERO, IntVect::new(15, 7, 7));
 //! let ba = BoxArray::from_domain(domain, 8);
 //! let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
-//! for mfi in mf.mfiter(false) {
+//! for mfi in mf.mfiter(Tiling::None) {
 //!     let vbx = mfi.validbox();
 //!     mf.array_mut(&mfi).for_each_mut(vbx, |i, j, k, n, v| {
 //!         *v = 1e4 * n as f64 + f64::from(i) + 0.01 * f64::from(j) + 1e-4 * f64::from(k)
 //!     });
 //! }
 //! let geom = Geometry::new(domain, [0.0; 3], [1.0, 0.5, 0.5]);
+//! assert_eq!(geom.cell_center(IntVect::new(3, 0, 7)), [0.21875, 0.03125, 0.46875]);
 //! let dir = std::env::temp_dir().join(format!("amrex_rs_doc_plt_{}", std::process::id()));
 //! plotfile::write_single_level_plotfile(&dir, &mf, &["phi", "psi"], &geom, 0.5, 10)?;
 //!
@@ -50,11 +69,25 @@
 //! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Features
+//!
+//! None: the crate needs `std` (files) and always has it. Writing needs every box on this
+//! process (a later MPI engine will write one file per rank group, as AMReX's `NFiles`
+//! does).
+//!
+//! [`IndexBox::check_index_space`]: amrex_box::IndexBox::check_index_space
+#![forbid(unsafe_code)]
+#![doc(test(attr(deny(warnings))))]
+
+extern crate alloc;
 
 mod header;
+mod nesting;
 mod text;
 mod vismf;
 
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -64,11 +97,9 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use amrex_arena::HostAccessible;
-use amrex_box::IntVect;
+use amrex_box::{IndexBox, IntVect};
 
-use crate::box_array::BoxArray;
-use crate::distribution::DistributionMapping;
-use crate::fabarray::{FabArray, MultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab};
 
 pub use header::{Geometry, LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 pub use vismf::{FabOnDisk, RealDescriptor, VisMfHeader};
@@ -105,6 +136,80 @@ pub enum PlotfileError {
     /// The writer was given something it cannot write (component names that do not
     /// match the components, levels without geometry, boxes held by other ranks).
     Argument(String),
+    /// The writer was given a refinement ratio that is not at least 1 in every direction
+    /// (`level` is the finer of the two levels it joins).
+    RefRatioNotPositive {
+        /// The finer level.
+        level: usize,
+        /// `ref_ratio[level - 1]`.
+        ratio: IntVect,
+    },
+    /// The writer was given a level whose domain is not the coarser level's domain
+    /// refined by the ratio between them (yt and AMReX derive one from the other).
+    RefRatioMismatch {
+        /// The finer level.
+        level: usize,
+        /// `ref_ratio[level - 1]`.
+        ratio: IntVect,
+        /// Level `level - 1`'s domain.
+        coarse: IndexBox,
+        /// Level `level`'s domain.
+        fine: IndexBox,
+    },
+    /// The writer was given levels on different physical domains or coordinate systems
+    /// (the `Header` records level 0's for every level).
+    ProbDomainMismatch {
+        /// The level that differs from level 0.
+        level: usize,
+        /// Its geometry (boxed: keeps `PlotfileError` small).
+        found: Box<Geometry>,
+        /// Level 0's geometry.
+        expected: Box<Geometry>,
+    },
+    /// The writer was given a box (of cells; nodal boxes are compared by the cells they
+    /// enclose) that is not inside its level's domain.
+    BoxOutsideDomain {
+        /// The level.
+        level: usize,
+        /// The box's index in the level's `BoxArray`.
+        index: usize,
+        /// The box.
+        bx: IndexBox,
+        /// The level's domain.
+        domain: IndexBox,
+    },
+    /// The writer was given a level with two boxes that share cells.
+    OverlappingBoxes {
+        /// The level.
+        level: usize,
+        /// The lower index of the two.
+        first: usize,
+        /// The higher index.
+        second: usize,
+        /// Box `first`.
+        first_box: IndexBox,
+        /// Box `second`.
+        second_box: IndexBox,
+        /// The cells they share.
+        overlap: IndexBox,
+    },
+    /// The writer was given a level that is not properly nested in the one below: one of
+    /// its boxes, coarsened by the refinement ratio, is not covered by the coarser level's
+    /// boxes (AMReX's proper nesting requires at least this containment).
+    NotProperlyNested {
+        /// The finer level.
+        level: usize,
+        /// The box's index in the level's `BoxArray`.
+        index: usize,
+        /// The box.
+        bx: IndexBox,
+        /// `ref_ratio[level - 1]`.
+        ratio: IntVect,
+        /// The box coarsened by `ratio`.
+        coarsened: IndexBox,
+        /// How many cells of `coarsened` no box of level `level - 1` covers.
+        uncovered: u64,
+    },
 }
 
 impl fmt::Display for PlotfileError {
@@ -116,6 +221,79 @@ impl fmt::Display for PlotfileError {
             }
             Self::Invalid { path, what } => write!(f, "{}: {what}", path.display()),
             Self::Argument(what) => write!(f, "plotfile writer: {what}"),
+            Self::RefRatioNotPositive { level, ratio } => write!(
+                f,
+                "plotfile writer: the refinement ratio {ratio} between levels {} and {level} \
+                 is not at least 1 in every direction",
+                level.saturating_sub(1)
+            ),
+            Self::RefRatioMismatch {
+                level,
+                ratio,
+                coarse,
+                fine,
+            } => write!(
+                f,
+                "plotfile writer: level {level}'s domain {fine} is not level {}'s domain \
+                 {coarse} refined by the ratio {ratio}, which is {}",
+                level.saturating_sub(1),
+                nesting::fmt_corners(nesting::refined_corners(coarse, *ratio))
+            ),
+            Self::ProbDomainMismatch {
+                level,
+                found,
+                expected,
+            } => write!(
+                f,
+                "plotfile writer: level {level} spans {:?}..{:?} (coordinate system {}), but \
+                 level 0 spans {:?}..{:?} (coordinate system {}); every level of a plotfile \
+                 shares level 0's physical domain",
+                found.prob_lo,
+                found.prob_hi,
+                found.coord_sys,
+                expected.prob_lo,
+                expected.prob_hi,
+                expected.coord_sys
+            ),
+            Self::BoxOutsideDomain {
+                level,
+                index,
+                bx,
+                domain,
+            } => write!(
+                f,
+                "plotfile writer: level {level} box {index} {bx} is not inside the level's \
+                 domain {domain}"
+            ),
+            Self::OverlappingBoxes {
+                level,
+                first,
+                second,
+                first_box,
+                second_box,
+                overlap,
+            } => write!(
+                f,
+                "plotfile writer: level {level} boxes {first} {first_box} and {second} \
+                 {second_box} overlap in {overlap} ({} cells)",
+                overlap.num_pts()
+            ),
+            Self::NotProperlyNested {
+                level,
+                index,
+                bx,
+                ratio,
+                coarsened,
+                uncovered,
+            } => write!(
+                f,
+                "plotfile writer: level {level} is not properly nested in level {}: box \
+                 {index} {bx} coarsened by {ratio} is {coarsened}, and {uncovered} of its {} \
+                 cells lie outside level {}'s boxes",
+                level.saturating_sub(1),
+                coarsened.num_pts(),
+                level.saturating_sub(1)
+            ),
         }
     }
 }
@@ -563,7 +741,8 @@ pub fn write_multifab<A: HostAccessible>(
 }
 
 /// AMReX's `WriteSingleLevelPlotfile(dir, mf, var_names, geom, time, step)`: the valid
-/// cells of `mf` (ghost cells are not written) with one name per component.
+/// cells of `mf` (ghost cells are not written) with one name per component. Its boxes
+/// must lie in `geom.domain` and not overlap.
 ///
 /// # Errors
 /// As [`write_multi_level_plotfile`].
@@ -583,11 +762,21 @@ pub fn write_single_level_plotfile<A: HostAccessible, S: AsRef<str>>(
 /// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
 /// of the same names are overwritten.
 ///
+/// The hierarchy is checked before anything is created, so a file that yt or AMReX
+/// would misread is never written: every level's domain is the coarser level's refined
+/// by the ratio, every level shares level 0's physical domain and coordinate system,
+/// every box lies in its level's domain, no two boxes of a level share a cell, and every
+/// box of level `l`, coarsened by `ref_ratio[l - 1]`, is covered by level `l - 1`'s
+/// boxes (the containment that AMReX's proper nesting requires at least).
+///
 /// # Errors
 /// [`PlotfileError::Argument`] when the counts of levels, geometries, steps and ratios
 /// disagree, a level has another number of components than there are names, a name is
 /// empty or contains whitespace, or boxes are held by other ranks;
-/// [`PlotfileError::Io`] when a file cannot be written.
+/// [`PlotfileError::RefRatioNotPositive`], [`PlotfileError::RefRatioMismatch`],
+/// [`PlotfileError::ProbDomainMismatch`], [`PlotfileError::BoxOutsideDomain`],
+/// [`PlotfileError::OverlappingBoxes`] or [`PlotfileError::NotProperlyNested`] for an
+/// inconsistent hierarchy; [`PlotfileError::Io`] when a file cannot be written.
 pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
     dir: impl AsRef<Path>,
     mfs: &[&FabArray<f64, A>],
@@ -627,6 +816,8 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
             )));
         }
     }
+    let bas: Vec<&BoxArray> = mfs.iter().map(|mf| mf.box_array()).collect();
+    nesting::check_hierarchy(&bas, geoms, ref_ratio)?;
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut levels = Vec::with_capacity(nlev);
     for (lev, mf) in mfs.iter().enumerate() {

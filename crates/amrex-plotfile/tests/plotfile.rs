@@ -1,14 +1,14 @@
 //! Plotfiles: read AMReX 24.10's reference plotfiles (every number checked), write
-//! plotfiles whose `Header`, `Cell_H` and `Cell_D_00000` match AMReX's, and read them back.
-#![cfg(feature = "std")]
+//! plotfiles whose `Header`, `Cell_H` and `Cell_D_00000` match AMReX's, and read them back;
+//! the writer refuses hierarchies that readers would misread.
 
 use std::path::{Path, PathBuf};
 
 use amrex_box::{IndexBox, IndexType, IntVect};
-use amrex_multifab::plotfile::{
-    self, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
+use amrex_multifab::{BoxArray, DistributionMapping, HostArena, MultiFab, Tiling};
+use amrex_plotfile::{
+    self as plotfile, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
 };
-use amrex_multifab::{BoxArray, DistributionMapping, HostArena, MultiFab};
 
 /// The reference plotfiles (`shared/` sits beside the repository); `None` when they are
 /// missing and `AMREX_SKIP_SHARED_DATA=1` allows it.
@@ -71,7 +71,7 @@ fn reference_mf(ba: &BoxArray, level: usize, ngrow: i32) -> MultiFab {
         IntVect::splat(ngrow),
     );
     mf.set_val(f64::NAN);
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         mf.array_mut(&mfi).for_each_mut(vbx, |i, j, k, n, v| {
             *v = value(level, IntVect::new(i, j, k), n);
@@ -84,7 +84,7 @@ fn reference_mf(ba: &BoxArray, level: usize, ngrow: i32) -> MultiFab {
 fn check_values(mf: &MultiFab, level: usize) {
     assert_eq!(mf.ncomp(), 2);
     let mut cells = 0;
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         mf.array(&mfi).for_each(mfi.validbox(), |i, j, k, n, &v| {
             let p = IntVect::new(i, j, k);
             assert_eq!(v, value(level, p, n), "level {level} cell {p} comp {n}");
@@ -321,7 +321,7 @@ fn vismf_round_trips_ghost_cells_nodal_boxes_and_odd_widths() {
         .convert(IndexType::new(true, false, false));
     let ngrow = IntVect::new(1, 2, 0);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 3, ngrow);
-    for mfi in mf.mfiter(false) {
+    for mfi in mf.mfiter(Tiling::None) {
         let (g, fbx) = (mfi.index() as f64, mfi.fabbox());
         mf.array_mut(&mfi).for_each_mut(fbx, |i, j, k, n, v| {
             *v = value(n, IntVect::new(i, j, k), n) + 1e3 * g - 0.5;
@@ -486,7 +486,7 @@ fn writer_refuses_inconsistent_arguments() {
     .unwrap_err();
     assert!(e.to_string().contains("refinement"), "{e}");
     // Boxes held by another rank cannot be written by this process.
-    let dm = DistributionMapping::new(&ba, 2);
+    let dm = DistributionMapping::with_ranks(&ba, 2);
     let part = MultiFab::try_new_on_rank_in(&ba, &dm, 2, IntVect::ZERO, 1, HostArena).unwrap();
     let e =
         plotfile::write_single_level_plotfile(dir.join("p"), &part, &["a", "b"], &geom0(), 0.0, 0)
@@ -530,5 +530,331 @@ fn header_text_round_trips_without_files() {
         e.to_string()
             .starts_with("Header:12: expected a level step"),
         "{e}"
+    );
+}
+
+/// Writes `mfs` on `geoms` with `ratios` into a fresh `dir/name` and returns the error;
+/// nothing may have been created.
+fn refusal(
+    dir: &Path,
+    name: &str,
+    mfs: &[&MultiFab],
+    geoms: &[Geometry],
+    ratios: &[IntVect],
+) -> PlotfileError {
+    let plt = dir.join(name);
+    let steps = vec![0; mfs.len()];
+    let e =
+        plotfile::write_multi_level_plotfile(&plt, mfs, &["a", "b"], geoms, 0.0, &steps, ratios)
+            .expect_err(name);
+    assert!(!plt.exists(), "{name}: {} was created", plt.display());
+    e
+}
+
+/// The two levels of `plt_two_level`.
+fn two_levels() -> ([MultiFab; 2], [Geometry; 2]) {
+    let bas = [
+        BoxArray::from_domain(domain0(), 8),
+        BoxArray::from_domain(level1_region(), 8),
+    ];
+    (
+        [reference_mf(&bas[0], 0, 0), reference_mf(&bas[1], 1, 0)],
+        [geom0(), geom0().refine(IntVect::splat(2))],
+    )
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "file I/O (Miri runs isolated from the file system)")]
+fn writer_refuses_ratios_that_disagree_with_the_level_domains() {
+    let dir = scratch("ratios");
+    let ([m0, m1], geoms) = two_levels();
+    // The level domains say 2; the ratio says 4.
+    let e = refusal(&dir, "r4", &[&m0, &m1], &geoms, &[IntVect::splat(4)]);
+    assert!(
+        matches!(e, PlotfileError::RefRatioMismatch { level: 1, ratio, .. } if ratio == IntVect::splat(4)),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "plotfile writer: level 1's domain ((0,0,0) (63,31,15) (0,0,0)) is not level 0's \
+         domain ((0,0,0) (31,15,7) (0,0,0)) refined by the ratio (4,4,4), which is \
+         ((0,0,0) (127,63,31))"
+    );
+    // Anisotropic disagreement: z refined by 1 in the ratio, by 2 in the domains.
+    let e = refusal(&dir, "r221", &[&m0, &m1], &geoms, &[IntVect::new(2, 2, 1)]);
+    assert!(
+        e.to_string().contains("which is ((0,0,0) (63,31,7))"),
+        "{e}"
+    );
+    // A ratio below 1 (coarsening by it would divide by zero).
+    let e = refusal(&dir, "r0", &[&m0, &m1], &geoms, &[IntVect::new(2, 0, 2)]);
+    assert!(
+        matches!(e, PlotfileError::RefRatioNotPositive { level: 1, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("ratio (2,0,2) between levels 0 and 1"),
+        "{e}"
+    );
+    // A fine level on another physical box: the Header records level 0's only.
+    let mut moved = geoms;
+    moved[1].prob_hi = [2.0, 0.5, 0.25];
+    let e = refusal(&dir, "prob", &[&m0, &m1], &moved, &[IntVect::splat(2)]);
+    assert!(
+        matches!(e, PlotfileError::ProbDomainMismatch { level: 1, .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .contains("level 1 spans [0.0, 0.0, 0.0]..[2.0, 0.5, 0.25]"),
+        "{e}"
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "file I/O (Miri runs isolated from the file system)")]
+fn writer_refuses_boxes_outside_the_domain() {
+    let dir = scratch("outside");
+    let ba = BoxArray::from_domain(domain0(), 8);
+    let mf = reference_mf(&ba, 0, 0);
+    // The geometry covers only x < 16: box 2 is the first with cells beyond.
+    let half = Geometry::new(
+        IndexBox::new(IntVect::ZERO, IntVect::new(15, 15, 7)),
+        [0.0; 3],
+        [0.5, 0.5, 0.25],
+    );
+    let e = refusal(&dir, "half", &[&mf], &[half], &[]);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "plotfile writer: level 0 box 2 {} is not inside the level's domain \
+             ((0,0,0) (15,15,7) (0,0,0))",
+            ba.get(2)
+        )
+    );
+    assert!(
+        matches!(
+            e,
+            PlotfileError::BoxOutsideDomain {
+                level: 0,
+                index: 2,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // On a fine level, too (checked before nesting): a box past the refined domain.
+    let (mut levels, geoms) = two_levels();
+    let past = IndexBox::new(IntVect::new(56, 0, 0), IntVect::new(64, 7, 7));
+    levels[1] = reference_mf(&BoxArray::new(vec![past]), 1, 0);
+    let e = refusal(
+        &dir,
+        "fine",
+        &[&levels[0], &levels[1]],
+        &geoms,
+        &[IntVect::splat(2)],
+    );
+    assert!(
+        matches!(e, PlotfileError::BoxOutsideDomain { level: 1, index: 0, bx, .. } if bx == past),
+        "{e:?}"
+    );
+    // Nodal data: a box counts the cells it encloses, so the nodes on the domain's high
+    // faces are inside.
+    let nodal = BoxArray::from_domain(domain0(), 16).convert(IndexType::new(true, true, true));
+    let mf = reference_mf(&nodal, 0, 0);
+    let plt = dir.join("nodal");
+    plotfile::write_single_level_plotfile(&plt, &mf, &["a", "b"], &geom0(), 0.0, 0).unwrap();
+    let back = plotfile::read_plotfile(&plt).unwrap();
+    assert_eq!(back.levels[0].box_array(), &nodal);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "file I/O (Miri runs isolated from the file system)")]
+fn writer_refuses_overlapping_boxes() {
+    let dir = scratch("overlap");
+    let boxes = vec![
+        IndexBox::new(IntVect::ZERO, IntVect::new(7, 7, 7)),
+        IndexBox::new(IntVect::new(8, 0, 0), IntVect::new(15, 7, 7)),
+        IndexBox::new(IntVect::new(14, 6, 0), IntVect::new(20, 9, 7)),
+    ];
+    let ba = BoxArray::new(boxes.clone());
+    let mf = reference_mf(&ba, 0, 0);
+    let e = refusal(&dir, "single", &[&mf], &[geom0()], &[]);
+    assert_eq!(
+        e.to_string(),
+        "plotfile writer: level 0 boxes 1 ((8,0,0) (15,7,7) (0,0,0)) and 2 \
+         ((14,6,0) (20,9,7) (0,0,0)) overlap in ((14,6,0) (15,7,7) (0,0,0)) (32 cells)"
+    );
+    assert!(
+        matches!(
+            e,
+            PlotfileError::OverlappingBoxes {
+                level: 0,
+                first: 1,
+                second: 2,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    // The same box twice on a fine level.
+    let (levels, geoms) = two_levels();
+    let fine = levels[1].box_array().get(0);
+    let twice = reference_mf(&BoxArray::new(vec![fine, fine]), 1, 0);
+    let e = refusal(
+        &dir,
+        "twice",
+        &[&levels[0], &twice],
+        &geoms,
+        &[IntVect::splat(2)],
+    );
+    assert!(
+        matches!(e, PlotfileError::OverlappingBoxes { level: 1, first: 0, second: 1, overlap, .. } if overlap == fine),
+        "{e:?}"
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "file I/O (Miri runs isolated from the file system)")]
+fn writer_refuses_levels_not_nested_in_the_level_below() {
+    let dir = scratch("nesting");
+    let (levels, geoms) = two_levels();
+    // Level 0 covers only x < 16; level 1 (level-0 cells 8..23 refined) reaches past it.
+    let left = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(15, 15, 7)), 8);
+    let coarse = reference_mf(&left, 0, 0);
+    let e = refusal(
+        &dir,
+        "past_coarse",
+        &[&coarse, &levels[1]],
+        &geoms,
+        &[IntVect::splat(2)],
+    );
+    let fine0 = levels[1].box_array().get(0);
+    assert_eq!(fine0.lo(), IntVect::new(16, 8, 4));
+    // Boxes of 8³ fine cells: box 0 (16..23) coarsens to 8..11 and is covered; the first
+    // box past x = 31 in fine cells is the first to leave the coarse boxes.
+    let (index, bx) = levels[1]
+        .box_array()
+        .boxes()
+        .iter()
+        .enumerate()
+        .find(|(_, b)| b.hi()[0] > 31)
+        .map(|(i, b)| (i, *b))
+        .unwrap();
+    let coarsened = bx.coarsen(2);
+    match &e {
+        PlotfileError::NotProperlyNested {
+            level: 1,
+            index: i,
+            bx: b,
+            ratio,
+            coarsened: c,
+            uncovered,
+        } => {
+            assert_eq!(
+                (*i, *b, *ratio, *c),
+                (index, bx, IntVect::splat(2), coarsened)
+            );
+            assert_eq!(*uncovered, coarsened.num_pts());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "plotfile writer: level 1 is not properly nested in level 0: box {index} {bx} \
+             coarsened by (2,2,2) is {coarsened}, and {n} of its {n} cells lie outside \
+             level 0's boxes",
+            n = coarsened.num_pts()
+        )
+    );
+    // Partly covered: a fine box that straddles the edge of the coarse boxes.
+    let straddle = IndexBox::new(IntVect::new(28, 8, 4), IntVect::new(35, 15, 11));
+    let fine = reference_mf(&BoxArray::new(vec![straddle]), 1, 0);
+    let e = refusal(
+        &dir,
+        "straddle",
+        &[&coarse, &fine],
+        &geoms,
+        &[IntVect::splat(2)],
+    );
+    // Coarsened: (14..17, 4..7, 2..5), of which x = 16, 17 (2 * 4 * 4 cells) is uncovered.
+    assert!(
+        matches!(e, PlotfileError::NotProperlyNested { uncovered: 32, .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("and 32 of its 64 cells"), "{e}");
+    // Covered by the union of several coarse boxes (no single one holds it): written.
+    let plt = dir.join("union");
+    plotfile::write_multi_level_plotfile(
+        &plt,
+        &[
+            &coarse,
+            &reference_mf(
+                &BoxArray::new(vec![IndexBox::new(
+                    IntVect::new(8, 8, 4),
+                    IntVect::new(23, 23, 11),
+                )]),
+                1,
+                0,
+            ),
+        ],
+        &["a", "b"],
+        &geoms,
+        0.0,
+        &[0, 0],
+        &[IntVect::splat(2)],
+    )
+    .unwrap();
+    assert_eq!(plotfile::read_plotfile(&plt).unwrap().levels.len(), 2);
+}
+
+#[test]
+fn geometry_cell_centres() {
+    // Runs under Miri too: arithmetic only.
+    let g = geom0();
+    assert_eq!(g.cell_size(), [0.03125; 3]);
+    assert_eq!(g.cell_center(IntVect::ZERO), [0.015625; 3]);
+    assert_eq!(
+        g.cell_center(IntVect::new(31, 15, 7)),
+        [1.0 - 0.015625, 0.5 - 0.015625, 0.25 - 0.015625]
+    );
+    // prob_lo + (i + 0.5) * dx, per direction, for a domain starting at 0.
+    let g = Geometry::new(
+        IndexBox::new(IntVect::ZERO, IntVect::new(9, 4, 0)),
+        [-1.0, 2.0, 0.0],
+        [1.5, 3.0, 4.0],
+    );
+    let p = IntVect::new(3, 2, 0);
+    let dx = g.cell_size();
+    assert_eq!(dx, [0.25, 0.2, 4.0]);
+    assert_eq!(
+        g.cell_center(p),
+        [-1.0 + 3.5 * dx[0], 2.0 + 2.5 * dx[1], 0.5 * dx[2]]
+    );
+    // The centre of a cell is the midpoint of its extent, also on a domain that does not
+    // start at 0 (both measured from the domain's low corner, as the Header is) and on a
+    // refined level.
+    let shifted = Geometry::new(
+        IndexBox::new(IntVect::new(-4, 10, 3), IntVect::new(11, 17, 6)),
+        [0.0, -1.0, 10.0],
+        [2.0, 1.0, 11.0],
+    );
+    for g in [shifted, shifted.refine(IntVect::new(2, 4, 1))] {
+        for p in [g.domain.lo(), g.domain.hi(), IntVect::new(0, 12, 4)] {
+            let ext = g.real_box(&IndexBox::new(p, p));
+            let c = g.cell_center(p);
+            for d in 0..3 {
+                assert!(
+                    (c[d] - 0.5 * (ext[d][0] + ext[d][1])).abs() < 1e-14,
+                    "{p} dir {d}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        shifted.cell_center(shifted.domain.lo()),
+        [0.0625, -0.875, 10.125]
     );
 }
