@@ -2,76 +2,56 @@
 //!
 //! Reductions keep `LANES` independent accumulators so floating-point sums and min/max
 //! do not form one serial dependency chain; the order of additions therefore differs
-//! from a left-to-right sum (results agree to rounding).
+//! from a left-to-right sum (results agree to rounding), and it is the same for a fab
+//! and for a FabArray, which use these kernels too.
 
-use num_traits::{Float, Signed};
+use num_traits::Float;
 
 /// Accumulators per reduction.
-pub(crate) const LANES: usize = 8;
+pub const LANES: usize = 8;
 
+/// Folds `row` into `LANES` independent accumulators: element `l` of every chunk of
+/// `LANES` into `acc[l]`, the remainder into `acc[0..]`. The accumulators carry over
+/// from row to row, so a region is one fold; [`combine_lanes`] ends it. This is the one
+/// reduction kernel of the workspace: `BaseFab` and `FabArray` reductions both use it,
+/// so they add in the same order and round alike.
 #[inline(always)]
-fn fold_lanes<T: Copy>(
-    row: &[T],
-    init: T,
-    f: impl Fn(T, T) -> T,
-    combine: impl Fn(T, T) -> T,
-) -> T {
-    let mut acc = [init; LANES];
+pub fn fold_lanes<T: Copy, R: Copy>(row: &[T], acc: &mut [R; LANES], f: impl Fn(R, T) -> R) {
     let (chunks, rest) = row.as_chunks::<LANES>();
     for c in chunks {
         for l in 0..LANES {
             acc[l] = f(acc[l], c[l]);
         }
     }
-    let mut r = init;
-    for x in rest {
-        r = f(r, *x);
+    for (a, &x) in acc.iter_mut().zip(rest) {
+        *a = f(*a, x);
     }
-    // Pairwise combine of the partial results.
-    let c = &combine;
-    let [a0, a1, a2, a3, a4, a5, a6, a7] = acc;
-    let s = c(c(c(a0, a1), c(a2, a3)), c(c(a4, a5), c(a6, a7)));
-    c(s, r)
 }
 
+/// [`fold_lanes`] over two rows of equal length (dot products).
 #[inline(always)]
-pub(crate) fn row_sum<T: Copy + num_traits::Num>(row: &[T]) -> T {
-    fold_lanes(row, T::zero(), |a, x| a + x, |a, b| a + b)
+pub fn fold_lanes2<T: Copy, R: Copy>(
+    a: &[T],
+    b: &[T],
+    acc: &mut [R; LANES],
+    f: impl Fn(R, T, T) -> R,
+) {
+    let (ca, ra) = a.as_chunks::<LANES>();
+    let (cb, rb) = b.as_chunks::<LANES>();
+    for (x, y) in ca.iter().zip(cb) {
+        for l in 0..LANES {
+            acc[l] = f(acc[l], x[l], y[l]);
+        }
+    }
+    for ((s, &x), &y) in acc.iter_mut().zip(ra).zip(rb) {
+        *s = f(*s, x, y);
+    }
 }
 
+/// Ends a [`fold_lanes`] reduction: `init` combined with the accumulators in lane order.
 #[inline(always)]
-pub(crate) fn row_abs_sum<T: Copy + Signed>(row: &[T]) -> T {
-    fold_lanes(row, T::zero(), |a, x| a + x.abs(), |a, b| a + b)
-}
-
-#[inline(always)]
-pub(crate) fn row_sq_sum<T: Copy + num_traits::Num>(row: &[T]) -> T {
-    fold_lanes(row, T::zero(), |a, x| a + x * x, |a, b| a + b)
-}
-
-#[inline(always)]
-pub(crate) fn row_min<T: Copy + PartialOrd>(row: &[T], init: T) -> T {
-    let m = |a: T, x: T| if x < a { x } else { a };
-    fold_lanes(row, init, m, m)
-}
-
-#[inline(always)]
-pub(crate) fn row_max<T: Copy + PartialOrd>(row: &[T], init: T) -> T {
-    let m = |a: T, x: T| if x > a { x } else { a };
-    fold_lanes(row, init, m, m)
-}
-
-#[inline(always)]
-pub(crate) fn row_abs_max<T: Copy + Signed + PartialOrd>(row: &[T]) -> T {
-    fold_lanes(
-        row,
-        T::zero(),
-        |a, x| {
-            let y = x.abs();
-            if y > a { y } else { a }
-        },
-        |a, b| if b > a { b } else { a },
-    )
+pub fn combine_lanes<R: Copy>(acc: [R; LANES], init: R, combine: impl Fn(R, R) -> R) -> R {
+    acc.into_iter().fold(init, combine)
 }
 
 /// `sqrt` for the float element types (`libm` through `num-traits` without `std`).

@@ -72,7 +72,7 @@ extern crate std;
 mod dlpack;
 mod error;
 mod fab;
-mod kernels;
+pub mod kernels;
 mod ops;
 
 pub use amrex_arena::{Arena, HostArena};

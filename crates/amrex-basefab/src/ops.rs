@@ -333,19 +333,21 @@ where
         })
     }
 
+    /// Folds component `comp` over `bx` with the one lane kernel: `f` into the lanes
+    /// (each starting at `init`), then `combine` over the lanes.
     fn reduce(
         &self,
         bx: IndexBox,
         comp: usize,
         init: T,
-        row_op: impl Fn(&[T]) -> T,
+        f: impl Fn(T, T) -> T,
         combine: impl Fn(T, T) -> T,
     ) -> Result<T, FabError> {
-        let mut acc = init;
+        let mut acc = [init; kernels::LANES];
         self.for_rows(bx, comp..comp.saturating_add(1), |_, row| {
-            acc = combine(acc, row_op(row));
+            kernels::fold_lanes(row, &mut acc, &f);
         })?;
-        Ok(acc)
+        Ok(kernels::combine_lanes(acc, init, combine))
     }
 
     fn first_value(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
@@ -370,7 +372,7 @@ where
             bx,
             comp,
             first,
-            |r| kernels::row_min(r, first),
+            |a, x| if x < a { x } else { a },
             |a, b| {
                 if b < a { b } else { a }
             },
@@ -387,7 +389,7 @@ where
             bx,
             comp,
             first,
-            |r| kernels::row_max(r, first),
+            |a, x| if x > a { x } else { a },
             |a, b| {
                 if b > a { b } else { a }
             },
@@ -399,7 +401,7 @@ where
     /// # Errors
     /// As [`set_val`](Self::set_val) (reads only).
     pub fn sum(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        self.reduce(bx, comp, T::zero(), kernels::row_sum, |a, b| a + b)
+        self.reduce(bx, comp, T::zero(), |a, x| a + x, |a, b| a + b)
     }
 
     /// Max norm `max |x|` of component `comp` over `bx` (AMReX `norm(0, ...)`); zero for
@@ -408,9 +410,16 @@ where
     /// # Errors
     /// As [`sum`](Self::sum).
     pub fn norm0(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        self.reduce(bx, comp, T::zero(), kernels::row_abs_max, |a, b| {
-            if b > a { b } else { a }
-        })
+        self.reduce(
+            bx,
+            comp,
+            T::zero(),
+            |a, x| {
+                let y = x.abs();
+                if y > a { y } else { a }
+            },
+            |a, b| if b > a { b } else { a },
+        )
     }
 
     /// 1-norm `sum |x|` of component `comp` over `bx` (AMReX `norm(1, ...)`).
@@ -418,7 +427,7 @@ where
     /// # Errors
     /// As [`sum`](Self::sum).
     pub fn norm1(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        self.reduce(bx, comp, T::zero(), kernels::row_abs_sum, |a, b| a + b)
+        self.reduce(bx, comp, T::zero(), |a, x| a + x.abs(), |a, b| a + b)
     }
 }
 
@@ -432,7 +441,7 @@ where
     /// # Errors
     /// As [`sum`](Self::sum).
     pub fn norm2(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        let s = self.reduce(bx, comp, T::zero(), kernels::row_sq_sum, |a, b| a + b)?;
+        let s = self.reduce(bx, comp, T::zero(), |a, x| a + x * x, |a, b| a + b)?;
         Ok(kernels::sqrt(s))
     }
 

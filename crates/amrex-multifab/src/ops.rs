@@ -15,7 +15,8 @@ use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 use crate::par::{par_for, par_map};
 
-const L: usize = 8;
+// The one lane kernel of the workspace (BaseFab's reductions use it too).
+use amrex_basefab::kernels::{LANES as L, combine_lanes, fold_lanes, fold_lanes2};
 
 /// How far consecutive rows of a region can be merged into one contiguous run: 0 = rows
 /// only, 1 = whole `k`-planes, 2 = the whole region per component.
@@ -71,33 +72,6 @@ fn for_runs(bx: &IndexBox, nc: usize, merge: u8, mut f: impl FnMut(i32, i32, i32
                 }
             }
         }
-    }
-}
-
-#[inline(always)]
-fn fold_lanes<T: Copy, R: Copy>(row: &[T], acc: &mut [R; L], f: impl Fn(R, T) -> R) {
-    let mut chunks = row.chunks_exact(L);
-    for c in &mut chunks {
-        for l in 0..L {
-            acc[l] = f(acc[l], c[l]);
-        }
-    }
-    for (l, &x) in chunks.remainder().iter().enumerate() {
-        acc[l] = f(acc[l], x);
-    }
-}
-
-#[inline(always)]
-fn fold_lanes2<T: Copy, R: Copy>(a: &[T], b: &[T], acc: &mut [R; L], f: impl Fn(R, T, T) -> R) {
-    let mut ca = a.chunks_exact(L);
-    let mut cb = b.chunks_exact(L);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for l in 0..L {
-            acc[l] = f(acc[l], x[l], y[l]);
-        }
-    }
-    for (l, (&x, &y)) in ca.remainder().iter().zip(cb.remainder()).enumerate() {
-        acc[l] = f(acc[l], x, y);
     }
 }
 
@@ -312,7 +286,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 // SAFETY: `&self`: nobody writes during the reduction.
                 fold_lanes(unsafe { r.run(i0, j, k, len, comp + n) }, &mut acc, &f);
             });
-            acc.into_iter().fold(id, &combine)
+            combine_lanes(acc, id, &combine)
         });
         parts.into_iter().fold(id, combine)
     }
@@ -669,7 +643,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
                 fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
             });
-            acc.into_iter().fold(zero, |a, b| a + b)
+            combine_lanes(acc, zero, |a, b| a + b)
         });
         parts.into_iter().fold(zero, |a, b| a + b)
     }
