@@ -16,7 +16,7 @@
 //! // A periodic 32³ domain in 8 boxes of 16³, one component, one ghost cell.
 //! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(31));
 //! let ba = BoxArray::from_domain(domain, 16);
-//! let dm = DistributionMapping::new(&ba, 1);
+//! let dm = DistributionMapping::single(&ba);
 //! let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
 //!
 //! // Kernels run over tiles on all threads and index cells globally, as in AMReX.

@@ -23,17 +23,17 @@
 //! # Quick start: fill ghost cells, then a stencil on all threads
 //!
 //! ```
-//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity};
+//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling};
 //!
 //! // A periodic 8³ domain in 8 boxes of 4³, one ghost cell.
 //! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
 //! let ba = BoxArray::from_domain(domain, 4);
-//! let dm = DistributionMapping::new(&ba, 1);
+//! let dm = DistributionMapping::single(&ba);
 //! let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
 //! let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
 //!
 //! // phi = i (periodic in x with period 8), valid cells only, in parallel tiles.
-//! phi.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+//! phi.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
 //!     let bx = t.region();
 //!     t.array_mut().for_each_mut(bx, |i, _j, _k, _n, v| *v = f64::from(i));
 //! });
@@ -41,7 +41,7 @@
 //! phi.fill_boundary(Periodicity::all(domain));
 //!
 //! // 7-point Laplacian, one tile per task; each task owns its tile of `lap`.
-//! lap.par_for_each_tile(true, IntVect::ZERO, |mut t| {
+//! lap.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
 //!     let p = phi.array(t.mfi());
 //!     let bx = t.region();
 //!     t.array_mut().for_each_mut(bx, |i, j, k, _n, o| {
@@ -81,6 +81,7 @@ mod ops;
 mod par;
 mod periodicity;
 pub mod plan;
+mod raw_fab;
 mod region;
 
 pub use amrex_arena::{Arena, HostArena};
@@ -90,6 +91,7 @@ pub use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 pub use box_array::{BoxArray, BoxArrayError};
 pub use comm::CopyOp;
 pub use distribution::{DistributionMapping, Strategy};
+pub use dlpack::Ghosts;
 pub use element::Element;
 pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
