@@ -97,3 +97,12 @@ def gc_collect():
     import gc
 
     gc.collect()
+
+
+def test_soa_from_arrays(amr):
+    nr, ni = amr.StructOfArrays_2_1().num_real_comps(), amr.StructOfArrays_2_1().num_int_comps()
+    words = np.array([amr.make_id_cpu(7, 1)] * 4, dtype=np.uint64)
+    reals = np.arange(4.0 * nr).reshape(nr, 4)
+    soa = amr.StructOfArrays_2_1.from_arrays(words, reals, np.zeros((ni, 4)))
+    assert len(soa) == 4 and soa.get_real(nr - 1, 3) == reals[nr - 1, 3]
+    assert amr.particle_id(int(soa.to_dict()["idcpu"][2])) == 7

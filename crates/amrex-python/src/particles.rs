@@ -510,6 +510,19 @@ impl PySoa {
         Ok(())
     }
 
+    /// A new container holding the particles of [`extend`](Self::extend)'s arrays.
+    #[staticmethod]
+    #[pyo3(signature = (idcpu, reals, ints))]
+    fn from_arrays(
+        idcpu: &Bound<'_, PyAny>,
+        reals: &Bound<'_, PyAny>,
+        ints: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let mut s = Self::py_new();
+        s.extend(idcpu, reals, ints)?;
+        Ok(s)
+    }
+
     /// Number of real components.
     fn num_real_comps(&self) -> usize {
         self.soa.num_real_comps()
