@@ -4,8 +4,10 @@
 #     thumbv7em-none-eabihf target for the no_std builds;
 #   - nightly with miri and rust-src for the unsafe-code checks (only with --miri);
 #   - Debian's Level Zero loader (libze1), so the "loader present, no driver" path is tested;
-#   - a Python virtual environment in .venv with NumPy, pytest, array-api-strict and
-#     apache-tvm-ffi (which ships the official dlpack.h used by the C interop tests).
+#   - a Python virtual environment in .venv with scripts/requirements.txt: NumPy, pytest,
+#     array-api-strict, apache-tvm-ffi (which ships the official dlpack.h used by the C
+#     interop tests), maturin, mypy (stub checks), matplotlib (the example's PNG), JAX.
+# (cargo-fuzz is installed on the dated nightly by scripts/fuzz.sh when it first runs.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +48,7 @@ log "Python virtual environment (.venv)"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import numpy, pytest, array_api_strict, tvm_ffi' >/dev/null 2>&1; then
+if ! .venv/bin/python -c 'import numpy, pytest, array_api_strict, tvm_ffi, mypy, matplotlib, jax' >/dev/null 2>&1; then
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
 fi
 .venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'
