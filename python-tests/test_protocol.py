@@ -1,6 +1,7 @@
-"""The Python side of DLPACK.md's conformance checklist, against amrex_rs containers.
-
-Each test names the checklist item(s) it covers.
+"""The Python DLPack protocol as amrex_rs containers implement it: `__dlpack__` with
+`max_version`, `copy`, `dl_device` and `stream`, `__dlpack_device__`, versioned and
+legacy capsules, READ_ONLY, the keep-alive of the producer, and the exceptions each
+refusal raises. Each test says in its name and docstring which rule it checks.
 """
 
 import gc
