@@ -154,6 +154,51 @@ fn reductions_of_a_componentless_fabarray_do_no_work() {
     assert_eq!(mf.norm2(0, 0, IntVect::ZERO), 0.0);
 }
 
+/// Component ranges whose end overflows `usize` (`usize::MAX` and 2 components) wrapped
+/// past the bound checks of `fill_boundary_with`, `parallel_copy_with` and the region
+/// reads in release builds, and the copies then wrote past the fabs. They must be refused
+/// by the same check as every other operation's.
+fn two_box_mf() -> MultiFab {
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3)), 4);
+    MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1))
+}
+
+#[test]
+#[should_panic(expected = "FabArray::fill_boundary: components")]
+fn fill_boundary_refuses_a_wrapping_component_range() {
+    let mut mf = two_box_mf();
+    let period = Periodicity::all(IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3)));
+    mf.fill_boundary_with(usize::MAX, 2, IntVect::splat(1), period, false);
+}
+
+#[test]
+#[should_panic(expected = "FabArray::parallel_copy (source): components")]
+fn parallel_copy_refuses_a_wrapping_component_range() {
+    let mut dst = two_box_mf();
+    let src = two_box_mf();
+    dst.parallel_copy_with(
+        &src,
+        usize::MAX,
+        0,
+        2,
+        IntVect::ZERO,
+        IntVect::ZERO,
+        Periodicity::non_periodic(),
+        amrex::multifab::CopyOp::Copy,
+    );
+}
+
+#[test]
+#[should_panic(expected = "FabArray::read_region: components")]
+fn read_region_refuses_a_wrapping_component_range() {
+    let mf = two_box_mf();
+    let _ = mf.read_region(
+        IndexBox::new(IntVect::ZERO, IntVect::splat(1)),
+        usize::MAX,
+        2,
+    );
+}
+
 #[test]
 #[should_panic(expected = "leave the i32 index space")]
 fn boxarray_new_panics_with_the_reason() {

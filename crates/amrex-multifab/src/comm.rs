@@ -7,6 +7,7 @@ use amrex_box::IntVect;
 
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
+use crate::ops::check_comps;
 use crate::par::par_for;
 use crate::periodicity::Periodicity;
 use crate::plan::{CopyPlan, CopyTag};
@@ -95,11 +96,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         period: Periodicity,
         cross: bool,
     ) {
-        assert!(
-            scomp + nc <= self.ncomp,
-            "FabArray::fill_boundary: components exceed {}",
-            self.ncomp
-        );
+        check_comps("fill_boundary", scomp, nc, self.ncomp);
         assert!(
             ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
             "FabArray::fill_boundary: ghost width {ng} exceeds {}",
@@ -174,16 +171,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         period: Periodicity,
         op: CopyOp,
     ) {
-        assert!(
-            scomp + nc <= src.ncomp,
-            "FabArray::parallel_copy: source components exceed {}",
-            src.ncomp
-        );
-        assert!(
-            dcomp + nc <= self.ncomp,
-            "FabArray::parallel_copy: destination components exceed {}",
-            self.ncomp
-        );
+        check_comps("parallel_copy (source)", scomp, nc, src.ncomp);
+        check_comps("parallel_copy (destination)", dcomp, nc, self.ncomp);
         assert!(
             src_ng.all_ge(IntVect::ZERO) && src_ng.all_le(src.ngrow),
             "FabArray::parallel_copy: source ghost width {src_ng} exceeds {}",

@@ -89,7 +89,7 @@ fn sqrt(x: f64) -> f64 {
 }
 
 #[track_caller]
-fn check_comps(what: &str, comp: usize, nc: usize, ncomp: usize) {
+pub(crate) fn check_comps(what: &str, comp: usize, nc: usize, ncomp: usize) {
     assert!(
         comp.checked_add(nc).is_some_and(|e| e <= ncomp),
         "FabArray::{what}: components {comp}..{} exceed the {ncomp} components",

@@ -8,6 +8,7 @@ use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
 use crate::fabarray::FabArray;
+use crate::ops::check_comps;
 
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// The values of components `comp..comp+nc` over `region` (global indices, ghost
@@ -19,13 +20,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     #[must_use]
     #[track_caller]
     pub fn read_region(&self, region: IndexBox, comp: usize, nc: usize) -> Vec<T> {
-        assert!(
-            comp + nc <= self.ncomp,
-            "FabArray::read_region: components exceed {}",
-            self.ncomp
-        );
+        check_comps("read_region", comp, nc, self.ncomp);
         let npts = region.checked_num_pts_usize().expect("region too large");
-        let mut out = vec![T::ZERO; npts * nc];
+        let len = npts
+            .checked_mul(nc)
+            .expect("FabArray::read_region: region too large");
+        let mut out = vec![T::ZERO; len];
         // Ghost cells first, then valid cells on top.
         for pass in 0..2 {
             for l in 0..self.local_size() {
@@ -62,13 +62,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         data: &[T],
         ghosts: bool,
     ) {
-        assert!(
-            comp + nc <= self.ncomp,
-            "FabArray::write_region: components exceed {}",
-            self.ncomp
-        );
+        check_comps("write_region", comp, nc, self.ncomp);
         let npts = region.checked_num_pts_usize().expect("region too large");
-        assert_eq!(data.len(), npts * nc, "FabArray::write_region: data length");
+        assert_eq!(
+            Some(data.len()),
+            npts.checked_mul(nc),
+            "FabArray::write_region: data length"
+        );
         for l in 0..self.local_size() {
             let g = self.local[l];
             let dst = if ghosts {
