@@ -168,7 +168,13 @@ fn two_box_mf() -> MultiFab {
 fn fill_boundary_refuses_a_wrapping_component_range() {
     let mut mf = two_box_mf();
     let period = Periodicity::all(IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3)));
-    mf.fill_boundary_with(usize::MAX, 2, IntVect::splat(1), period, false);
+    mf.fill_boundary_with(
+        usize::MAX,
+        2,
+        IntVect::splat(1),
+        period,
+        amrex::multifab::FillPattern::Full,
+    );
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::fabarray::{FabArray, RawFab};
 use crate::ops::check_comps;
 use crate::par::par_for;
 use crate::periodicity::Periodicity;
-use crate::plan::{CopyPlan, CopyTag};
+use crate::plan::{CopyPlan, CopyTag, FillPattern};
 
 /// Whether `parallel_copy` overwrites or adds (AMReX's `FabArrayBase::COPY` / `ADD`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -74,12 +74,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// periodic image of any box), all components, the full ghost width (AMReX's
     /// `FillBoundary(period)`).
     pub fn fill_boundary(&mut self, period: Periodicity) {
-        self.fill_boundary_with(0, self.ncomp, self.ngrow, period, false);
+        self.fill_boundary_with(0, self.ncomp, self.ngrow, period, FillPattern::Full);
     }
 
     /// `FillBoundary` of components `scomp..scomp+nc` over ghost width `ng`; with
-    /// `cross`, only the face ghost cells (no edges or corners), as a 7-point stencil
-    /// needs.
+    /// [`FillPattern::Cross`], only the face ghost cells (no edges or corners), as a
+    /// 7-point stencil needs.
     ///
     /// The plan is computed on first use and cached in the DistributionMapping; copies
     /// run in parallel, one task per destination fab, tags in plan order.
@@ -94,7 +94,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         nc: usize,
         ng: IntVect,
         period: Periodicity,
-        cross: bool,
+        cross: FillPattern,
     ) {
         check_comps("fill_boundary", scomp, nc, self.ncomp);
         assert!(

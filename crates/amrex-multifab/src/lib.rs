@@ -97,4 +97,4 @@ pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use par::TileMut;
 pub use periodicity::Periodicity;
-pub use plan::{CopyPlan, CopyTag};
+pub use plan::{CopyPlan, CopyTag, FillPattern};

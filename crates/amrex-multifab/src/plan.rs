@@ -132,6 +132,16 @@ impl CopyPlan {
     }
 }
 
+/// Which ghost cells a `FillBoundary` fills.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FillPattern {
+    /// Every ghost cell: faces, edges and corners.
+    #[default]
+    Full,
+    /// Only the face slabs (AMReX's `cross = true`), what a 7-point stencil reads.
+    Cross,
+}
+
 /// The six face slabs of ghost width `ng` around `vbx` (the `cross` stencil region).
 fn cross_slabs(vbx: &IndexBox, ng: IntVect) -> [IndexBox; 6] {
     core::array::from_fn(|n| {
@@ -156,7 +166,7 @@ fn fb_tags_for(
     k: usize,
     ng: IntVect,
     shifts: &[IntVect],
-    cross: bool,
+    cross: FillPattern,
     out: &mut Vec<CopyTag>,
 ) {
     let vbx = ba.get(k);
@@ -171,7 +181,7 @@ fn fb_tags_for(
         for (j, isect) in ba.intersections(&image) {
             let dst_bx = isect.shift_iv(-s);
             for piece in box_diff(&dst_bx, &vbx) {
-                if cross {
+                if cross == FillPattern::Cross {
                     for slab in &slabs {
                         if let Some(p) = piece.intersection(slab) {
                             out.push(CopyTag {
@@ -266,7 +276,7 @@ pub fn fill_boundary_plan(
     dm: &DistributionMapping,
     ng: IntVect,
     period: Periodicity,
-    cross: bool,
+    cross: FillPattern,
     rank: usize,
 ) -> CopyPlan {
     assert_eq!(
@@ -319,7 +329,7 @@ enum Key {
     Fb {
         ng: IntVect,
         period: Periodicity,
-        cross: bool,
+        cross: FillPattern,
     },
     Pc {
         dst_ng: IntVect,
@@ -434,7 +444,7 @@ impl DistributionMapping {
         ba: &BoxArray,
         ng: IntVect,
         period: Periodicity,
-        cross: bool,
+        cross: FillPattern,
         rank: usize,
     ) -> Arc<CopyPlan> {
         let key = Key::Fb { ng, period, cross };

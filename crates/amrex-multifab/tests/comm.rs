@@ -1,7 +1,9 @@
 //! FillBoundary, ParallelCopy and a stencil through parallel tiles.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity, Tiling};
+use amrex_multifab::{
+    BoxArray, CopyOp, DistributionMapping, FillPattern, MultiFab, Periodicity, Tiling,
+};
 use proptest::prelude::*;
 
 const GARBAGE: f64 = -999.0;
@@ -49,7 +51,12 @@ fn check_fb(
     let period = Periodicity::new(domain, periodic);
     let mut mf = MultiFab::new(&ba, &dm, ncomp, ngrow);
     valid_only(&mut mf);
-    mf.fill_boundary_with(scomp, nc, ng, period, cross);
+    let pattern = if cross {
+        FillPattern::Cross
+    } else {
+        FillPattern::Full
+    };
+    mf.fill_boundary_with(scomp, nc, ng, period, pattern);
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let a = mf.array(&mfi);
@@ -325,7 +332,7 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
                         1,
                         IntVect::splat(1),
                         Periodicity::non_periodic(),
-                        true,
+                        FillPattern::Cross,
                     );
                     let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
                     laplacian(&mut lap, &phi, tiling);

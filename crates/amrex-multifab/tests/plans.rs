@@ -2,7 +2,7 @@
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::plan::{fill_boundary_plan, parallel_copy_plan};
-use amrex_multifab::{BoxArray, CopyTag, DistributionMapping, Periodicity, Strategy};
+use amrex_multifab::{BoxArray, CopyTag, DistributionMapping, FillPattern, Periodicity, Strategy};
 use proptest::prelude::*;
 
 fn wrap(p: IntVect, domain: &IndexBox, period: &Periodicity) -> Option<IntVect> {
@@ -25,11 +25,20 @@ fn in_cross(p: IntVect, vbx: &IndexBox) -> bool {
 
 /// Checks that a single-rank FB plan fills each ghost cell exactly once from the right
 /// place, and nothing else.
+/// The pattern a proptest's `cross` flag stands for.
+fn pattern(cross: bool) -> FillPattern {
+    if cross {
+        FillPattern::Cross
+    } else {
+        FillPattern::Full
+    }
+}
+
 fn check_fb(domain: IndexBox, mgs: IntVect, ng: IntVect, periodic: [bool; 3], cross: bool) {
     let ba = BoxArray::from_domain_iv(domain, mgs);
     let dm = DistributionMapping::single(&ba);
     let period = Periodicity::new(domain, periodic);
-    let plan = fill_boundary_plan(&ba, &dm, ng, period, cross, 0);
+    let plan = fill_boundary_plan(&ba, &dm, ng, period, pattern(cross), 0);
     assert!(plan.is_local_only());
     // Per destination box, per cell of its grown box: (source box, source cell).
     let grown: Vec<IndexBox> = ba.boxes().iter().map(|b| b.grow_iv(ng)).collect();
@@ -143,9 +152,9 @@ proptest! {
         let dm = DistributionMapping::with_strategy(&ba, nranks, s);
         let period = Periodicity::new(domain, periodic);
         let ng = IntVect::splat(1);
-        let single = fill_boundary_plan(&ba, &DistributionMapping::single(&ba), ng, period, false, 0);
+        let single = fill_boundary_plan(&ba, &DistributionMapping::single(&ba), ng, period, FillPattern::Full, 0);
         let mut all: Vec<CopyTag> = Vec::new();
-        let plans: Vec<_> = (0..nranks).map(|r| fill_boundary_plan(&ba, &dm, ng, period, false, r)).collect();
+        let plans: Vec<_> = (0..nranks).map(|r| fill_boundary_plan(&ba, &dm, ng, period, FillPattern::Full, r)).collect();
         for p in &plans {
             all.extend_from_slice(p.local());
             for (src_rank, tags) in p.recvs() {
@@ -238,16 +247,16 @@ fn plans_are_cached_per_key() {
     let ba = BoxArray::from_domain(domain, 8);
     let dm = DistributionMapping::single(&ba);
     let p = Periodicity::all(domain);
-    let a = dm.fill_boundary_plan(&ba, IntVect::splat(1), p, false, 0);
+    let a = dm.fill_boundary_plan(&ba, IntVect::splat(1), p, FillPattern::Full, 0);
     let b = dm
         .clone()
-        .fill_boundary_plan(&ba.clone(), IntVect::splat(1), p, false, 0);
+        .fill_boundary_plan(&ba.clone(), IntVect::splat(1), p, FillPattern::Full, 0);
     assert!(std::sync::Arc::ptr_eq(&a, &b));
-    let c = dm.fill_boundary_plan(&ba, IntVect::splat(1), p, true, 0);
+    let c = dm.fill_boundary_plan(&ba, IntVect::splat(1), p, FillPattern::Cross, 0);
     assert!(!std::sync::Arc::ptr_eq(&a, &c));
     // Another BoxArray with equal boxes is a different key (AMReX keys by identity).
     let ba2 = BoxArray::from_domain(domain, 8);
-    let _ = dm.fill_boundary_plan(&ba2, IntVect::splat(1), p, false, 0);
+    let _ = dm.fill_boundary_plan(&ba2, IntVect::splat(1), p, FillPattern::Full, 0);
     let st = dm.plan_cache_stats();
     assert_eq!((st.plans, st.uses), (3, 4));
     let pc1 = dm.parallel_copy_plan(&ba, IntVect::ZERO, &ba2, &dm, IntVect::ZERO, p, 0);
