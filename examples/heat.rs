@@ -133,7 +133,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     println!("2. MultiFab vs an independent ndarray solver: max difference {diff:.2e}");
     assert!(diff < 1e-13, "ndarray mismatch: {diff}");
     // And back: write the ndarray result into the MultiFab (ghost cells untouched).
-    phi.write_region_ndarray(domain, 0, u.view(), false);
+    phi.write_region_ndarray(domain, 0, u.view(), Ghosts::Exclude);
 
     // 3. DLPack: one zero-copy tensor per box (valid region); read and double through it.
     let before_sum = phi.sum(0, 1, IntVect::ZERO);

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use amrex_arena::HostAccessible;
 use amrex_box::{IndexBox, IntVect};
 
+use crate::dlpack::Ghosts;
 use crate::element::Element;
 use crate::fabarray::FabArray;
 use crate::ops::check_comps;
@@ -48,8 +49,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Writes `data` (Fortran order over `region`, components `comp..comp+nc` slowest)
-    /// into every local fab cell of the region: valid cells, and ghost cells too when
-    /// `ghosts` is set.
+    /// into every local fab cell of the region: valid cells, and with
+    /// [`Ghosts::Include`] ghost cells too.
     ///
     /// # Panics
     /// If `data` has the wrong length or the components exceed the FabArray's.
@@ -60,7 +61,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comp: usize,
         nc: usize,
         data: &[T],
-        ghosts: bool,
+        ghosts: Ghosts,
     ) {
         check_comps("write_region", comp, nc, self.ncomp);
         let npts = region.checked_num_pts_usize().expect("region too large");
@@ -71,10 +72,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         );
         for l in 0..self.local_size() {
             let g = self.local[l];
-            let dst = if ghosts {
-                self.fabbox(g)
-            } else {
-                self.ba.get(g)
+            let dst = match ghosts {
+                Ghosts::Include => self.fabbox(g),
+                Ghosts::Exclude => self.ba.get(g),
             };
             let Some(isect) = dst.intersection(&region.convert(dst.ix_type())) else {
                 continue;
@@ -115,7 +115,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         region: IndexBox,
         comp: usize,
         a: ndarray::ArrayView4<'_, T>,
-        ghosts: bool,
+        ghosts: Ghosts,
     ) {
         let len = region.length();
         assert_eq!(

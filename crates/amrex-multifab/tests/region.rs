@@ -1,7 +1,7 @@
 //! Global-index region reads and writes.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, MultiFab};
 
 #[test]
 fn region_round_trip_across_boxes_and_ghosts() {
@@ -19,12 +19,18 @@ fn region_round_trip_across_boxes_and_ghosts() {
     let data: Vec<f64> = (0..region.num_pts() as usize * 2)
         .map(|x| x as f64)
         .collect();
-    mf.write_region(region, 0, 2, &data, true);
+    mf.write_region(region, 0, 2, &data, Ghosts::Include);
     let back = mf.read_region(region, 0, 2);
     assert_eq!(back, data);
     // Valid cells only: ghost cells outside the domain keep zero.
     mf.set_val(0.0);
-    mf.write_region(region, 1, 1, &data[..region.num_pts() as usize], false);
+    mf.write_region(
+        region,
+        1,
+        1,
+        &data[..region.num_pts() as usize],
+        Ghosts::Exclude,
+    );
     let back = mf.read_region(region, 1, 1);
     for (n, p) in region.iter().enumerate() {
         let want = if domain.contains(p) { data[n] } else { 0.0 };
@@ -48,6 +54,6 @@ fn ndarray_region_is_indexed_i_j_k_n() {
     assert_eq!(a[[1, 2, 3, 0]], f64::from(3 + 10 * 5 + 100 * 4));
     let mut b = a.clone();
     b.mapv_inplace(|x| -x);
-    mf.write_region_ndarray(region, 0, b.view(), false);
+    mf.write_region_ndarray(region, 0, b.view(), Ghosts::Exclude);
     assert_eq!(mf.read_region_ndarray(region, 0, 1), b);
 }

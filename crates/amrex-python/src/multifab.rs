@@ -633,7 +633,7 @@ impl PyMultiFab {
             Some(x) => vec![x; n],
             None => region_values(value, &region)?,
         };
-        self.mf.write_region(bx, comp, nc, &data, true);
+        self.mf.write_region(bx, comp, nc, &data, Ghosts::Include);
         Ok(())
     }
 
