@@ -33,12 +33,9 @@ mod export {
         flags: u64,
     ) -> Result<ManagedTensor<'a>, DlpackError> {
         let (shape, strides) = (raw.dlpack_shape(), raw.dlpack_strides());
-        let data = if raw.is_empty() {
-            core::ptr::null()
-        } else {
-            raw.ptr.as_ptr().cast_const()
-        };
-        let spec = TensorSpec::host(data, &shape, &strides).with_flags(flags);
+        // An empty view's dangling pointer is exported as NULL by `from_owner`.
+        let spec =
+            TensorSpec::host(raw.ptr.as_ptr().cast_const(), &shape, &strides).with_flags(flags);
         // SAFETY: by the views' invariant 2 every element the shape and strides reach is a
         // live, initialised, aligned `T` in host memory for 'a, which bounds the tensor;
         // the owner `()` holds nothing, so moving it moves no memory; writes are allowed

@@ -223,6 +223,9 @@ where
         handle_alloc_error(layout)
     };
     let ctx = block.cast::<ExportCtx<H, O>>();
+    // DLPack's rule for empty tensors, kept here once for every exporter: no element,
+    // NULL data (whatever pointer the container had).
+    let mut empty = false;
     let (shape, strides) = if ndim == 0 {
         (core::ptr::null_mut(), core::ptr::null_mut())
     } else {
@@ -233,8 +236,10 @@ where
         // Exactly `ndim` of each are written whatever the iterators yield (an
         // `ExactSizeIterator` may lie about its length; a short one leaves zeros).
         for i in 0..ndim {
+            let extent = shape.next().unwrap_or(0);
+            empty |= extent == 0;
             // SAFETY: the block has room for 2 * ndim aligned i64 at `dims`; i < ndim.
-            unsafe { dims.wrapping_add(i).write(shape.next().unwrap_or(0)) };
+            unsafe { dims.wrapping_add(i).write(extent) };
             // SAFETY: as above, in the second half.
             unsafe {
                 dims_strides
@@ -245,7 +250,7 @@ where
         (dims, dims_strides)
     };
     let tensor = DLTensor {
-        data,
+        data: if empty { core::ptr::null_mut() } else { data },
         device,
         ndim: ndim_i32,
         dtype,
@@ -292,7 +297,9 @@ macro_rules! managed_common {
             /// of `spec.device` holding the elements `spec.shape`/`spec.strides` reach, of
             /// type `spec.dtype`, readable and — unless `spec.flags` has `READ_ONLY` —
             /// writable by the consumer without data races. `spec.data` is NULL only when
-            /// the tensor has no elements. Moving `owner` must not move that memory, nor
+            /// the tensor has no elements; for such a tensor it may be anything (a
+            /// dangling pointer of an empty container): the export always writes NULL,
+            /// as DLPack requires, so exporters need not special-case it. Moving `owner` must not move that memory, nor
             /// invalidate `spec.data`: a `Vec`, an `Arc` or a container holding raw
             /// pointers is fine, but a `Box` (also inside a struct or tuple) is a unique
             /// pointer, and moving it invalidates pointers derived from it beforehand

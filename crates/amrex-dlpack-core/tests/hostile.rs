@@ -148,3 +148,24 @@ fn refused_copy_still_releases_the_tensor_once() {
     );
     assert_eq!(get(&calls), 1);
 }
+
+/// DLPack's rule for empty tensors lives in the export builder: an exporter may pass the
+/// dangling pointer of an empty container, and the consumer still sees NULL data.
+#[test]
+fn empty_exports_carry_null_data() {
+    let data: Vec<f64> = Vec::new();
+    let dangling = data.as_ptr();
+    assert!(!dangling.is_null());
+    for (shape, strides) in [(&[0i64][..], &[1i64][..]), (&[3, 0, 2], &[0, 2, 1])] {
+        let spec = TensorSpec::host(dangling, shape, strides);
+        // SAFETY: no element is reached; `()` owns nothing.
+        let t = unsafe { ManagedTensor::from_owner((), &spec) };
+        assert!(t.view().raw().data.is_null(), "shape {shape:?}");
+    }
+    // A scalar (rank 0) has one element and keeps its pointer.
+    let one = [5.0f64];
+    let spec = TensorSpec::host(one.as_ptr(), &[], &[]);
+    // SAFETY: the scalar is `one[0]`, alive for the test.
+    let t = unsafe { ManagedTensor::from_owner((), &spec) };
+    assert!(!t.view().raw().data.is_null());
+}

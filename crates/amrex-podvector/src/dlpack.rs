@@ -22,12 +22,8 @@ where
     T: AnyBitPattern + DlpackElement,
 {
     let len = i64::try_from(v.len()).map_err(|_| DlpackError::new(ErrorKind::SpanOverflow))?;
-    let data = if v.is_empty() {
-        core::ptr::null_mut()
-    } else {
-        v.as_ptr().cast_mut().cast()
-    };
-    Ok((data, [len]))
+    // An empty vector's dangling pointer is exported as NULL by `from_owner`.
+    Ok((v.as_ptr().cast_mut().cast(), [len]))
 }
 
 fn spec<'s, T: DlpackElement>(
