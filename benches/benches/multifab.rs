@@ -4,30 +4,23 @@
 
 use core::hint::black_box;
 
-use amrex_benches::{laplacian, triad};
-use amrex_multifab::{
-    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
-};
+use amrex_benches::{MultiFabCase, laplacian, triad};
+use amrex_multifab::{IntVect, Tiling};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const N: i32 = 256;
 
 fn bench(c: &mut Criterion) {
-    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(N - 1));
+    let MultiFabCase {
+        domain,
+        x,
+        mut y,
+        phi,
+        mut lap,
+        mut fb,
+        period,
+    } = MultiFabCase::new(N);
     let cells = domain.num_pts();
-    let ba = BoxArray::from_domain(domain, 64);
-    let dm = DistributionMapping::single(&ba);
-    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    x.set_val(1.0);
-    y.set_val(2.0);
-    phi.set_val(0.5);
-    let ba32 = BoxArray::from_domain(domain, 32);
-    let dm32 = DistributionMapping::with_ranks(&ba32, 1);
-    let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
-    let period = Periodicity::all(domain);
     let len = cells as usize;
     let (mut a, b, cc) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
 

@@ -10,7 +10,9 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use amrex_array4::Stencil;
-use amrex_multifab::{IntVect, MultiFab, Tiling};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
+};
 use rayon::prelude::*;
 
 /// `name` parsed from the environment, or `default` when it is unset or does not parse.
@@ -140,4 +142,60 @@ pub fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: Tiling) {
                     - 6.0 * s.center();
             });
     });
+}
+
+/// The MultiFabs both MultiFab benchmarks (the criterion bench and the table binary) run
+/// on, over an `n`³ periodic domain: `x = 1`, `y = 2` (max grid 64, no ghosts) for saxpy
+/// and the reductions, `phi = 0.5` (1 ghost) and `lap` for the Laplacian, and `fb = 1`
+/// (max grid 32, 2 ghosts) for FillBoundary.
+#[derive(Debug)]
+pub struct MultiFabCase {
+    /// The domain `0 ..= n-1` in every direction.
+    pub domain: IndexBox,
+    /// Source of saxpy and the reductions.
+    pub x: MultiFab,
+    /// Destination of saxpy.
+    pub y: MultiFab,
+    /// Input of the Laplacian.
+    pub phi: MultiFab,
+    /// Output of the Laplacian.
+    pub lap: MultiFab,
+    /// The FillBoundary MultiFab.
+    pub fb: MultiFab,
+    /// Periodic in every direction.
+    pub period: Periodicity,
+}
+
+impl MultiFabCase {
+    /// Builds the case for an `n`³ domain.
+    #[must_use]
+    pub fn new(n: i32) -> Self {
+        let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+        let ba = BoxArray::from_domain(domain, 64);
+        let dm = DistributionMapping::single(&ba);
+        let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+        let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+        let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+        let lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+        x.set_val(1.0);
+        y.set_val(2.0);
+        phi.set_val(0.5);
+        let ba32 = BoxArray::from_domain(domain, 32);
+        let mut fb = MultiFab::new(
+            &ba32,
+            &DistributionMapping::single(&ba32),
+            1,
+            IntVect::splat(2),
+        );
+        fb.set_val(1.0);
+        Self {
+            domain,
+            x,
+            y,
+            phi,
+            lap,
+            fb,
+            period: Periodicity::all(domain),
+        }
+    }
 }

@@ -9,10 +9,8 @@
 
 use core::hint::black_box;
 
-use amrex_benches::{best, env_or, laplacian, triad};
-use amrex_multifab::{
-    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
-};
+use amrex_benches::{MultiFabCase, best, env_or, laplacian, triad};
+use amrex_multifab::{IntVect, Tiling};
 
 fn main() {
     let args: Vec<usize> = std::env::args()
@@ -25,24 +23,16 @@ fn main() {
         0 => Tiling::Default,
         ty => Tiling::Size(IntVect::new(1_024_000, ty, 8)),
     };
-    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let MultiFabCase {
+        domain,
+        x,
+        mut y,
+        phi,
+        mut lap,
+        mut fb,
+        period,
+    } = MultiFabCase::new(n);
     let cells = domain.num_pts() as f64;
-
-    let ba = BoxArray::from_domain(domain, 64);
-    let dm = DistributionMapping::single(&ba);
-    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-    x.set_val(1.0);
-    y.set_val(2.0);
-    phi.set_val(0.5);
-
-    let ba32 = BoxArray::from_domain(domain, 32);
-    let dm32 = DistributionMapping::with_ranks(&ba32, 1);
-    let mut fb = MultiFab::new(&ba32, &dm32, 1, IntVect::splat(2));
-    fb.set_val(1.0);
-    let period = Periodicity::all(domain);
 
     let len = domain.num_pts() as usize;
     let (mut a, b, c) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);

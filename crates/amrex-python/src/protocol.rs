@@ -452,29 +452,12 @@ pub(crate) unsafe fn dlpack_protocol(
 ) -> PyResult<Py<PyAny>> {
     let req = parse(stream, max_version, dl_device, copy)?;
     let plan = plan(src, &req)?;
-    let empty = src.num_elements() == 0;
     match plan {
         Plan::Share(device) => {
-            let spec = TensorSpec {
-                data: if empty {
-                    core::ptr::null_mut()
-                } else {
-                    src.data
-                },
-                device,
-                dtype: src.dtype,
-                shape: src.shape.as_slice(),
-                strides: src.strides.as_slice(),
-                flags: if src.read_only { flags::READ_ONLY } else { 0 },
-            };
-            let keep = KeepAlive {
-                obj: Some(owner.clone().unbind()),
-                _guard: count.map(ExportCount::guard),
-                _live: LiveToken::new(),
-            };
-            // SAFETY: `keep` holds `owner`, which keeps the memory valid (caller), and the
-            // export count that forbids reallocation while the tensor lives.
-            unsafe { wrap(owner.py(), keep, &spec, req.versioned) }
+            let spec = shared_spec(src, device);
+            // SAFETY: the keep-alive holds `owner`, which keeps the memory valid (caller),
+            // and the export count that forbids reallocation while the tensor lives.
+            unsafe { wrap(owner.py(), keep_alive(owner, count), &spec, req.versioned) }
         }
         Plan::HostCopy(device) => copied(owner.py(), src, device, req.versioned, |dst| {
             strided_copy_host(src, dst);
@@ -572,26 +555,34 @@ pub(crate) unsafe fn share_versioned(
     src: &Export,
     count: Option<&ExportCount>,
 ) -> ManagedTensor<'static> {
-    let spec = TensorSpec {
-        data: if src.num_elements() == 0 {
-            core::ptr::null_mut()
-        } else {
-            src.data
-        },
-        device: src.device,
+    let spec = shared_spec(src, src.device);
+    // SAFETY: the keep-alive holds `owner`, which keeps the memory valid (caller), and the
+    // export count that forbids reallocation while the tensor lives.
+    unsafe { ManagedTensor::from_owner(keep_alive(owner, count), &spec) }
+}
+
+/// The zero-copy export spec of `src`, labelled with `device` (its own, or the
+/// re-badged one a consumer asked for). An empty tensor's data pointer becomes NULL in
+/// the export builder.
+fn shared_spec<'s>(src: &'s Export<'_>, device: Device) -> TensorSpec<'s> {
+    TensorSpec {
+        data: src.data,
+        device,
         dtype: src.dtype,
         shape: src.shape.as_slice(),
         strides: src.strides.as_slice(),
         flags: if src.read_only { flags::READ_ONLY } else { 0 },
-    };
-    let keep = KeepAlive {
+    }
+}
+
+/// What a zero-copy export keeps alive: a reference to `owner` and, when the container
+/// can reallocate, an export-count guard.
+fn keep_alive(owner: &Bound<'_, PyAny>, count: Option<&ExportCount>) -> KeepAlive {
+    KeepAlive {
         obj: Some(owner.clone().unbind()),
         _guard: count.map(ExportCount::guard),
         _live: LiveToken::new(),
-    };
-    // SAFETY: `keep` holds `owner`, which keeps the memory valid (caller), and the export
-    // count that forbids reallocation while the tensor lives.
-    unsafe { ManagedTensor::from_owner(keep, &spec) }
+    }
 }
 
 /// A new zero-filled, compact host tensor of `dtype` and `shape` (the exchange API's
