@@ -62,6 +62,9 @@
 //!   without it everything runs sequentially and the crate is `no_std` + `alloc`.
 //! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
 //!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
+//! - `mpi` (implies `std`): [`Communicator::world`] and [`Communicator::from_mpi`] over
+//!   MPI (rsmpi); needs an MPI library and libclang to build (see `docs/mpi.md`). Without
+//!   it, [`Communicator`] is the single-process one and [`init`] / [`finalize`] do nothing.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 extern crate alloc;
@@ -79,11 +82,15 @@ mod lock;
 mod mfiter;
 mod ops;
 mod par;
+mod parallel;
 mod periodicity;
 pub mod plan;
 mod raw_fab;
 mod region;
 
+/// The rsmpi crate this one is built against (feature `mpi`), for bringing your own communicator.
+#[cfg(feature = "mpi")]
+pub use ::mpi;
 pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
 pub use amrex_basefab::{BaseFab, FabError};
@@ -96,5 +103,11 @@ pub use element::Element;
 pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use par::TileMut;
+#[cfg(feature = "mpi")]
+pub use parallel::abort_on_panic;
+pub use parallel::{
+    CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
+    finalize, init,
+};
 pub use periodicity::Periodicity;
 pub use plan::{CopyPlan, CopyTag, FillPattern};

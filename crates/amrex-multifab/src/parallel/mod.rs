@@ -1,0 +1,691 @@
+//! The communicator: who this process is among how many, the collectives every rank
+//! calls together, and split-phase point-to-point exchange of byte buffers.
+//!
+//! One [`Communicator`] type covers both cases, so callers do not sprinkle `cfg`:
+//!
+//! - [`Communicator::single`] (also [`Default`]) is one process: rank 0 of 1. Every
+//!   collective returns its own input, and an exchange may not name any rank (a message to
+//!   oneself is a local copy, which callers do themselves). This part is `no_std` + `alloc`.
+//! - With the `mpi` feature, [`Communicator::world`] (MPI's world, initialised on first
+//!   use) and [`Communicator::from_mpi`] (bring your own rsmpi communicator) give a
+//!   communicator over MPI. It always works on its own duplicate of the MPI communicator,
+//!   so its messages never match anybody else's.
+//!
+//! # Collective means every rank, same order
+//!
+//! Methods documented as **collective** must be called by every rank of the communicator,
+//! in the same order, with arguments that agree where they say so (the same `root`, the
+//! same [`ReduceOp`]). A rank that skips one leaves the others waiting forever; that is
+//! MPI's rule and this type cannot check it. [`Communicator::check_same`] is the tool to
+//! find out, collectively and without hanging, whether the ranks agree on a value (a hash
+//! of a `BoxArray` and its map, say) before relying on it.
+//!
+//! # Split-phase exchange
+//!
+//! [`Communicator::start_exchange`] posts every receive, then every send, and returns an
+//! [`Exchange`] that owns the buffers; the caller does its local copies and then calls
+//! [`Exchange::wait`], which hands back the received buffers in the order the receives
+//! were listed (so unpacking follows the caller's plan, not the arrival order). This is
+//! AMReX's `FillBoundary_nowait` / `FillBoundary_finish` split. Dropping an `Exchange`
+//! without waiting still completes it (it waits in `Drop`), so its buffers are never freed
+//! under MPI's feet.
+
+#[cfg(feature = "mpi")]
+mod mpi;
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+#[cfg(feature = "mpi")]
+pub use self::mpi::abort_on_panic;
+#[cfg(feature = "mpi")]
+use self::mpi::finalize_mpi;
+
+/// MPI counts are C `int`s: no single MPI message or collective buffer may hold more
+/// bytes than this. Larger point-to-point messages and broadcasts are split into pieces of
+/// at most this size (or of [`Communicator::with_message_limit`]'s size); the gathers
+/// refuse a total above it with [`CommError::TooLarge`].
+pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
+
+/// The largest tag [`Communicator::start_exchange`] accepts: MPI guarantees tags up to
+/// 32767 on every implementation (`MPI_TAG_UB` ≥ 32767).
+pub const MAX_TAG: u16 = 32767;
+
+/// A reduction for [`Communicator::all_reduce_u64`] and [`Communicator::all_reduce_f64`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// The sum over ranks (`u64` wraps on overflow, as MPI's does).
+    Sum,
+    /// The smallest value.
+    Min,
+    /// The largest value.
+    Max,
+}
+
+/// Which side of an exchange a [`CommError::DuplicateRank`] was found on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// The `sends` list.
+    Send,
+    /// The `recvs` list.
+    Receive,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Send => "send",
+            Direction::Receive => "receive",
+        })
+    }
+}
+
+/// What went wrong in a communicator call.
+///
+/// Errors of collective calls ([`CommError::Mismatch`], [`CommError::TooLarge`] from a
+/// gather, [`CommError::RankOutOfRange`] for a root) are returned on every rank alike.
+/// Argument errors of [`Communicator::start_exchange`] are found locally, before anything
+/// is posted, so only the rank with the bad plan sees them: treat them as fatal (the
+/// other ranks are waiting for its messages).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CommError {
+    /// An exchange named this process's own rank; callers copy locally instead.
+    SelfMessage {
+        /// The rank (this process's own).
+        rank: usize,
+    },
+    /// A rank (a peer or a root) is not below the communicator's size.
+    RankOutOfRange {
+        /// The rank given.
+        rank: usize,
+        /// The communicator's size.
+        size: usize,
+    },
+    /// An exchange listed the same peer twice on one side (one message per neighbour).
+    DuplicateRank {
+        /// The repeated rank.
+        rank: usize,
+        /// On which side.
+        direction: Direction,
+    },
+    /// An exchange tag above [`MAX_TAG`].
+    TagOutOfRange {
+        /// The tag given.
+        tag: u16,
+    },
+    /// A received message was not the size the receive expected (the two ranks' plans
+    /// differ).
+    SizeMismatch {
+        /// The sending rank.
+        from: usize,
+        /// The exchange tag.
+        tag: u16,
+        /// The bytes the receiver expected.
+        expected: usize,
+        /// The bytes that arrived.
+        received: usize,
+    },
+    /// A collective buffer over the MPI count limit ([`MAX_MESSAGE_BYTES`]).
+    TooLarge {
+        /// Which call.
+        what: &'static str,
+        /// The bytes asked for.
+        bytes: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// [`Communicator::check_same`] found ranks that disagree.
+    Mismatch {
+        /// What was compared (the caller's words).
+        what: String,
+        /// The lowest rank holding the smallest value.
+        rank_min: usize,
+        /// The smallest value.
+        value_min: u64,
+        /// The lowest rank holding the largest value.
+        rank_max: usize,
+        /// The largest value.
+        value_max: u64,
+        /// The communicator's size.
+        size: usize,
+    },
+    /// MPI was finalised ([`crate::finalize`]) before this call.
+    Finalized,
+}
+
+impl fmt::Display for CommError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommError::SelfMessage { rank } => write!(
+                f,
+                "exchange names this process's own rank {rank}; copy locally instead of messaging oneself"
+            ),
+            CommError::RankOutOfRange { rank, size } => {
+                write!(
+                    f,
+                    "rank {rank} out of range for a communicator of {size} ranks"
+                )
+            }
+            CommError::DuplicateRank { rank, direction } => write!(
+                f,
+                "exchange lists rank {rank} twice among its {direction}s (one message per neighbour)"
+            ),
+            CommError::TagOutOfRange { tag } => {
+                write!(
+                    f,
+                    "exchange tag {tag} above the portable MPI maximum {MAX_TAG}"
+                )
+            }
+            CommError::SizeMismatch {
+                from,
+                tag,
+                expected,
+                received,
+            } => write!(
+                f,
+                "message from rank {from} (tag {tag}) has {received} bytes, the receive expected {expected}: the ranks' copy plans differ"
+            ),
+            CommError::TooLarge { what, bytes, limit } => {
+                write!(
+                    f,
+                    "{what}: {bytes} bytes exceed the MPI count limit of {limit} bytes"
+                )
+            }
+            CommError::Mismatch {
+                what,
+                rank_min,
+                value_min,
+                rank_max,
+                value_max,
+                size,
+            } => write!(
+                f,
+                "ranks disagree on {what}: rank {rank_min} has {value_min:#018x}, rank {rank_max} has {value_max:#018x} (checked across {size} ranks)"
+            ),
+            CommError::Finalized => f.write_str("MPI was already finalised"),
+        }
+    }
+}
+
+impl core::error::Error for CommError {}
+
+/// The communicator handle that a `DistributionMapping` and every `FabArray` carry.
+///
+/// Cheap to clone (an `Arc` inside for MPI; nothing for one process). `Default` is
+/// [`Communicator::single`]. Two handles compare equal when they are the same
+/// communicator (clones of one handle, or both single-process); [`Communicator::world`]
+/// returns the same one each time.
+#[derive(Clone)]
+pub struct Communicator {
+    kind: Kind,
+    /// Largest piece of one message; every rank must use the same.
+    message_limit: usize,
+}
+
+#[derive(Clone, Default)]
+enum Kind {
+    #[default]
+    Single,
+    #[cfg(feature = "mpi")]
+    Mpi(alloc::sync::Arc<self::mpi::MpiComm>),
+}
+
+impl Default for Communicator {
+    fn default() -> Self {
+        Communicator::single()
+    }
+}
+
+impl PartialEq for Communicator {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.kind, &other.kind) {
+            (Kind::Single, Kind::Single) => true,
+            #[cfg(feature = "mpi")]
+            (Kind::Mpi(a), Kind::Mpi(b)) => alloc::sync::Arc::ptr_eq(a, b),
+            #[cfg(feature = "mpi")]
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Communicator {}
+
+impl fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Communicator")
+            .field("rank", &self.rank())
+            .field("size", &self.size())
+            .field("mpi", &!self.is_single_kind())
+            .finish()
+    }
+}
+
+impl Communicator {
+    /// One process: rank 0 of 1.
+    pub const fn single() -> Self {
+        Communicator {
+            kind: Kind::Single,
+            message_limit: MAX_MESSAGE_BYTES,
+        }
+    }
+
+    /// This process's rank, `0..size()`.
+    pub fn rank(&self) -> usize {
+        match &self.kind {
+            Kind::Single => 0,
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.rank(),
+        }
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        match &self.kind {
+            Kind::Single => 1,
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.size(),
+        }
+    }
+
+    /// Whether there is only one rank (single-process, or an MPI communicator of size 1).
+    pub fn is_single(&self) -> bool {
+        self.size() == 1
+    }
+
+    fn is_single_kind(&self) -> bool {
+        matches!(self.kind, Kind::Single)
+    }
+
+    /// The same communicator, but exchanges and broadcasts split each message into pieces
+    /// of at most `bytes` (clamped to `1..=`[`MAX_MESSAGE_BYTES`], the default). Every
+    /// rank must use the same limit for the same exchange. Useful where an MPI transport
+    /// handles huge messages badly, and to test the splitting with small messages.
+    #[must_use]
+    pub fn with_message_limit(&self, bytes: usize) -> Self {
+        Communicator {
+            kind: self.kind.clone(),
+            message_limit: bytes.clamp(1, MAX_MESSAGE_BYTES),
+        }
+    }
+
+    /// The piece size of [`Communicator::with_message_limit`].
+    pub fn message_limit(&self) -> usize {
+        self.message_limit
+    }
+
+    /// **Collective.** Returns when every rank has entered it.
+    pub fn barrier(&self) {
+        match &self.kind {
+            Kind::Single => {}
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.barrier(),
+        }
+    }
+
+    /// **Collective.** `op` over every rank's `x` (every rank passes the same `op`); every
+    /// rank gets the result.
+    pub fn all_reduce_u64(&self, x: u64, op: ReduceOp) -> u64 {
+        let mut v = [x];
+        self.all_reduce_u64_slice(&mut v, op);
+        v[0]
+    }
+
+    /// **Collective.** `op` over every rank's `x`; every rank gets the result. A `Sum`
+    /// adds in MPI's order, which may depend on the rank count; `Min`/`Max` with a NaN are
+    /// as the MPI library makes them.
+    pub fn all_reduce_f64(&self, x: f64, op: ReduceOp) -> f64 {
+        let mut v = [x];
+        self.all_reduce_f64_slice(&mut v, op);
+        v[0]
+    }
+
+    /// **Collective.** Element-wise [`Communicator::all_reduce_u64`], in place; every rank
+    /// passes a slice of the same length.
+    pub fn all_reduce_u64_slice(&self, values: &mut [u64], op: ReduceOp) {
+        match &self.kind {
+            // One rank: the values are already the result.
+            Kind::Single => {
+                let _ = (values, op);
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_reduce_u64(values, op),
+        }
+    }
+
+    /// **Collective.** Element-wise [`Communicator::all_reduce_f64`], in place; every rank
+    /// passes a slice of the same length.
+    pub fn all_reduce_f64_slice(&self, values: &mut [f64], op: ReduceOp) {
+        match &self.kind {
+            Kind::Single => {
+                let _ = (values, op);
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_reduce_f64(values, op),
+        }
+    }
+
+    /// **Collective.** Every rank's bytes (any length, zero included), indexed by rank,
+    /// on every rank. The total must fit MPI's count limit ([`MAX_MESSAGE_BYTES`]), else
+    /// every rank gets [`CommError::TooLarge`].
+    pub fn all_gather_bytes(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, CommError> {
+        match &self.kind {
+            Kind::Single => Ok(vec![data.to_vec()]),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_gather_bytes(data),
+        }
+    }
+
+    /// **Collective.** Every rank's bytes, indexed by rank, on `root` (`Some`); the other
+    /// ranks get `None`. Every rank passes the same `root`. Errors as
+    /// [`Communicator::all_gather_bytes`], on every rank.
+    pub fn gather_bytes(
+        &self,
+        root: usize,
+        data: &[u8],
+    ) -> Result<Option<Vec<Vec<u8>>>, CommError> {
+        self.check_rank(root)?;
+        match &self.kind {
+            Kind::Single => Ok(Some(vec![data.to_vec()])),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.gather_bytes(root, data),
+        }
+    }
+
+    /// **Collective.** `root`'s `data` replaces every other rank's `data` (resized to fit;
+    /// the other ranks' contents and lengths do not matter). Every rank passes the same
+    /// `root`. Any length: long buffers go in pieces.
+    pub fn broadcast_bytes(&self, root: usize, data: &mut Vec<u8>) -> Result<(), CommError> {
+        self.check_rank(root)?;
+        match &self.kind {
+            Kind::Single => {
+                let _ = data;
+                Ok(())
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.broadcast_bytes(root, data, self.message_limit),
+        }
+    }
+
+    /// **Collective.** Whether every rank passed the same `value` (a hash of a `BoxArray`
+    /// and its map, say). When they differ, **every** rank returns
+    /// [`CommError::Mismatch`] naming `what`, the lowest rank with the smallest value and
+    /// the lowest rank with the largest — no rank hangs or aborts, and all can go on to
+    /// the next collective. Costs one all-reduce (two when they differ).
+    pub fn check_same(&self, what: &str, value: u64) -> Result<(), CommError> {
+        let size = self.size();
+        // min(x) and min(!x) = !max(x), in one all-reduce.
+        let mut v = [value, !value];
+        self.all_reduce_u64_slice(&mut v, ReduceOp::Min);
+        let (value_min, value_max) = (v[0], !v[1]);
+        if value_min == value_max {
+            return Ok(());
+        }
+        // Every rank sees the same min and max, so every rank takes this branch.
+        let me = self.rank() as u64;
+        let mut r = [
+            if value == value_min { me } else { u64::MAX },
+            if value == value_max { me } else { u64::MAX },
+        ];
+        self.all_reduce_u64_slice(&mut r, ReduceOp::Min);
+        Err(CommError::Mismatch {
+            what: String::from(what),
+            rank_min: r[0] as usize,
+            value_min,
+            rank_max: r[1] as usize,
+            value_max,
+            size,
+        })
+    }
+
+    /// Starts a split-phase exchange: posts a non-blocking receive of exactly `bytes` from
+    /// each `(rank, bytes)` of `recvs`, then a non-blocking send of each `(rank, buffer)`
+    /// of `sends`, all with `tag` (at most [`MAX_TAG`]), and returns at once. One message
+    /// per neighbour: a rank appears at most once in each list, never this process's own
+    /// rank (do those as local copies). Zero-byte messages are sent and received like any
+    /// other, so both sides' lists must match exactly. Messages longer than
+    /// [`Communicator::message_limit`] go in pieces, transparently.
+    ///
+    /// Not collective, but every send must be matched by the receiving rank's `recvs`
+    /// (same tag, same size). Arguments are checked before anything is posted; an error
+    /// is local to this rank.
+    ///
+    /// One process: both lists must be empty (any rank named is this one or out of
+    /// range), and the `Exchange` returns nothing.
+    pub fn start_exchange(
+        &self,
+        tag: u16,
+        sends: Vec<(usize, Vec<u8>)>,
+        recvs: Vec<(usize, usize)>,
+    ) -> Result<Exchange, CommError> {
+        if tag > MAX_TAG {
+            return Err(CommError::TagOutOfRange { tag });
+        }
+        self.check_peers(sends.iter().map(|s| s.0), Direction::Send)?;
+        self.check_peers(recvs.iter().map(|r| r.0), Direction::Receive)?;
+        match &self.kind {
+            Kind::Single => Ok(Exchange {
+                state: ExchangeState::Done,
+            }),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => Ok(Exchange {
+                state: ExchangeState::Mpi(self::mpi::Pending::start(
+                    c,
+                    tag,
+                    sends,
+                    recvs,
+                    self.message_limit,
+                )),
+            }),
+        }
+    }
+
+    fn check_rank(&self, rank: usize) -> Result<(), CommError> {
+        let size = self.size();
+        if rank < size {
+            Ok(())
+        } else {
+            Err(CommError::RankOutOfRange { rank, size })
+        }
+    }
+
+    fn check_peers(
+        &self,
+        ranks: impl Iterator<Item = usize>,
+        direction: Direction,
+    ) -> Result<(), CommError> {
+        let size = self.size();
+        let mut seen = vec![false; size];
+        for rank in ranks {
+            self.check_rank(rank)?;
+            if rank == self.rank() {
+                return Err(CommError::SelfMessage { rank });
+            }
+            if core::mem::replace(&mut seen[rank], true) {
+                return Err(CommError::DuplicateRank { rank, direction });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An exchange in flight, from [`Communicator::start_exchange`]: owns its send and
+/// receive buffers and MPI requests until [`Exchange::wait`]. Dropping it without waiting
+/// waits (MPI must be done with the buffers before they are freed).
+#[must_use = "an Exchange delivers its messages only through wait() (dropping it waits and discards them)"]
+pub struct Exchange {
+    state: ExchangeState,
+}
+
+enum ExchangeState {
+    Done,
+    #[cfg(feature = "mpi")]
+    Mpi(self::mpi::Pending),
+}
+
+impl fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let in_flight = match &self.state {
+            ExchangeState::Done => false,
+            #[cfg(feature = "mpi")]
+            ExchangeState::Mpi(_) => true,
+        };
+        f.debug_struct("Exchange")
+            .field("in_flight", &in_flight)
+            .finish()
+    }
+}
+
+impl Exchange {
+    /// Waits for every send and receive, and returns `(rank, bytes)` for each receive in
+    /// the order of the `recvs` given to [`Communicator::start_exchange`]. A message whose
+    /// size differs from the receive's is [`CommError::SizeMismatch`] (a longer one is
+    /// MPI's truncation error, which MPI's default error handler turns into an abort of
+    /// the whole job, never a hang or a silent wrong answer).
+    pub fn wait(self) -> Result<Vec<(usize, Vec<u8>)>, CommError> {
+        match self.state {
+            ExchangeState::Done => Ok(Vec::new()),
+            #[cfg(feature = "mpi")]
+            ExchangeState::Mpi(p) => p.wait(),
+        }
+    }
+}
+
+/// Returned by [`crate::init`]: the communicator to build the program's
+/// `DistributionMapping`s with, and MPI's finalisation when dropped.
+///
+/// Keep it alive for the whole program (`let parallel = amrex_multifab::init()?;` first
+/// in `main`). Dropping it calls [`crate::finalize`], unless the thread is panicking:
+/// finalising is collective in effect, and a rank that finalises while the others wait in
+/// a collective would leave them hanging.
+#[derive(Debug)]
+pub struct InitGuard {
+    comm: Communicator,
+}
+
+impl InitGuard {
+    /// MPI's world (feature `mpi`), or [`Communicator::single`] without it.
+    pub fn communicator(&self) -> &Communicator {
+        &self.comm
+    }
+}
+
+impl Drop for InitGuard {
+    fn drop(&mut self) {
+        #[cfg(feature = "mpi")]
+        if !std::thread::panicking() {
+            finalize_mpi();
+        }
+    }
+}
+
+/// AMReX's `amrex::Initialize`: with the `mpi` feature, initialises MPI (once per process;
+/// see [`Communicator::world`]) and returns a guard whose drop finalises it; without it,
+/// a guard holding [`Communicator::single`]. So one program runs either way, unchanged.
+pub fn init() -> Result<InitGuard, CommError> {
+    #[cfg(feature = "mpi")]
+    let comm = Communicator::world()?;
+    #[cfg(not(feature = "mpi"))]
+    let comm = Communicator::single();
+    Ok(InitGuard { comm })
+}
+
+/// AMReX's `amrex::Finalize`: with the `mpi` feature, finalises MPI if this crate
+/// initialised it (and drops the cached world communicator); idempotent. **Collective**
+/// over MPI's world. Call it at the end of `main` if you did not keep [`init`]'s guard.
+/// MPI cannot be used afterwards ([`Communicator::world`] returns
+/// [`CommError::Finalized`]). Without the feature it does nothing.
+pub fn finalize() {
+    #[cfg(feature = "mpi")]
+    finalize_mpi();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_process_communicator() {
+        let c = Communicator::single();
+        assert_eq!((c.rank(), c.size(), c.is_single()), (0, 1, true));
+        assert_eq!(c, Communicator::default());
+        assert_eq!(c.message_limit(), MAX_MESSAGE_BYTES);
+        c.barrier();
+        assert_eq!(c.all_reduce_u64(7, ReduceOp::Sum), 7);
+        assert_eq!(c.all_reduce_f64(-2.5, ReduceOp::Max), -2.5);
+        let mut v = [1.0, 2.0];
+        c.all_reduce_f64_slice(&mut v, ReduceOp::Min);
+        assert_eq!(v, [1.0, 2.0]);
+        assert_eq!(c.all_gather_bytes(b"abc").unwrap(), vec![b"abc".to_vec()]);
+        assert_eq!(c.gather_bytes(0, b"").unwrap(), Some(vec![Vec::new()]));
+        assert_eq!(
+            c.gather_bytes(1, b"x"),
+            Err(CommError::RankOutOfRange { rank: 1, size: 1 })
+        );
+        let mut b = b"keep".to_vec();
+        c.broadcast_bytes(0, &mut b).unwrap();
+        assert_eq!(b, b"keep");
+        c.check_same("a hash", 42).unwrap();
+        assert_eq!(
+            c.start_exchange(3, Vec::new(), Vec::new())
+                .unwrap()
+                .wait()
+                .unwrap(),
+            Vec::new()
+        );
+        assert_eq!(
+            c.start_exchange(3, vec![(0, vec![1])], Vec::new())
+                .unwrap_err(),
+            CommError::SelfMessage { rank: 0 }
+        );
+        assert_eq!(
+            c.start_exchange(3, Vec::new(), vec![(1, 8)]).unwrap_err(),
+            CommError::RankOutOfRange { rank: 1, size: 1 }
+        );
+        assert_eq!(
+            c.start_exchange(MAX_TAG + 1, Vec::new(), Vec::new())
+                .unwrap_err(),
+            CommError::TagOutOfRange { tag: MAX_TAG + 1 }
+        );
+    }
+
+    // With `mpi`, init() would start MPI inside a libtest thread; the MPI path is tested
+    // by tests/mpi_comm.rs under mpirun.
+    #[cfg(not(feature = "mpi"))]
+    #[test]
+    fn init_without_mpi_is_single() {
+        let g = init().unwrap();
+        assert_eq!(*g.communicator(), Communicator::single());
+        drop(g);
+        finalize();
+    }
+
+    #[test]
+    fn errors_name_the_values() {
+        let e = CommError::Mismatch {
+            what: String::from("BoxArray hash"),
+            rank_min: 0,
+            value_min: 1,
+            rank_max: 3,
+            value_max: 2,
+            size: 4,
+        };
+        let s = alloc::format!("{e}");
+        assert!(
+            s.contains("BoxArray hash") && s.contains("rank 3") && s.contains("4 ranks"),
+            "{s}"
+        );
+        let s = alloc::format!(
+            "{}",
+            CommError::SizeMismatch {
+                from: 1,
+                tag: 7,
+                expected: 8,
+                received: 4
+            }
+        );
+        assert!(s.contains("rank 1") && s.contains("expected 8"), "{s}");
+    }
+}
