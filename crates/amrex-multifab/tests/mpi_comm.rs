@@ -32,7 +32,7 @@ fn mix(mut x: u64) -> u64 {
 /// one time in five) and bytes that name all four.
 fn message(round: u64, src: usize, dst: usize, max: usize) -> Vec<u8> {
     let h = mix(round ^ mix(src as u64 ^ mix(dst as u64)));
-    let len = if h % 5 == 0 {
+    let len = if h.is_multiple_of(5) {
         0
     } else {
         (h >> 8) as usize % max
@@ -210,8 +210,8 @@ fn split_phase_with_work_between(c: &Communicator) {
     for i in 0..(200_000 * (r as u64 + 1)) {
         acc = acc.wrapping_add(mix(i));
     }
-    std::hint::black_box(acc);
-    std::thread::sleep(std::time::Duration::from_millis(5 * r as u64));
+    core::hint::black_box(acc);
+    std::thread::sleep(core::time::Duration::from_millis(5 * r as u64));
     let got = ex.wait().unwrap();
     for (q, bytes) in got {
         assert_eq!(bytes, message(7, q, r, 100_000), "from rank {q}");
@@ -405,10 +405,13 @@ fn panic_on_request(c: &Communicator) {
     }
 }
 
+/// A named check, run on every rank in list order.
+type Check = (&'static str, fn(&Communicator));
+
 fn main() {
     let parallel = amrex_multifab::init().expect("MPI initialises");
     let c = parallel.communicator().clone();
-    let checks: &[(&str, fn(&Communicator))] = &[
+    let checks: &[Check] = &[
         ("panic_on_request", panic_on_request),
         ("world_is_one_communicator", world_is_one_communicator),
         ("collectives", collectives),
