@@ -25,6 +25,10 @@ cargo clippy --workspace --all-targets --features "$FEATURES" -- -D warnings
 log "cargo test --workspace"
 cargo test --workspace --features "$FEATURES"
 
+log "MPI: clippy with feature mpi, then each MPI test under mpirun -n 1, 2 and 4 (scripts/test-mpi.sh)"
+cargo clippy -p amrex-multifab --features mpi --all-targets -- -D warnings
+bash scripts/test-mpi.sh
+
 log "cargo test: the single-precision builds (lib and integration tests; doctests assume f64)"
 cargo test -p amrex-basefab --features single-precision --lib --tests
 cargo test -p amrex-aos --features single-precision-particles --lib --tests
