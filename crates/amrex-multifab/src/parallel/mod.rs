@@ -602,6 +602,16 @@ pub fn finalize() {
     finalize_mpi();
 }
 
+// A `DistributionMapping` and every `FabArray` carry a `Communicator`, and a FabArray may
+// hold an exchange in flight: all must stay usable from rayon's threads.
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Communicator>();
+    send_sync::<Exchange>();
+    send_sync::<CommError>();
+    send_sync::<InitGuard>();
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
