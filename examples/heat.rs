@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
 
     let start = std::time::Instant::now();
     for _ in 0..STEPS {
-        phi.fill_boundary(period);
+        phi.fill_boundary(period)?;
         lap.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
             let p = phi.array(t.mfi());
             let bx = t.region();
@@ -74,7 +74,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
                         - 6.0 * s.center();
                 });
         });
-        phi.saxpy(DT, &lap, 0, 0, 1, IntVect::ZERO);
+        phi.saxpy(DT, &lap, 0, 0..1, 0)?;
     }
     let elapsed = start.elapsed();
     println!(
@@ -97,7 +97,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
         "1. MultiFab vs closed form (1 + dt*lambda)^n: amplitude {factor:.6}, max error {worst:.2e}"
     );
     assert!(worst < 1e-12, "closed form mismatch: {worst}");
-    let total = phi.sum(0, 1, IntVect::ZERO);
+    let total = phi.sum(0..1, 0)?;
     println!("   total heat {total:.9} (initially {})", N * N * N);
     assert!(
         (total - f64::from(N).powi(3)).abs() < 1e-8,
@@ -126,18 +126,18 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
         });
         u = next;
     }
-    let from_mf = phi.read_region_ndarray(domain, 0, 1);
+    let from_mf = phi.read_region_ndarray(0..1, domain)?;
     let diff = Zip::from(&from_mf)
         .and(&u)
         .fold(0.0_f64, |m, a, b| m.max((a - b).abs()));
     println!("2. MultiFab vs an independent ndarray solver: max difference {diff:.2e}");
     assert!(diff < 1e-13, "ndarray mismatch: {diff}");
     // And back: write the ndarray result into the MultiFab (ghost cells untouched).
-    phi.write_region_ndarray(domain, 0, u.view(), Ghosts::Exclude);
+    phi.write_region_ndarray(u.view(), Ghosts::Exclude, 0, domain)?;
 
     // 3. DLPack: one zero-copy tensor per box (valid region); read and double through it.
-    let before_sum = phi.sum(0, 1, IntVect::ZERO);
-    let before_max = phi.max(0, 1, IntVect::ZERO);
+    let before_sum = phi.sum(0..1, 0)?;
+    let before_max = phi.max(0..1, 0)?;
     let mut via_dlpack = 0.0;
     {
         let mut tensors = phi.to_dlpack_per_box(Ghosts::Exclude);
@@ -151,7 +151,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             a.mapv_inplace(|v| 2.0 * v);
         }
     }
-    let after_max = phi.max(0, 1, IntVect::ZERO);
+    let after_max = phi.max(0..1, 0)?;
     println!(
         "3. DLPack per-box tensors: sum {via_dlpack:.6e} (MultiFab::sum {before_sum:.6e}); \
          after doubling through the tensors, max {after_max:.6} = 2 x {before_max:.6}"

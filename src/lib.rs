@@ -24,8 +24,8 @@
 //!     let bx = t.region();
 //!     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
 //! });
-//! phi.fill_boundary(Periodicity::all(domain));
-//! assert_eq!(phi.max(0, 1, IntVect::ZERO), 93.0);
+//! phi.fill_boundary(Periodicity::all(domain)).unwrap();
+//! assert_eq!(phi.max(0..1, 0).unwrap(), 93.0);
 //!
 //! // A fab of the MultiFab as a DLPack tensor: shape (ncomp, nz, ny, nx), ghosts included.
 //! let mfi = phi.mfiter(Tiling::None).next().unwrap();

@@ -6,7 +6,7 @@
 //! builds panic.
 
 use amrex::array4::Array4;
-use amrex::basefab::BaseFab;
+use amrex::basefab::{BaseFab, FabError};
 use amrex::boxes::{IndexBox, IndexSpaceError, IntVect};
 use amrex::dlpack::{DlpackError, ErrorKind, FromDlpack, ManagedTensor, TensorSpec, flags};
 use amrex::multifab::{BoxArray, BoxArrayError, DistributionMapping, MultiFab, Periodicity};
@@ -109,8 +109,8 @@ fn fabarray_boxes_at_the_edge_of_the_index_space() {
     let ok = IndexBox::new(IntVect::new(0, 0, MAX - 3), IntVect::new(1, 1, MAX - 1));
     let ba = BoxArray::new(vec![ok]);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
-    mf.set_val(2.0);
-    assert_eq!(mf.sum(0, 1, IntVect::ZERO), 2.0 * 12.0);
+    mf.fill(2.0);
+    assert_eq!(mf.sum(0..1, 0).unwrap(), 2.0 * 12.0);
     // ... but not with a ghost cell that would cross it.
     assert!(ba.check_ghost(IntVect::new(0, 0, 1)).is_err());
 }
@@ -129,7 +129,7 @@ fn periodic_fill_boundary_at_the_edge_of_the_index_space() {
         a.for_each_mut(valid, |i, j, k, _, v| {
             *v = f64::from((i - lo.x()) + 10 * (j - lo.y()) + 100 * (k - lo.z()));
         });
-        mf.fill_boundary(Periodicity::all(valid));
+        mf.fill_boundary(Periodicity::all(valid)).unwrap();
         let grown = valid.grow(2);
         let a = mf.fab(0).array().unwrap();
         let mut out = Vec::new();
@@ -149,9 +149,9 @@ fn reductions_of_a_componentless_fabarray_do_no_work() {
     let tall = IndexBox::new(IntVect::ZERO, IntVect::new(0, 0, (1 << 30) - 1));
     let ba = BoxArray::new(vec![tall]);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 0, IntVect::ZERO);
-    assert_eq!(mf.sum(0, 0, IntVect::ZERO), 0.0);
-    mf.set_val(1.0);
-    assert_eq!(mf.norm2(0, 0, IntVect::ZERO), 0.0);
+    assert_eq!(mf.sum(0..0, 0).unwrap(), 0.0);
+    mf.fill(1.0);
+    assert_eq!(mf.norm2(0..0, 0).unwrap(), 0.0);
 }
 
 /// Component ranges whose end overflows `usize` (`usize::MAX` and 2 components) wrapped
@@ -164,45 +164,65 @@ fn two_box_mf() -> MultiFab {
 }
 
 #[test]
-#[should_panic(expected = "FabArray::fill_boundary: components")]
 fn fill_boundary_refuses_a_wrapping_component_range() {
     let mut mf = two_box_mf();
     let period = Periodicity::all(IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3)));
-    mf.fill_boundary_with(
-        usize::MAX,
-        2,
-        IntVect::splat(1),
-        period,
-        amrex::multifab::FillPattern::Full,
+    let e = mf
+        .fill_boundary_with(
+            period,
+            amrex::multifab::FillPattern::Full,
+            usize::MAX - 1..=usize::MAX,
+            1,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, FabError::ComponentsOutside { ncomp: 2, .. }),
+        "{e}"
     );
 }
 
 #[test]
-#[should_panic(expected = "FabArray::parallel_copy (source): components")]
 fn parallel_copy_refuses_a_wrapping_component_range() {
     let mut dst = two_box_mf();
     let src = two_box_mf();
-    dst.parallel_copy_with(
-        &src,
-        usize::MAX,
-        0,
-        2,
-        IntVect::ZERO,
-        IntVect::ZERO,
-        Periodicity::non_periodic(),
-        amrex::multifab::CopyOp::Copy,
+    let before = dst.read_region(.., dst.box_array().minimal_box()).unwrap();
+    let e = dst
+        .parallel_copy_with(
+            &src,
+            usize::MAX,
+            0,
+            Periodicity::non_periodic(),
+            amrex::multifab::CopyOp::Copy,
+            0..2,
+            0,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FabError::ComponentsOutside {
+                start: usize::MAX,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(
+        dst.read_region(.., dst.box_array().minimal_box()).unwrap(),
+        before
     );
 }
 
 #[test]
-#[should_panic(expected = "FabArray::read_region: components")]
 fn read_region_refuses_a_wrapping_component_range() {
     let mf = two_box_mf();
-    let _ = mf.read_region(
-        IndexBox::new(IntVect::ZERO, IntVect::splat(1)),
-        usize::MAX,
-        2,
-    );
+    let e = mf
+        .read_region(
+            usize::MAX - 1..=usize::MAX,
+            IndexBox::new(IntVect::ZERO, IntVect::splat(1)),
+        )
+        .unwrap_err();
+    assert!(matches!(e, FabError::ComponentsOutside { .. }), "{e}");
 }
 
 #[test]
@@ -243,7 +263,7 @@ fn per_box_import_checks_ghost_widths() {
     let e = MultiFab::from_dlpack_per_box(&edge, &dm, IntVect::splat(1), vec![t()]);
     assert!(outside(0)(kind(e)));
     let mf = MultiFab::from_dlpack_per_box(&edge, &dm, IntVect::ZERO, vec![t()]).unwrap();
-    assert_eq!(mf.sum(0, 1, IntVect::ZERO), 0.0);
+    assert_eq!(mf.sum(0..1, 0).unwrap(), 0.0);
 }
 
 #[test]
@@ -279,7 +299,7 @@ fn small_plotfile(name: &str) -> PathBuf {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3));
     let ba = BoxArray::from_domain(domain, 4);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::ZERO);
-    mf.set_val(1.5);
+    mf.fill(1.5);
     let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
     plotfile::write_single_level_plotfile(&dir, &mf, &["a", "b"], &geom, 0.0, 0).unwrap();
     dir

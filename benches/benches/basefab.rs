@@ -60,10 +60,10 @@ fn reductions(c: &mut Criterion) {
     let cells = fab.len();
     let data = fab.as_slice().unwrap().to_vec();
     let rel = |a: f64, b: f64| ((a - b) / b).abs();
-    assert!(rel(fab.sum(bx, 0).unwrap(), data.iter().sum()) < 1e-9);
+    assert!(rel(fab.sum(0..1, bx).unwrap(), data.iter().sum()) < 1e-9);
     assert!(
         rel(
-            fab.norm2(bx, 0).unwrap(),
+            fab.norm2(0..1, bx).unwrap(),
             data.iter().map(|v| v * v).sum::<f64>().sqrt()
         ) < 1e-9
     );
@@ -92,7 +92,7 @@ fn reductions(c: &mut Criterion) {
             g.bench_function("BaseFab::sum", |b| {
                 b.iter_custom(|it| {
                     timed(kernel, "BaseFab::sum", it, || {
-                        black_box(black_box(f).sum(bx, 0).unwrap());
+                        black_box(black_box(f).sum(0..1, bx).unwrap());
                     })
                 });
             });
@@ -114,7 +114,7 @@ fn reductions(c: &mut Criterion) {
             g.bench_function("BaseFab::norm2", |b| {
                 b.iter_custom(|it| {
                     timed(kernel, "BaseFab::norm2", it, || {
-                        black_box(black_box(f).norm2(bx, 0).unwrap());
+                        black_box(black_box(f).norm2(0..1, bx).unwrap());
                     })
                 });
             });

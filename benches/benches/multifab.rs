@@ -5,7 +5,7 @@
 use core::hint::black_box;
 
 use amrex_benches::{MultiFabCase, laplacian, triad};
-use amrex_multifab::{IntVect, Tiling};
+use amrex_multifab::Tiling;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const N: i32 = 256;
@@ -36,7 +36,7 @@ fn bench(c: &mut Criterion) {
             bch.iter(|| pool.install(|| triad(&mut a, &b, &cc, 3.0)))
         });
         g.bench_function("saxpy", |bch| {
-            bch.iter(|| pool.install(|| y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO)))
+            bch.iter(|| pool.install(|| y.saxpy(1e-3, &x, 0, 0..1, 0).unwrap()))
         });
         g.throughput(Throughput::Bytes(16 * cells));
         g.bench_function("laplacian", |bch| {
@@ -44,14 +44,14 @@ fn bench(c: &mut Criterion) {
         });
         g.throughput(Throughput::Bytes(8 * cells));
         g.bench_function("norm2", |bch| {
-            bch.iter(|| pool.install(|| black_box(x.norm2(0, 1, IntVect::ZERO))))
+            bch.iter(|| pool.install(|| black_box(x.norm2(0..1, 0).unwrap())))
         });
         g.bench_function("sum", |bch| {
-            bch.iter(|| pool.install(|| black_box(x.sum(0, 1, IntVect::ZERO))))
+            bch.iter(|| pool.install(|| black_box(x.sum(0..1, 0).unwrap())))
         });
         g.throughput(Throughput::Elements(1));
         g.bench_function("fill_boundary_mgs32_ng2", |bch| {
-            bch.iter(|| pool.install(|| fb.fill_boundary(period)))
+            bch.iter(|| pool.install(|| fb.fill_boundary(period).unwrap()))
         });
         g.finish();
     }

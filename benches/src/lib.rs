@@ -177,9 +177,9 @@ impl MultiFabCase {
         let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
         let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
         let lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-        x.set_val(1.0);
-        y.set_val(2.0);
-        phi.set_val(0.5);
+        x.fill(1.0);
+        y.fill(2.0);
+        phi.fill(0.5);
         let ba32 = BoxArray::from_domain(domain, 32);
         let mut fb = MultiFab::new(
             &ba32,
@@ -187,7 +187,7 @@ impl MultiFabCase {
             1,
             IntVect::splat(2),
         );
-        fb.set_val(1.0);
+        fb.fill(1.0);
         Self {
             domain,
             x,

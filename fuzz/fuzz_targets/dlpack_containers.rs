@@ -56,11 +56,11 @@ where
         let _ = a.to_ndarray_nkji();
     }
     for comp in 0..fab.ncomp().min(3) {
-        let _ = fab.sum(bx, comp);
-        let _ = fab.max(bx, comp);
+        let _ = fab.sum(comp..=comp, bx);
+        let _ = fab.max(comp..=comp, bx);
     }
-    let _ = fab.set_val(T::default(), bx, ..);
-    let _ = fab.plus(T::default(), bx, ..);
+    let _ = fab.set_val(T::default(), .., bx);
+    let _ = fab.plus(T::default(), .., bx);
     if let Ok(s) = fab.as_mut_slice() {
         s.fill(T::default());
     }
@@ -94,14 +94,14 @@ fn fabarray(t: ManagedTensor<'static>, b: IntVect, ng: IntVect) {
     };
     let nc = mf.ncomp();
     let g = mf.n_grow();
-    let _ = mf.sum(0, nc, g);
-    let _ = mf.norm2(0, nc, IntVect::ZERO);
-    let _ = mf.max(0, nc, g);
+    let _ = mf.sum(..nc, g).unwrap();
+    let _ = mf.norm2(..nc, 0).unwrap();
+    let _ = mf.max(..nc, g).unwrap();
     let _ = mf.value_at(valid.lo(), 0);
-    mf.plus(1.0, 0, nc, g);
-    mf.mult(0.5, 0, nc, IntVect::ZERO);
-    mf.fill_boundary(Periodicity::all(valid));
-    mf.set_val(0.0);
+    mf.plus(1.0, ..nc, g).unwrap();
+    mf.mult(0.5, ..nc, 0).unwrap();
+    mf.fill_boundary(Periodicity::all(valid)).unwrap();
+    mf.fill(0.0);
 }
 
 fn podvector<T: DlpackElement + bytemuck::AnyBitPattern + Default>(t: ManagedTensor<'static>, copy: bool) {

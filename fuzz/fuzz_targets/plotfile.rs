@@ -44,8 +44,8 @@ fuzz_target!(|data: &[u8]| {
     };
     for mf in &p.levels {
         let nc = mf.ncomp();
-        let _ = mf.sum(0, nc, IntVect::ZERO);
-        let _ = mf.max(0, nc, IntVect::ZERO);
+        let _ = mf.sum(..nc, 0).unwrap();
+        let _ = mf.max(..nc, 0).unwrap();
         for b in mf.box_array().boxes() {
             for n in 0..nc {
                 let _ = mf.value_at(b.lo(), n);

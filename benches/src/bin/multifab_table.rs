@@ -62,7 +62,7 @@ fn main() {
             row(
                 "saxpy",
                 24.0,
-                best(reps, || y.saxpy(1e-3, &x, 0, 0, 1, IntVect::ZERO)),
+                best(reps, || y.saxpy(1e-3, &x, 0, 0..1, 0).unwrap()),
             );
             row(
                 "laplacian",
@@ -70,14 +70,14 @@ fn main() {
                 best(reps, || laplacian(&mut lap, &phi, tiling)),
             );
             let t = best(reps, || {
-                black_box(x.norm2(0, 1, IntVect::ZERO));
+                black_box(x.norm2(0..1, 0).unwrap());
             });
             row("norm2", 8.0, t);
             let t = best(reps, || {
-                black_box(x.sum(0, 1, IntVect::ZERO));
+                black_box(x.sum(0..1, 0).unwrap());
             });
             row("sum", 8.0, t);
-            let t = best(reps, || fb.fill_boundary(period));
+            let t = best(reps, || fb.fill_boundary(period).unwrap());
             // No bandwidth figure: the bytes a FillBoundary moves depend on the boxes.
             println!(
                 "{:<14} {threads:>3} {:>10.2} {:>9} {:>9}",

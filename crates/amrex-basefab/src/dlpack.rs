@@ -42,7 +42,8 @@ unsafe impl Send for FabTensorLayout {}
 unsafe impl Sync for FabTensorLayout {}
 
 impl FabTensorLayout {
-    /// First element (NULL when the fab is empty).
+    /// First element (dangling, never dereferenced, when the fab has no element; the
+    /// export builder writes NULL for such a tensor).
     pub fn data(&self) -> *mut c_void {
         self.data
     }
@@ -77,13 +78,8 @@ impl<'a, T: AnyBitPattern + DlpackElement, A: Arena> BaseFab<'a, T, A> {
     /// # Errors
     /// `SpanOverflow` if an extent does not fit `i64` (never on 64-bit targets).
     pub fn tensor_layout(&self) -> Result<FabTensorLayout, DlpackError> {
-        let data = if self.is_empty() {
-            core::ptr::null_mut()
-        } else {
-            self.data_ptr().cast()
-        };
         Ok(FabTensorLayout {
-            data,
+            data: self.data_ptr().cast(),
             device: self.device(),
             dtype: T::DTYPE,
             shape: self.layout.dlpack_shape(),

@@ -1,12 +1,12 @@
 //! [`FabError`]: why a fab operation was refused.
 
 use amrex_arena::ArenaError;
-use amrex_box::IndexBox;
+use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{Device, DlpackError};
 use core::fmt;
 
-/// Why a [`BaseFab`](crate::BaseFab) operation was refused. Each variant names what was
-/// asked and what the fab has.
+/// Why a [`BaseFab`](crate::BaseFab) or FabArray operation was refused. Each variant
+/// names what was asked and what the container has.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum FabError {
@@ -46,6 +46,23 @@ pub enum FabError {
     },
     /// A reduction with no identity (`min`, `max`) over an empty box.
     EmptyBox,
+    /// A FabArray operation asked for more ghost cells than a FabArray has (or a
+    /// negative width).
+    GhostOutside {
+        /// The ghost width asked for.
+        ng: IntVect,
+        /// The FabArray's ghost width.
+        ngrow: IntVect,
+    },
+    /// FabArrays combined element by element have different BoxArrays or distributions.
+    LayoutMismatch,
+    /// A buffer whose length is not the one the region and components need.
+    WrongLength {
+        /// Elements needed.
+        needed: usize,
+        /// Elements given.
+        found: usize,
+    },
     /// A slice shorter than the box and components need.
     SliceTooShort {
         /// Elements needed.
@@ -83,6 +100,18 @@ impl fmt::Display for FabError {
                 "components {start}..{end} asked for, but the fab has {ncomp}"
             ),
             Self::EmptyBox => f.write_str("min/max over an empty box"),
+            Self::GhostOutside { ng, ngrow } => write!(
+                f,
+                "ghost width {ng} asked for, but the FabArray has {ngrow} (and widths must \
+                 not be negative)"
+            ),
+            Self::LayoutMismatch => {
+                f.write_str("the FabArrays have different BoxArrays or DistributionMappings")
+            }
+            Self::WrongLength { needed, found } => write!(
+                f,
+                "buffer of {found} elements given where the region needs {needed}"
+            ),
             Self::SliceTooShort { needed, found } => write!(
                 f,
                 "slice of {found} elements is shorter than the {needed} the box needs"

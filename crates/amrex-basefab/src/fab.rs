@@ -54,10 +54,10 @@ pub(crate) enum Storage<'a, T: AnyBitPattern, A: Arena> {
 /// use amrex_basefab::{FArrayBox, IndexBox, IntVect};
 /// let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
 /// let mut fab = FArrayBox::new(bx, 2);
-/// fab.set_val(1.0, bx, ..)?;
-/// fab.plus(2.0, bx, 1..2)?;
-/// assert_eq!(fab.sum(bx, 0)?, 512.0);
-/// assert_eq!(fab.max(bx, 1)?, 3.0);
+/// fab.set_val(1.0, .., bx)?;
+/// fab.plus(2.0, 1..2, bx)?;
+/// assert_eq!(fab.sum(0..1, bx)?, 512.0);
+/// assert_eq!(fab.max(1..2, bx)?, 3.0);
 /// let a = fab.array()?;
 /// assert_eq!(a[(7, 7, 7, 1)], 3.0);
 /// # Ok::<(), amrex_basefab::FabError>(())
@@ -120,11 +120,12 @@ pub(crate) fn compact<T>(bx: &IndexBox, ncomp: usize) -> Result<(usize, FabLayou
     Ok((len, layout))
 }
 
-/// Resolves a component range against `ncomp`.
-pub(crate) fn comp_range(
-    r: impl RangeBounds<usize>,
-    ncomp: usize,
-) -> Result<Range<usize>, FabError> {
+/// Resolves a component range (`..`, `1..3`, `2..=2`, ...) against a container's `ncomp`
+/// components: the one component rule of every fab and FabArray operation.
+///
+/// # Errors
+/// [`FabError::ComponentsOutside`] when the range is reversed or ends past `ncomp`.
+pub fn component_range(r: impl RangeBounds<usize>, ncomp: usize) -> Result<Range<usize>, FabError> {
     let start = match r.start_bound() {
         Bound::Included(&s) => s,
         Bound::Excluded(&s) => s.saturating_add(1),
@@ -540,7 +541,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// [`FabError::NotHostAccessible`] or [`FabError::ComponentsOutside`].
     pub fn array_comps(&self, comps: impl RangeBounds<usize>) -> Result<Array4<'_, T>, FabError> {
         self.check_host()?;
-        let r = comp_range(comps, self.ncomp())?;
+        let r = component_range(comps, self.ncomp())?;
         let ptr = if self.is_empty() || r.is_empty() {
             self.data_ptr()
         } else {
@@ -572,7 +573,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         comps: impl RangeBounds<usize>,
     ) -> Result<Array4Mut<'_, T>, FabError> {
         self.check_write()?;
-        let r = comp_range(comps, self.ncomp())?;
+        let r = component_range(comps, self.ncomp())?;
         let ptr = if self.is_empty() || r.is_empty() {
             self.data_ptr()
         } else {
@@ -608,7 +609,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
             }
             return Ok(out);
         }
-        out.copy_from(self, self.bx, 0, self.bx, 0, self.ncomp())?;
+        out.copy_from(self, 0, self.bx, .., self.bx)?;
         Ok(out)
     }
 
@@ -653,7 +654,7 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
             return Ok(());
         }
         let (bx, nc) = (self.bx, self.ncomp());
-        self.copy_from(src, bx, 0, bx, 0, nc)
+        self.copy_from(src, 0, bx, 0..nc, bx)
     }
 
     /// A copy with the same box and components, owning compact memory from the same

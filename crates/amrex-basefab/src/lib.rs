@@ -12,12 +12,12 @@
 //! // A 8³ box with one ghost cell, two components.
 //! let valid = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
 //! let mut fab = FArrayBox::new(valid.grow(1), 2);
-//! fab.set_val(1.0, valid, 0..1)?;               // component 0 on the valid cells
-//! fab.set_val(-2.0, valid.grow(1), 1..2)?;      // component 1 everywhere
-//! fab.abs(valid, 1..2)?;
-//! assert_eq!(fab.sum(valid, 0)?, 512.0);
-//! assert_eq!(fab.norm0(valid.grow(1), 1)?, 2.0);
-//! assert_eq!(fab.min(valid.grow(1), 1)?, -2.0);   // ghost cells kept -2
+//! fab.set_val(1.0, 0..1, valid)?;               // component 0 on the valid cells
+//! fab.set_val(-2.0, 1..2, valid.grow(1))?;      // component 1 everywhere
+//! fab.abs(1..2, valid)?;
+//! assert_eq!(fab.sum(0..1, valid)?, 512.0);
+//! assert_eq!(fab.norm0(1..2, valid.grow(1))?, 2.0);
+//! assert_eq!(fab.min(1..2, valid.grow(1))?, -2.0);   // ghost cells kept -2
 //!
 //! // Kernels index with global indices through an Array4.
 //! let mut a = fab.array_mut()?;
@@ -27,7 +27,7 @@
 //! let mut other = FArrayBox::new(valid, 1);
 //! let src = IndexBox::new(IntVect::splat(-1), IntVect::splat(0));
 //! let dst = IndexBox::new(IntVect::splat(6), IntVect::splat(7));
-//! other.copy_from(&fab, src, 0, dst, 0, 1)?;
+//! other.copy_from(&fab, 0, src, 0..1, dst)?;
 //! assert_eq!(other.array()?[(6, 6, 6, 0)], 5.0);
 //!
 //! // Share with NumPy, PyTorch or C through DLPack: shape (ncomp, nz, ny, nx).
@@ -36,7 +36,7 @@
 //! assert!(t.is_read_only());
 //!
 //! let counts = IArrayBox::new(valid, 1);
-//! assert_eq!(counts.max(valid, 0)?, 0);
+//! assert_eq!(counts.max(0..1, valid)?, 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -80,7 +80,7 @@ pub use amrex_array4::{Array4, Array4Mut};
 pub use amrex_box::{IndexBox, IntVect};
 pub use dlpack::FabTensorLayout;
 pub use error::FabError;
-pub use fab::BaseFab;
+pub use fab::{BaseFab, component_range};
 
 /// AMReX's `Real`: `f64`, or `f32` with the `single-precision` feature.
 #[cfg(not(feature = "single-precision"))]

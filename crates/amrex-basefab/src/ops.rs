@@ -1,11 +1,18 @@
-//! Element operations and reductions over a sub-box and a component range.
+//! Element operations and reductions over a component range and a sub-box.
+//!
+//! Arguments follow the workspace's one order (FabArrays use it too): the scalars, then
+//! each other operand followed by its first component (and, for a fab, the box it is
+//! read over), then the component range of `self`, then the region of `self` last (here
+//! a box; a FabArray takes a ghost width). Every operation returns `Result` and
+//! validates everything before it touches an element, so an error leaves both fabs
+//! unchanged.
 //!
 //! Every operation validates once (host access, writability, box inside the fab,
 //! components inside the fab), then walks `n`, `k`, `j` and hands each `i`-row to a plain
 //! slice loop: no bounds checks in the inner loop, which the compiler vectorises.
 
 use crate::FabError;
-use crate::fab::{BaseFab, box_inside, box_lengths, comp_range};
+use crate::fab::{BaseFab, box_inside, box_lengths, component_range};
 use crate::kernels;
 use amrex_arena::Arena;
 use amrex_box::IndexBox;
@@ -89,12 +96,12 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// `comps.start`).
     fn for_rows(
         &self,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
         mut f: impl FnMut(usize, &[T]),
     ) -> Result<(), FabError> {
         self.check_host()?;
-        let comps = comp_range(comps, self.ncomp())?;
+        let comps = component_range(comps, self.ncomp())?;
         let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
@@ -116,12 +123,12 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     /// Calls `f(row)` for every `i`-row of `bx` in components `comps`, mutably.
     fn for_rows_mut(
         &mut self,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
         mut f: impl FnMut(&mut [T]),
     ) -> Result<(), FabError> {
         self.check_write()?;
-        let comps = comp_range(comps, self.ncomp())?;
+        let comps = component_range(comps, self.ncomp())?;
         let r = self.rows(bx, comps)?.fused();
         if r.is_empty() {
             return Ok(());
@@ -140,21 +147,16 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
         Ok(())
     }
 
-    /// Walks `dst_box` (components `dst_comp..+ncomp`) of `self` together with `src_box`
-    /// (components `src_comp..+ncomp`) of `src`, row by row (rows fused where both sides
-    /// allow).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "mirrors AMReX's (src, srcbox, srccomp, destbox, destcomp, numcomp) plus the kernel"
-    )]
+    /// Walks components `comps` of `self` over `dst_box` together with the same number
+    /// of components of `src` from `src_comp` over `src_box`, row by row (rows fused
+    /// where both sides allow).
     fn zip_rows_mut<B: Arena>(
         &mut self,
         src: &BaseFab<'_, T, B>,
-        src_box: IndexBox,
         src_comp: usize,
+        src_box: IndexBox,
+        comps: impl RangeBounds<usize>,
         dst_box: IndexBox,
-        dst_comp: usize,
-        ncomp: usize,
         mut f: impl FnMut(&mut [T], &[T]),
     ) -> Result<(), FabError> {
         self.check_write()?;
@@ -165,8 +167,8 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
                 dst: dst_box,
             });
         }
-        let sc = comp_range(src_comp..src_comp.saturating_add(ncomp), src.ncomp())?;
-        let dc = comp_range(dst_comp..dst_comp.saturating_add(ncomp), self.ncomp())?;
+        let dc = component_range(comps, self.ncomp())?;
+        let sc = component_range(src_comp..src_comp.saturating_add(dc.len()), src.ncomp())?;
         let (mut s, mut d) = (src.rows(src_box, sc)?, self.rows(dst_box, dc)?);
         if d.is_empty() {
             return Ok(());
@@ -201,28 +203,27 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     pub fn set_val(
         &mut self,
         val: T,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
     ) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| row.fill(val))
+        self.for_rows_mut(comps, bx, |row| row.fill(val))
     }
 
-    /// Copies `src` over `src_box`, components `src_comp..src_comp + ncomp`, into `self`
-    /// over `dst_box` (same size; the shift is `dst_box.lo - src_box.lo`), components
-    /// `dst_comp..` (AMReX `copy(src, srcbox, srccomp, destbox, destcomp, numcomp)`).
+    /// Copies `src` (components from `src_comp`, over `src_box`) into components `comps`
+    /// of `self` over `dst_box` (same size; the shift is `dst_box.lo - src_box.lo`)
+    /// (AMReX `copy(src, srcbox, srccomp, destbox, destcomp, numcomp)`).
     ///
     /// # Errors
     /// [`FabError::BoxSizeMismatch`], and as [`set_val`](Self::set_val) for either fab.
     pub fn copy_from<B: Arena>(
         &mut self,
         src: &BaseFab<'_, T, B>,
-        src_box: IndexBox,
         src_comp: usize,
+        src_box: IndexBox,
+        comps: impl RangeBounds<usize>,
         dst_box: IndexBox,
-        dst_comp: usize,
-        ncomp: usize,
     ) -> Result<(), FabError> {
-        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+        self.zip_rows_mut(src, src_comp, src_box, comps, dst_box, |d, s| {
             d.copy_from_slice(s);
         })
     }
@@ -240,32 +241,31 @@ where
     pub fn plus(
         &mut self,
         val: T,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
     ) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| {
+        self.for_rows_mut(comps, bx, |row| {
             for x in row {
                 *x = *x + val;
             }
         })
     }
 
-    /// Adds `src` over `src_box` (components `src_comp..+ncomp`) to `self` over `dst_box`
-    /// (components `dst_comp..+ncomp`) (AMReX `plus(src, srcbox, destbox, srccomp,
-    /// destcomp, numcomp)`; argument order as [`copy_from`](Self::copy_from)).
+    /// Adds `src` (components from `src_comp`, over `src_box`) to components `comps` of
+    /// `self` over `dst_box` (AMReX `plus(src, srcbox, destbox, srccomp, destcomp,
+    /// numcomp)`; argument order as [`copy_from`](Self::copy_from)).
     ///
     /// # Errors
     /// As [`copy_from`](Self::copy_from).
     pub fn plus_from<B: Arena>(
         &mut self,
         src: &BaseFab<'_, T, B>,
-        src_box: IndexBox,
         src_comp: usize,
+        src_box: IndexBox,
+        comps: impl RangeBounds<usize>,
         dst_box: IndexBox,
-        dst_comp: usize,
-        ncomp: usize,
     ) -> Result<(), FabError> {
-        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+        self.zip_rows_mut(src, src_comp, src_box, comps, dst_box, |d, s| {
             for (x, &y) in d.iter_mut().zip(s) {
                 *x = *x + y;
             }
@@ -279,10 +279,10 @@ where
     pub fn mult(
         &mut self,
         val: T,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
     ) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| {
+        self.for_rows_mut(comps, bx, |row| {
             for x in row {
                 *x = *x * val;
             }
@@ -296,13 +296,12 @@ where
     pub fn mult_from<B: Arena>(
         &mut self,
         src: &BaseFab<'_, T, B>,
-        src_box: IndexBox,
         src_comp: usize,
+        src_box: IndexBox,
+        comps: impl RangeBounds<usize>,
         dst_box: IndexBox,
-        dst_comp: usize,
-        ncomp: usize,
     ) -> Result<(), FabError> {
-        self.zip_rows_mut(src, src_box, src_comp, dst_box, dst_comp, ncomp, |d, s| {
+        self.zip_rows_mut(src, src_comp, src_box, comps, dst_box, |d, s| {
             for (x, &y) in d.iter_mut().zip(s) {
                 *x = *x * y;
             }
@@ -313,8 +312,8 @@ where
     ///
     /// # Errors
     /// As [`set_val`](Self::set_val).
-    pub fn negate(&mut self, bx: IndexBox, comps: impl RangeBounds<usize>) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| {
+    pub fn negate(&mut self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<(), FabError> {
+        self.for_rows_mut(comps, bx, |row| {
             for x in row {
                 *x = -*x;
             }
@@ -325,34 +324,34 @@ where
     ///
     /// # Errors
     /// As [`set_val`](Self::set_val).
-    pub fn abs(&mut self, bx: IndexBox, comps: impl RangeBounds<usize>) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| {
+    pub fn abs(&mut self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<(), FabError> {
+        self.for_rows_mut(comps, bx, |row| {
             for x in row {
                 *x = x.abs();
             }
         })
     }
 
-    /// Folds component `comp` over `bx` with the one lane kernel: `f` into the lanes
+    /// Folds components `comps` over `bx` with the one lane kernel: `f` into the lanes
     /// (each starting at `init`), then `combine` over the lanes.
     fn reduce(
         &self,
+        comps: impl RangeBounds<usize>,
         bx: IndexBox,
-        comp: usize,
         init: T,
         f: impl Fn(T, T) -> T,
         combine: impl Fn(T, T) -> T,
     ) -> Result<T, FabError> {
         let mut acc = [init; kernels::LANES];
-        self.for_rows(bx, comp..comp.saturating_add(1), |_, row| {
+        self.for_rows(comps, bx, |_, row| {
             kernels::fold_lanes(row, &mut acc, &f);
         })?;
         Ok(kernels::combine_lanes(acc, init, combine))
     }
 
-    fn first_value(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+    fn first_value(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
         self.check_host()?;
-        let c = comp_range(comp..comp.saturating_add(1), self.ncomp())?;
+        let c = component_range(comps, self.ncomp())?;
         let r = self.rows(bx, c)?;
         if r.is_empty() {
             return Err(FabError::EmptyBox);
@@ -362,15 +361,16 @@ where
         Ok(unsafe { r.base.read() })
     }
 
-    /// Smallest value of component `comp` over `bx` (AMReX `min`).
+    /// Smallest value of components `comps` over `bx` (AMReX `min`).
     ///
     /// # Errors
     /// [`FabError::EmptyBox`], and as [`set_val`](Self::set_val) (reads only).
-    pub fn min(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        let first = self.first_value(bx, comp)?;
+    pub fn min(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
+        let comps = component_range(comps, self.ncomp())?;
+        let first = self.first_value(comps.clone(), bx)?;
         self.reduce(
+            comps,
             bx,
-            comp,
             first,
             |a, x| if x < a { x } else { a },
             |a, b| {
@@ -379,15 +379,16 @@ where
         )
     }
 
-    /// Largest value of component `comp` over `bx` (AMReX `max`).
+    /// Largest value of components `comps` over `bx` (AMReX `max`).
     ///
     /// # Errors
     /// As [`min`](Self::min).
-    pub fn max(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        let first = self.first_value(bx, comp)?;
+    pub fn max(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
+        let comps = component_range(comps, self.ncomp())?;
+        let first = self.first_value(comps.clone(), bx)?;
         self.reduce(
+            comps,
             bx,
-            comp,
             first,
             |a, x| if x > a { x } else { a },
             |a, b| {
@@ -396,23 +397,23 @@ where
         )
     }
 
-    /// Sum of component `comp` over `bx` (AMReX `sum`); zero for an empty box.
+    /// Sum of components `comps` over `bx` (AMReX `sum`); zero for an empty box.
     ///
     /// # Errors
     /// As [`set_val`](Self::set_val) (reads only).
-    pub fn sum(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        self.reduce(bx, comp, T::zero(), |a, x| a + x, |a, b| a + b)
+    pub fn sum(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
+        self.reduce(comps, bx, T::zero(), |a, x| a + x, |a, b| a + b)
     }
 
-    /// Max norm `max |x|` of component `comp` over `bx` (AMReX `norm(0, ...)`); zero for
+    /// Max norm `max |x|` of components `comps` over `bx` (AMReX `norm(0, ...)`); zero for
     /// an empty box.
     ///
     /// # Errors
     /// As [`sum`](Self::sum).
-    pub fn norm0(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
+    pub fn norm0(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
         self.reduce(
+            comps,
             bx,
-            comp,
             T::zero(),
             |a, x| {
                 let y = x.abs();
@@ -422,12 +423,12 @@ where
         )
     }
 
-    /// 1-norm `sum |x|` of component `comp` over `bx` (AMReX `norm(1, ...)`).
+    /// 1-norm `sum |x|` of components `comps` over `bx` (AMReX `norm(1, ...)`).
     ///
     /// # Errors
     /// As [`sum`](Self::sum).
-    pub fn norm1(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        self.reduce(bx, comp, T::zero(), |a, x| a + x.abs(), |a, b| a + b)
+    pub fn norm1(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
+        self.reduce(comps, bx, T::zero(), |a, x| a + x.abs(), |a, b| a + b)
     }
 }
 
@@ -436,12 +437,12 @@ where
     T: AnyBitPattern + Float + Signed,
     A: Arena,
 {
-    /// 2-norm `sqrt(sum x²)` of component `comp` over `bx` (AMReX `norm(2, ...)`).
+    /// 2-norm `sqrt(sum x²)` of components `comps` over `bx` (AMReX `norm(2, ...)`).
     ///
     /// # Errors
     /// As [`sum`](Self::sum).
-    pub fn norm2(&self, bx: IndexBox, comp: usize) -> Result<T, FabError> {
-        let s = self.reduce(bx, comp, T::zero(), |a, x| a + x * x, |a, b| a + b)?;
+    pub fn norm2(&self, comps: impl RangeBounds<usize>, bx: IndexBox) -> Result<T, FabError> {
+        let s = self.reduce(comps, bx, T::zero(), |a, x| a + x * x, |a, b| a + b)?;
         Ok(kernels::sqrt(s))
     }
 
@@ -452,10 +453,10 @@ where
     pub fn invert(
         &mut self,
         numerator: T,
-        bx: IndexBox,
         comps: impl RangeBounds<usize>,
+        bx: IndexBox,
     ) -> Result<(), FabError> {
-        self.for_rows_mut(bx, comps, |row| {
+        self.for_rows_mut(comps, bx, |row| {
             for x in row {
                 *x = numerator / *x;
             }

@@ -113,7 +113,7 @@ fn import_ranks_one_to_four() {
         assert_eq!(f.ncomp(), ncomp);
         assert_eq!(f.index_box().length(), IntVect::from(len));
         assert_eq!(
-            f.sum(f.index_box(), 0).unwrap(),
+            f.sum(0..1, f.index_box()).unwrap(),
             (0..24 / ncomp).sum::<usize>() as f64
         );
         assert!(!f.is_read_only());
@@ -135,15 +135,15 @@ fn import_strided_and_write_through() {
     let mut f = BaseFab::<f64>::from_dlpack(t).unwrap();
     assert_eq!(f.strides(), [5, 20, 40]);
     assert!(!f.is_contiguous());
-    f.set_val(1.0, f.index_box(), ..).unwrap();
-    assert_eq!(f.sum(f.index_box(), 0).unwrap(), 12.0);
+    f.set_val(1.0, .., f.index_box()).unwrap();
+    assert_eq!(f.sum(0..1, f.index_box()).unwrap(), 12.0);
     // SAFETY: element (i=2, j=1, k=1) = offset 2 + 5 + 20 of the live buffer the fab keeps.
     assert_eq!(unsafe { base.wrapping_add(27).read() }, 1.0);
     // SAFETY: offset 3 is padding outside the view, still inside the buffer.
     assert_eq!(unsafe { base.wrapping_add(3).read() }, 0.0);
     let host = f.to_host().unwrap();
     assert!(host.is_contiguous());
-    assert_eq!(host.sum(host.index_box(), 0).unwrap(), 12.0);
+    assert_eq!(host.sum(0..1, host.index_box()).unwrap(), 12.0);
     drop(f);
     drop(host);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
@@ -183,7 +183,7 @@ fn import_refusals_free_once() {
     let t = tensor_of(d(), &[4, 4], &[0, 1], flags::READ_ONLY, &drops);
     let f = BaseFab::<f64>::from_dlpack(t).unwrap();
     assert!(f.is_read_only());
-    assert_eq!(f.sum(f.index_box(), 0).unwrap(), 0.0);
+    assert_eq!(f.sum(0..1, f.index_box()).unwrap(), 0.0);
 }
 
 #[test]
@@ -192,9 +192,9 @@ fn read_only_import() {
     let t = ManagedTensor::from_slice(&data);
     let mut f = BaseFab::<f64>::from_dlpack(t).unwrap();
     assert!(f.is_read_only());
-    assert_eq!(f.sum(f.index_box(), 0).unwrap(), 10.0);
+    assert_eq!(f.sum(0..1, f.index_box()).unwrap(), 10.0);
     let bx = f.index_box();
-    assert_eq!(f.set_val(0.0, bx, ..), Err(FabError::ReadOnly));
+    assert_eq!(f.set_val(0.0, .., bx), Err(FabError::ReadOnly));
     assert!(matches!(
         (&mut f).to_dlpack().map(drop).unwrap_err().kind(),
         ErrorKind::ReadOnly
@@ -231,21 +231,21 @@ fn device_fabs_refuse_host_work_and_stage() {
     assert_eq!(d.device(), dev);
     assert!(!d.host_accessible());
     assert_eq!(
-        d.set_val(1.0, bx, ..),
+        d.set_val(1.0, .., bx),
         Err(FabError::NotHostAccessible(dev))
     );
-    assert_eq!(d.sum(bx, 0), Err(FabError::NotHostAccessible(dev)));
+    assert_eq!(d.sum(0..1, bx), Err(FabError::NotHostAccessible(dev)));
     assert!(matches!(d.array(), Err(FabError::NotHostAccessible(_))));
     assert!(matches!(d.as_slice(), Err(FabError::NotHostAccessible(_))));
     // Zero-filled on the device; stage through the host.
     let mut h = d.to_host().unwrap();
-    assert_eq!(h.norm0(bx, 1).unwrap(), 0.0);
-    h.set_val(2.5, bx, 1..2).unwrap();
+    assert_eq!(h.norm0(1..2, bx).unwrap(), 0.0);
+    h.set_val(2.5, 1..2, bx).unwrap();
     d.copy_from_host_fab(&h).unwrap();
     let back = d.to_host().unwrap();
-    assert_eq!(back.sum(bx, 1).unwrap(), 2.5 * 27.0);
+    assert_eq!(back.sum(1..2, bx).unwrap(), 2.5 * 27.0);
     let c = d.try_clone().unwrap();
-    assert_eq!(c.to_host().unwrap().sum(bx, 1).unwrap(), 2.5 * 27.0);
+    assert_eq!(c.to_host().unwrap().sum(1..2, bx).unwrap(), 2.5 * 27.0);
     // Host fabs copy into device fabs only with the same shape.
     let wrong = BaseFab::<f64>::new(cube(2), 2);
     assert!(matches!(
@@ -261,6 +261,6 @@ fn device_fabs_refuse_host_work_and_stage() {
     // Imported device tensors are refused for host work too, and cannot be staged.
     let f = BaseFab::<f64>::from_dlpack(t).unwrap();
     assert_eq!(f.device(), dev);
-    assert_eq!(f.max(bx, 0), Err(FabError::NotHostAccessible(dev)));
+    assert_eq!(f.max(0..1, bx), Err(FabError::NotHostAccessible(dev)));
     assert!(matches!(f.to_host(), Err(FabError::NotHostAccessible(_))));
 }

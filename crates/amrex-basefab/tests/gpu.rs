@@ -12,25 +12,25 @@ fn exercise<A: Arena + 'static>(arena: A) {
     assert_eq!(fab.device(), device);
     // Zero-filled on the device.
     let host = fab.to_host().unwrap();
-    assert_eq!(host.norm0(bx, 2).unwrap(), 0.0);
+    assert_eq!(host.norm0(2..3, bx).unwrap(), 0.0);
     // Host work: refused on device memory, done directly on host-accessible memory.
     let mut h = host;
-    h.set_val(1.5, bx, 0..2).unwrap();
-    h.set_val(-2.0, bx, 2..3).unwrap();
+    h.set_val(1.5, 0..2, bx).unwrap();
+    h.set_val(-2.0, 2..3, bx).unwrap();
     if arena.host_accessible() {
-        fab.set_val(1.5, bx, 0..2).unwrap();
-        fab.set_val(-2.0, bx, 2..3).unwrap();
-        assert_eq!(fab.sum(bx, 0).unwrap(), 1.5 * bx.num_pts() as f64);
+        fab.set_val(1.5, 0..2, bx).unwrap();
+        fab.set_val(-2.0, 2..3, bx).unwrap();
+        assert_eq!(fab.sum(0..1, bx).unwrap(), 1.5 * bx.num_pts() as f64);
     } else {
         assert_eq!(
-            fab.set_val(1.0, bx, ..),
+            fab.set_val(1.0, .., bx),
             Err(FabError::NotHostAccessible(device))
         );
         assert!(matches!(fab.array(), Err(FabError::NotHostAccessible(_))));
         fab.copy_from_host_fab(&h).unwrap();
     }
     let back = fab.to_host().unwrap();
-    assert_eq!(back.sum(bx, 2).unwrap(), -2.0 * bx.num_pts() as f64);
+    assert_eq!(back.sum(2..3, bx).unwrap(), -2.0 * bx.num_pts() as f64);
     let c = fab.try_clone().unwrap();
     assert_eq!(
         c.to_host().unwrap().as_slice().unwrap(),
@@ -47,7 +47,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     assert_eq!(imported.device(), device);
     if !device.is_host_accessible() {
         assert!(matches!(
-            imported.max(bx, 0),
+            imported.max(0..1, bx),
             Err(FabError::NotHostAccessible(_))
         ));
     }

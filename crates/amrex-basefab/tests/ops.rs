@@ -206,12 +206,12 @@ proptest! {
         let mut fab = setup.fab();
         let c = comps.clone();
         match op {
-            Op::SetVal(v) => { fab.set_val(v, sub, c).unwrap(); m.apply(sub, comps, |_| v); }
-            Op::Plus(v) => { fab.plus(v, sub, c).unwrap(); m.apply(sub, comps, |x| x + v); }
-            Op::Mult(v) => { fab.mult(v, sub, c).unwrap(); m.apply(sub, comps, |x| x * v); }
-            Op::Negate => { fab.negate(sub, c).unwrap(); m.apply(sub, comps, |x| -x); }
-            Op::Abs => { fab.abs(sub, c).unwrap(); m.apply(sub, comps, f64::abs); }
-            Op::Invert(v) => { fab.invert(v, sub, c).unwrap(); m.apply(sub, comps, |x| v / x); }
+            Op::SetVal(v) => { fab.set_val(v, c, sub).unwrap(); m.apply(sub, comps, |_| v); }
+            Op::Plus(v) => { fab.plus(v, c, sub).unwrap(); m.apply(sub, comps, |x| x + v); }
+            Op::Mult(v) => { fab.mult(v, c, sub).unwrap(); m.apply(sub, comps, |x| x * v); }
+            Op::Negate => { fab.negate(c, sub).unwrap(); m.apply(sub, comps, |x| -x); }
+            Op::Abs => { fab.abs(c, sub).unwrap(); m.apply(sub, comps, f64::abs); }
+            Op::Invert(v) => { fab.invert(v, c, sub).unwrap(); m.apply(sub, comps, |x| v / x); }
         }
         check(&fab, &m)?;
     }
@@ -227,13 +227,13 @@ proptest! {
         let fab = setup.fab();
         for c in 0..ncomp {
             let vals: Vec<f64> = sub.iter().map(|p| m.get(p, c)).collect();
-            prop_assert_eq!(fab.sum(sub, c).unwrap(), vals.iter().sum::<f64>());
-            prop_assert_eq!(fab.min(sub, c).unwrap(), vals.iter().copied().fold(f64::INFINITY, f64::min));
-            prop_assert_eq!(fab.max(sub, c).unwrap(), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-            prop_assert_eq!(fab.norm0(sub, c).unwrap(), vals.iter().fold(0.0f64, |a, x| a.max(x.abs())));
-            prop_assert_eq!(fab.norm1(sub, c).unwrap(), vals.iter().map(|x| x.abs()).sum::<f64>());
+            prop_assert_eq!(fab.sum(c..=c, sub).unwrap(), vals.iter().sum::<f64>());
+            prop_assert_eq!(fab.min(c..=c, sub).unwrap(), vals.iter().copied().fold(f64::INFINITY, f64::min));
+            prop_assert_eq!(fab.max(c..=c, sub).unwrap(), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            prop_assert_eq!(fab.norm0(c..=c, sub).unwrap(), vals.iter().fold(0.0f64, |a, x| a.max(x.abs())));
+            prop_assert_eq!(fab.norm1(c..=c, sub).unwrap(), vals.iter().map(|x| x.abs()).sum::<f64>());
             let n2 = vals.iter().map(|x| x * x).sum::<f64>().sqrt();
-            prop_assert!((fab.norm2(sub, c).unwrap() - n2).abs() <= 1e-12 * n2.max(1.0));
+            prop_assert!((fab.norm2(c..=c, sub).unwrap() - n2).abs() <= 1e-12 * n2.max(1.0));
         }
     }
 
@@ -259,9 +259,9 @@ proptest! {
         let mut dst = dsetup.fab();
         let shift = dsub.lo() - ssub.lo();
         match which {
-            0 => dst.copy_from(&src, ssub, scomp, dsub, dcomp, ncomp).unwrap(),
-            1 => dst.plus_from(&src, ssub, scomp, dsub, dcomp, ncomp).unwrap(),
-            _ => dst.mult_from(&src, ssub, scomp, dsub, dcomp, ncomp).unwrap(),
+            0 => dst.copy_from(&src, scomp, ssub, dcomp..dcomp + ncomp, dsub).unwrap(),
+            1 => dst.plus_from(&src, scomp, ssub, dcomp..dcomp + ncomp, dsub).unwrap(),
+            _ => dst.mult_from(&src, scomp, ssub, dcomp..dcomp + ncomp, dsub).unwrap(),
         }
         for n in 0..ncomp {
             for p in ssub.iter() {
@@ -279,23 +279,23 @@ proptest! {
 fn iarraybox_is_exact() {
     let bx = IndexBox::new(IntVect::splat(-2), IntVect::new(3, 2, 1));
     let mut f = IArrayBox::new(bx, 2);
-    f.set_val(-3, bx, ..).unwrap();
+    f.set_val(-3, .., bx).unwrap();
     f.plus(
         1,
-        IndexBox::new(IntVect::splat(-2), IntVect::splat(-2)),
         1..2,
+        IndexBox::new(IntVect::splat(-2), IntVect::splat(-2)),
     )
     .unwrap();
-    f.abs(bx, 0..1).unwrap();
+    f.abs(0..1, bx).unwrap();
     let n = bx.num_pts() as i32;
-    assert_eq!(f.sum(bx, 0).unwrap(), 3 * n);
-    assert_eq!(f.sum(bx, 1).unwrap(), -3 * n + 1);
-    assert_eq!(f.max(bx, 1).unwrap(), -2);
-    assert_eq!(f.min(bx, 1).unwrap(), -3);
-    assert_eq!(f.norm1(bx, 1).unwrap(), 3 * n - 1);
-    f.negate(bx, 0..1).unwrap();
-    f.mult(2, bx, 0..1).unwrap();
-    assert_eq!(f.norm0(bx, 0).unwrap(), 6);
+    assert_eq!(f.sum(0..1, bx).unwrap(), 3 * n);
+    assert_eq!(f.sum(1..2, bx).unwrap(), -3 * n + 1);
+    assert_eq!(f.max(1..2, bx).unwrap(), -2);
+    assert_eq!(f.min(1..2, bx).unwrap(), -3);
+    assert_eq!(f.norm1(1..2, bx).unwrap(), 3 * n - 1);
+    f.negate(0..1, bx).unwrap();
+    f.mult(2, 0..1, bx).unwrap();
+    assert_eq!(f.norm0(0..1, bx).unwrap(), 6);
 }
 
 #[test]
@@ -304,11 +304,11 @@ fn refusals_are_named() {
     let mut f = BaseFab::<f64>::new(bx, 2);
     let big = bx.grow(1);
     assert!(matches!(
-        f.set_val(1.0, big, ..),
+        f.set_val(1.0, .., big),
         Err(FabError::BoxOutside { .. })
     ));
     assert_eq!(
-        f.plus(1.0, bx, 1..3),
+        f.plus(1.0, 1..3, bx),
         Err(FabError::ComponentsOutside {
             start: 1,
             end: 3,
@@ -316,26 +316,26 @@ fn refusals_are_named() {
         })
     );
     assert!(matches!(
-        f.sum(bx, 2),
+        f.sum(2..3, bx),
         Err(FabError::ComponentsOutside { .. })
     ));
     let g = BaseFab::<f64>::new(bx, 2);
     let small = IndexBox::new(IntVect::ZERO, IntVect::splat(1));
     assert!(matches!(
-        f.copy_from(&g, bx, 0, small, 0, 1),
+        f.copy_from(&g, 0, bx, 0..1, small),
         Err(FabError::BoxSizeMismatch { .. })
     ));
     let empty = IndexBox::new(IntVect::splat(2), IntVect::splat(1));
-    assert_eq!(f.min(empty, 0), Err(FabError::EmptyBox));
-    assert_eq!(f.sum(empty, 0), Ok(0.0));
+    assert_eq!(f.min(0..1, empty), Err(FabError::EmptyBox));
+    assert_eq!(f.sum(0..1, empty), Ok(0.0));
     // An empty box or component range is a no-op, even "outside".
-    f.set_val(1.0, empty.shift(0, 100), ..).unwrap();
-    f.set_val(1.0, big, 1..1).unwrap();
-    assert_eq!(f.norm0(bx, 0), Ok(0.0));
+    f.set_val(1.0, .., empty.shift(0, 100)).unwrap();
+    f.set_val(1.0, 1..1, big).unwrap();
+    assert_eq!(f.norm0(0..1, bx), Ok(0.0));
     let data = vec![1.0; 128];
     let mut ro = BaseFab::from_slice_ref(&data, bx, 2).unwrap();
-    assert_eq!(ro.set_val(0.0, bx, ..), Err(FabError::ReadOnly));
-    assert_eq!(ro.sum(bx, 1), Ok(64.0));
+    assert_eq!(ro.set_val(0.0, .., bx), Err(FabError::ReadOnly));
+    assert_eq!(ro.sum(1..2, bx), Ok(64.0));
     assert!(ro.array_mut().is_err());
     assert!(matches!(
         BaseFab::from_slice_ref(&data[..10], bx, 2),
@@ -355,8 +355,8 @@ fn from_slice_writes_through() {
         assert!(!f.is_owning());
         f.set_val(
             3.0,
-            IndexBox::new(IntVect::new(2, 1, 0), IntVect::new(2, 1, 0)),
             1..2,
+            IndexBox::new(IntVect::new(2, 1, 0), IntVect::new(2, 1, 0)),
         )
         .unwrap();
     }
@@ -372,23 +372,23 @@ fn resize_and_swap() {
     a.resize(small, 1).unwrap();
     assert_eq!((a.index_box(), a.ncomp(), a.len()), (small, 1, 8));
     assert_eq!(a.strides(), [2, 4, 8]);
-    a.set_val(2.0, small, ..).unwrap();
-    assert_eq!(a.sum(small, 0).unwrap(), 16.0);
+    a.set_val(2.0, .., small).unwrap();
+    assert_eq!(a.sum(0..1, small).unwrap(), 16.0);
     let t = a.try_clone().unwrap();
     assert_eq!(t.as_slice().unwrap().len(), 8);
     a.resize(a_box.grow(2), 3).unwrap();
     assert_eq!(a.len(), 512 * 3);
-    a.set_val(1.0, a_box.grow(2), ..).unwrap();
+    a.set_val(1.0, .., a_box.grow(2)).unwrap();
     let mut b = BaseFab::<f64>::new(small, 1);
     a.swap(&mut b);
     assert_eq!(a.index_box(), small);
-    assert_eq!(b.sum(a_box.grow(2), 2).unwrap(), 512.0);
+    assert_eq!(b.sum(2..3, a_box.grow(2)).unwrap(), 512.0);
     // Resizing a borrowed fab makes it owning.
     let mut data = vec![5.0; 8];
     let mut c = BaseFab::from_slice(&mut data, small, 1).unwrap();
     c.resize(a_box, 1).unwrap();
     assert!(c.is_owning());
-    c.set_val(0.0, a_box, ..).unwrap();
+    c.set_val(0.0, .., a_box).unwrap();
     drop(c);
     assert_eq!(data, [5.0; 8]);
 }
@@ -418,7 +418,7 @@ fn pod_vector_and_raw_parts() {
     let v = PodVector::from_vec((0..16).map(f64::from).collect());
     let f = BaseFab::from_pod_vector(v, bx, 2).unwrap();
     assert!(f.is_owning());
-    assert_eq!(f.sum(bx, 1).unwrap(), (8..16).sum::<i32>() as f64);
+    assert_eq!(f.sum(1..2, bx).unwrap(), (8..16).sum::<i32>() as f64);
     let v = f.into_pod_vector().unwrap();
     assert_eq!(v.len(), 16);
     assert!(matches!(
@@ -432,10 +432,10 @@ fn pod_vector_and_raw_parts() {
     let mut g =
         unsafe { BaseFab::from_raw_parts_in(data.as_mut_ptr(), win, 1, [8, 16, 16], HostArena) };
     assert_eq!(
-        g.sum(win, 0).unwrap(),
+        g.sum(0..1, win).unwrap(),
         (0..4).chain(8..12).sum::<i32>() as f64
     );
-    g.set_val(0.0, win, ..).unwrap();
+    g.set_val(0.0, .., win).unwrap();
     drop(g);
     assert_eq!(
         data.iter().sum::<f64>(),
@@ -447,8 +447,8 @@ fn pod_vector_and_raw_parts() {
 fn farraybox_is_real() {
     let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(1));
     let mut f = FArrayBox::new(bx, 1);
-    f.set_val(0.5 as Real, bx, ..).unwrap();
-    assert_eq!(f.sum(bx, 0).unwrap(), 4.0 as Real);
+    f.set_val(0.5 as Real, .., bx).unwrap();
+    assert_eq!(f.sum(0..1, bx).unwrap(), 4.0 as Real);
     assert_eq!(
         core::mem::size_of::<Real>(),
         if cfg!(feature = "single-precision") {

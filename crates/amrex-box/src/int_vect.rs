@@ -304,6 +304,15 @@ impl From<IntVect> for [i32; SPACEDIM] {
     }
 }
 
+/// The same value in every direction (AMReX's `IntVect(int)`), so that a ghost width can
+/// be written `1` where an `impl Into<IntVect>` is asked for.
+impl From<i32> for IntVect {
+    #[inline]
+    fn from(v: i32) -> Self {
+        Self::splat(v)
+    }
+}
+
 impl From<(i32, i32, i32)> for IntVect {
     #[inline]
     fn from((x, y, z): (i32, i32, i32)) -> Self {

@@ -1,13 +1,15 @@
 //! `FillBoundary` and `ParallelCopy`: executing cached copy plans.
 
 use alloc::sync::Arc;
+use core::ops::RangeBounds;
 
 use amrex_arena::HostAccessible;
+use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
-use crate::ops::check_comps;
+use crate::ops::{check_ghost, operand_comps};
 use crate::par::par_for;
 use crate::periodicity::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
@@ -73,41 +75,43 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Fills every ghost cell that overlaps the valid region of another box (or of a
     /// periodic image of any box), all components, the full ghost width (AMReX's
     /// `FillBoundary(period)`).
-    pub fn fill_boundary(&mut self, period: Periodicity) {
-        self.fill_boundary_with(0, self.ncomp, self.ngrow, period, FillPattern::Full);
+    ///
+    /// # Errors
+    /// As [`fill_boundary_with`](Self::fill_boundary_with).
+    pub fn fill_boundary(&mut self, period: Periodicity) -> Result<(), FabError> {
+        let ng = self.ngrow;
+        self.fill_boundary_with(period, FillPattern::Full, .., ng)
     }
 
-    /// `FillBoundary` of components `scomp..scomp+nc` over ghost width `ng`; with
+    /// `FillBoundary` of components `comps` over ghost width `ng`; with
     /// [`FillPattern::Cross`], only the face ghost cells (no edges or corners), as a
     /// 7-point stencil needs.
     ///
     /// The plan is computed on first use and cached in the DistributionMapping; copies
     /// run in parallel, one task per destination fab, tags in plan order.
     ///
+    /// # Errors
+    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`]; nothing is written
+    /// then.
+    ///
     /// # Panics
-    /// If the components or `ng` exceed the FabArray's, or the plan needs messages to
-    /// other ranks.
-    #[track_caller]
+    /// If the plan needs messages to other ranks.
     pub fn fill_boundary_with(
         &mut self,
-        scomp: usize,
-        nc: usize,
-        ng: IntVect,
         period: Periodicity,
-        cross: FillPattern,
-    ) {
-        check_comps("fill_boundary", scomp, nc, self.ncomp);
-        assert!(
-            ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
-            "FabArray::fill_boundary: ghost width {ng} exceeds {}",
-            self.ngrow
-        );
-        if ng == IntVect::ZERO || nc == 0 {
-            return;
+        pattern: FillPattern,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        let ng = ng.into();
+        let c = component_range(comps, self.ncomp)?;
+        check_ghost(ng, self.ngrow)?;
+        if ng == IntVect::ZERO || c.is_empty() {
+            return Ok(());
         }
         let plan = self
             .dm
-            .fill_boundary_plan(&self.ba, ng, period, cross, self.rank);
+            .fill_boundary_plan(&self.ba, ng, period, pattern, self.rank);
         require_local(&plan, "fill_boundary");
         let raws = self.raws_mut();
         let g2l = &self.g2l;
@@ -121,74 +125,64 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 // fab `dst`, and only its ghost cells (tags lie outside its valid box);
                 // sources lie in valid boxes, which no task writes. Boxes are in their
                 // fabs because ng <= ngrow.
-                unsafe { run_tag(&d, scomp, &s, scomp, nc, tag, CopyOp::Copy) };
+                unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
             }
         });
+        Ok(())
     }
 
     /// Copies the valid cells of `src` into the valid cells of `self` where they overlap
     /// (AMReX's `ParallelCopy(src, period)`), all components.
     ///
-    /// # Panics
-    /// If the component counts or index types differ, or the plan needs messages.
-    #[track_caller]
-    pub fn parallel_copy<B: HostAccessible>(&mut self, src: &FabArray<T, B>, period: Periodicity) {
-        assert_eq!(
-            self.ncomp, src.ncomp,
-            "FabArray::parallel_copy: component counts differ"
-        );
-        self.parallel_copy_with(
-            src,
-            0,
-            0,
-            self.ncomp,
-            IntVect::ZERO,
-            IntVect::ZERO,
-            period,
-            CopyOp::Copy,
-        );
+    /// # Errors
+    /// As [`parallel_copy_with`](Self::parallel_copy_with); also
+    /// [`FabError::ComponentsOutside`] when `src` has fewer components than `self`.
+    pub fn parallel_copy<B: HostAccessible>(
+        &mut self,
+        src: &FabArray<T, B>,
+        period: Periodicity,
+    ) -> Result<(), FabError> {
+        self.parallel_copy_with(src, 0, IntVect::ZERO, period, CopyOp::Copy, .., 0)
     }
 
-    /// `ParallelCopy` with component ranges, ghost widths and copy-or-add: cells of
-    /// `src` boxes grown by `src_ng` go to `self` boxes grown by `dst_ng` (AMReX's
-    /// `ParallelCopy(src, scomp, dcomp, ncomp, snghost, dnghost, period, op)`). Where
-    /// several sources cover a destination cell they are applied in plan order (the
-    /// last copy wins; adds accumulate).
+    /// `ParallelCopy` with components, ghost widths and copy-or-add: components
+    /// `scomp..` of `src` over its boxes grown by `src_ng` go to components `comps` of
+    /// `self` over its boxes grown by `ng` (AMReX's `ParallelCopy(src, scomp, dcomp,
+    /// ncomp, snghost, dnghost, period, op)`). Where several sources cover a destination
+    /// cell they are applied in plan order (the last copy wins; adds accumulate).
+    ///
+    /// # Errors
+    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] for either side;
+    /// nothing is written then.
     ///
     /// # Panics
-    /// If ranges or widths exceed the FabArrays', the index types differ, or the plan
-    /// needs messages to other ranks.
-    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
-    #[track_caller]
+    /// If the index types differ or the plan needs messages to other ranks.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: the source with its component and width, the \
+                  period and op, then the destination's components and width"
+    )]
     pub fn parallel_copy_with<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        src_ng: IntVect,
-        dst_ng: IntVect,
+        src_ng: impl Into<IntVect>,
         period: Periodicity,
         op: CopyOp,
-    ) {
-        check_comps("parallel_copy (source)", scomp, nc, src.ncomp);
-        check_comps("parallel_copy (destination)", dcomp, nc, self.ncomp);
-        assert!(
-            src_ng.all_ge(IntVect::ZERO) && src_ng.all_le(src.ngrow),
-            "FabArray::parallel_copy: source ghost width {src_ng} exceeds {}",
-            src.ngrow
-        );
-        assert!(
-            dst_ng.all_ge(IntVect::ZERO) && dst_ng.all_le(self.ngrow),
-            "FabArray::parallel_copy: destination ghost width {dst_ng} exceeds {}",
-            self.ngrow
-        );
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        let (src_ng, dst_ng) = (src_ng.into(), ng.into());
+        let c = component_range(comps, self.ncomp)?;
+        operand_comps(scomp, c.len(), src.ncomp)?;
+        check_ghost(src_ng, src.ngrow)?;
+        check_ghost(dst_ng, self.ngrow)?;
         assert_eq!(
             self.rank, src.rank,
             "FabArray::parallel_copy: the FabArrays belong to different ranks"
         );
-        if nc == 0 {
-            return;
+        if c.is_empty() {
+            return Ok(());
         }
         let plan = self.dm.parallel_copy_plan(
             &self.ba, dst_ng, &src.ba, &src.dm, src_ng, period, self.rank,
@@ -205,8 +199,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 // SAFETY: `self` is borrowed mutably and `src` shared, so they are
                 // different FabArrays; this task alone writes fab `dst`; regions lie in
                 // the grown boxes (checked widths).
-                unsafe { run_tag(&d, dcomp, &s, scomp, nc, tag, op) };
+                unsafe { run_tag(&d, c.start, &s, scomp, c.len(), tag, op) };
             }
         });
+        Ok(())
     }
 }

@@ -427,12 +427,12 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// for mfi in mf.mfiter(Tiling::None) {
     ///     let vbx = mfi.validbox();
     ///     let fab = mf.fab_mut(&mfi);
-    ///     fab.set_val(1.0, vbx, 0..1)?;          // BaseFab operations
+    ///     fab.set_val(1.0, 0..1, vbx)?;          // BaseFab operations
     ///     fab.array_mut()?[(vbx.lo()[0], vbx.lo()[1], vbx.lo()[2], 1)] = 2.0;
     /// }
     /// assert_eq!(mf.fab(0).index_box(), mf.fabbox(mf.global_index(0)));
-    /// assert_eq!(mf[&mf.mfiter(Tiling::None).next().unwrap()].sum(ba.get(0), 0)?, 64.0);
-    /// assert_eq!(mf.sum(0, 2, IntVect::ZERO), 512.0 + 2.0 * 8.0);
+    /// assert_eq!(mf[&mf.mfiter(Tiling::None).next().unwrap()].sum(0..1, ba.get(0))?, 64.0);
+    /// assert_eq!(mf.sum(0..2, 0).unwrap(), 512.0 + 2.0 * 8.0);
     /// # Ok::<(), amrex_basefab::FabError>(())
     /// ```
     ///

@@ -38,7 +38,7 @@
 //!     t.array_mut().for_each_mut(bx, |i, _j, _k, _n, v| *v = f64::from(i));
 //! });
 //! // Ghost cells from neighbours and periodic images (the plan is computed once).
-//! phi.fill_boundary(Periodicity::all(domain));
+//! phi.fill_boundary(Periodicity::all(domain)).unwrap();
 //!
 //! // 7-point Laplacian, one tile per task; each task owns its tile of `lap`.
 //! lap.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
@@ -51,9 +51,9 @@
 //!     });
 //! });
 //! // Zero inside, ±8 where the periodic wrap jumps from 7 to 0.
-//! assert_eq!(lap.max(0, 1, IntVect::ZERO), 8.0);
-//! assert_eq!(lap.min(0, 1, IntVect::ZERO), -8.0);
-//! assert_eq!(lap.sum(0, 1, IntVect::ZERO), 0.0);
+//! assert_eq!(lap.max(0..1, 0).unwrap(), 8.0);
+//! assert_eq!(lap.min(0..1, 0).unwrap(), -8.0);
+//! assert_eq!(lap.sum(0..1, 0).unwrap(), 0.0);
 //! ```
 //!
 //! # Feature flags

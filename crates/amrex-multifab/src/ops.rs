@@ -1,5 +1,12 @@
 //! Arithmetic and reductions, parallel over tiles, vectorised along `i`.
 //!
+//! Arguments follow the order BaseFab's operations use: the scalars, then each other
+//! FabArray followed by its first component, then the component range of `self`
+//! (`..` for all), then the ghost width last (`0` for the valid cells; an `i32` is the
+//! same width in every direction). Every operation returns `Result<_, FabError>` and
+//! checks components, ghost widths and layouts before it touches an element, so an
+//! error leaves every FabArray unchanged.
+//!
 //! Every operation works on the tiles of AMReX's default tiling grown by the requested
 //! ghost width (AMReX's `growntilebox(ng)`), one tile per task. Kernels see whole
 //! `i`-rows as slices, so the inner loops are plain slice loops the compiler
@@ -7,8 +14,10 @@
 //! fixed order, so their result does not depend on the number of threads.
 
 use alloc::vec::Vec;
+use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
+use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
@@ -88,24 +97,36 @@ fn sqrt(x: f64) -> f64 {
     }
 }
 
-#[track_caller]
-pub(crate) fn check_comps(what: &str, comp: usize, nc: usize, ncomp: usize) {
-    assert!(
-        comp.checked_add(nc).is_some_and(|e| e <= ncomp),
-        "FabArray::{what}: components {comp}..{} exceed the {ncomp} components",
-        comp.saturating_add(nc)
-    );
+/// Checks a ghost width against a FabArray's: `0 <= ng <= ngrow` in every direction.
+pub(crate) fn check_ghost(ng: IntVect, ngrow: IntVect) -> Result<(), FabError> {
+    if ng.all_ge(IntVect::ZERO) && ng.all_le(ngrow) {
+        Ok(())
+    } else {
+        Err(FabError::GhostOutside { ng, ngrow })
+    }
+}
+
+/// The components `first..first + n` of a second operand with `ncomp` components.
+pub(crate) fn operand_comps(
+    first: usize,
+    n: usize,
+    ncomp: usize,
+) -> Result<Range<usize>, FabError> {
+    component_range(first..first.saturating_add(n), ncomp)
 }
 
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
+    /// Checks a ghost width against this FabArray's, as every operation does.
+    ///
+    /// # Errors
+    /// [`FabError::GhostOutside`] unless `0 <= ng <= n_grow()` in every direction.
+    pub fn check_ghost_width(&self, ng: IntVect) -> Result<(), FabError> {
+        check_ghost(ng, self.ngrow)
+    }
+
     /// The work items of an operation over ghost width `ng`: `(local fab, region)`.
-    #[track_caller]
-    fn op_items(&self, what: &str, ng: IntVect) -> Vec<(usize, IndexBox)> {
-        assert!(
-            ng.all_ge(IntVect::ZERO) && ng.all_le(self.ngrow),
-            "FabArray::{what}: ghost width {ng} exceeds the FabArray's {}",
-            self.ngrow
-        );
+    fn op_items(&self, ng: IntVect) -> Result<Vec<(usize, IndexBox)>, FabError> {
+        check_ghost(ng, self.ngrow)?;
         // One task per slab of about `TARGET` cells (whole k-planes of the region), a
         // partition that does not depend on the number of threads.
         const TARGET: u64 = 32 * 1024;
@@ -114,7 +135,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             // No element anywhere: nothing to do. (Without this, a huge box of a
             // component-less FabArray, which allocates nothing, would still make one
             // work item per k-plane.)
-            return v;
+            return Ok(v);
         }
         for (l, &g) in self.local.iter().enumerate() {
             let region = self.ba.get(g).grow_iv(ng);
@@ -137,117 +158,103 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 k = kh + 1;
             }
         }
-        v
+        Ok(v)
     }
 
-    #[track_caller]
+    /// Checks a second operand: same layout, components `first..first + n`, ghost width.
     fn check_other<B: HostAccessible>(
         &self,
-        what: &str,
         o: &FabArray<T, B>,
-        comp: usize,
-        nc: usize,
+        first: usize,
+        n: usize,
         ng: IntVect,
-    ) {
-        assert!(
-            self.same_layout(o),
-            "FabArray::{what}: the FabArrays have different layouts"
-        );
-        check_comps(what, comp, nc, o.ncomp);
-        assert!(
-            ng.all_le(o.ngrow),
-            "FabArray::{what}: ghost width {ng} exceeds the source's {}",
-            o.ngrow
-        );
+    ) -> Result<(), FabError> {
+        if !self.same_layout(o) {
+            return Err(FabError::LayoutMismatch);
+        }
+        operand_comps(first, n, o.ncomp)?;
+        check_ghost(ng, o.ngrow)
     }
 
-    /// Applies `f` to every row of components `comp..comp+nc` over ghost width `ng`.
-    #[track_caller]
+    /// Applies `f` to every row of components `comps` over ghost width `ng`.
     fn apply1(
         &mut self,
-        what: &str,
-        comp: usize,
-        nc: usize,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T]) + Sync + Send,
-    ) {
-        check_comps(what, comp, nc, self.ncomp);
-        let items = self.op_items(what, ng);
+    ) -> Result<(), FabError> {
+        let c = component_range(comps, self.ncomp)?;
+        let items = self.op_items(ng)?;
         let raws = self.raws_mut();
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let r = raws[l];
             let merge = merge_level(&bx, &[&r]);
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
                 // SAFETY: `&mut self`: exclusive access; items are disjoint regions of
                 // the grown fab (grown tiles partition it), each visited by one task.
-                f(unsafe { r.run_mut(i0, j, k, len, comp + n) });
+                f(unsafe { r.run_mut(i0, j, k, len, c.start + n) });
             });
         });
+        Ok(())
     }
 
     /// Applies `f(dst_row, src_row)`; `src` has the same layout.
-    #[expect(clippy::too_many_arguments, reason = "component ranges of two arrays")]
-    #[track_caller]
     fn apply2<B: HostAccessible>(
         &mut self,
-        what: &str,
-        dcomp: usize,
         src: &FabArray<T, B>,
         scomp: usize,
-        nc: usize,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T], &[T]) + Sync + Send,
-    ) {
-        check_comps(what, dcomp, nc, self.ncomp);
-        self.check_other(what, src, scomp, nc, ng);
-        let items = self.op_items(what, ng);
+    ) -> Result<(), FabError> {
+        let c = component_range(comps, self.ncomp)?;
+        self.check_other(src, scomp, c.len(), ng)?;
+        let items = self.op_items(ng)?;
         let (draws, sraws) = (self.raws_mut(), src.raws());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);
             let merge = merge_level(&bx, &[&d, &s]);
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
                 // SAFETY: dst rows as in `apply1`; `src` is a different FabArray (it is
                 // borrowed shared while `self` is borrowed mutably), only read here.
-                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+                let dr = unsafe { d.run_mut(i0, j, k, len, c.start + n) };
                 // SAFETY: as above.
                 let sr = unsafe { s.run(i0, j, k, len, scomp + n) };
                 f(dr, sr);
             });
         });
+        Ok(())
     }
 
     /// Applies `f(dst_row, a_row, b_row)`.
     #[expect(
         clippy::too_many_arguments,
-        reason = "component ranges of three arrays"
+        reason = "two operands with their first components, the range, the width, the kernel"
     )]
-    #[track_caller]
     fn apply3<B: HostAccessible, C: HostAccessible>(
         &mut self,
-        what: &str,
-        dcomp: usize,
         a: &FabArray<T, B>,
         acomp: usize,
         b: &FabArray<T, C>,
         bcomp: usize,
-        nc: usize,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T], &[T], &[T]) + Sync + Send,
-    ) {
-        check_comps(what, dcomp, nc, self.ncomp);
-        self.check_other(what, a, acomp, nc, ng);
-        self.check_other(what, b, bcomp, nc, ng);
-        let items = self.op_items(what, ng);
+    ) -> Result<(), FabError> {
+        let c = component_range(comps, self.ncomp)?;
+        self.check_other(a, acomp, c.len(), ng)?;
+        self.check_other(b, bcomp, c.len(), ng)?;
+        let items = self.op_items(ng)?;
         let (draws, araws, braws) = (self.raws_mut(), a.raws(), b.raws());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, ra, rb) = (draws[l], araws[l], braws[l]);
             let merge = merge_level(&bx, &[&d, &ra, &rb]);
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
                 // SAFETY: as in `apply2`; `a` and `b` are only read.
-                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+                let dr = unsafe { d.run_mut(i0, j, k, len, c.start + n) };
                 // SAFETY: as above.
                 let x = unsafe { ra.run(i0, j, k, len, acomp + n) };
                 // SAFETY: as above.
@@ -255,209 +262,208 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 f(dr, x, y);
             });
         });
+        Ok(())
     }
 
-    /// Reduces rows of components `comp..comp+nc` over ghost width `ng`: each task folds
-    /// its rows into `L` lanes with `f`, then lanes and tasks are folded in order.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "a reduction needs identity, fold and combine"
-    )]
-    #[track_caller]
+    /// Reduces rows of components `comps` over ghost width `ng`: each task folds its
+    /// rows into `L` lanes with `f`, then lanes and tasks are folded in order.
     fn reduce<R: Copy + Send + Sync>(
         &self,
-        what: &str,
-        comp: usize,
-        nc: usize,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         id: R,
         f: impl Fn(R, T) -> R + Sync + Send,
         combine: impl Fn(R, R) -> R + Sync + Send,
-    ) -> R {
-        check_comps(what, comp, nc, self.ncomp);
-        let items = self.op_items(what, ng);
+    ) -> Result<R, FabError> {
+        let c = component_range(comps, self.ncomp)?;
+        let items = self.op_items(ng)?;
         let raws = self.raws();
         let parts = par_map(items.len(), |it| {
             let (l, bx) = items[it];
             let r: RawFab<T> = raws[l];
             let merge = merge_level(&bx, &[&r]);
             let mut acc = [id; L];
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
                 // SAFETY: `&self`: nobody writes during the reduction.
-                fold_lanes(unsafe { r.run(i0, j, k, len, comp + n) }, &mut acc, &f);
+                fold_lanes(unsafe { r.run(i0, j, k, len, c.start + n) }, &mut acc, &f);
             });
             combine_lanes(acc, id, &combine)
         });
-        parts.into_iter().fold(id, combine)
+        Ok(parts.into_iter().fold(id, combine))
     }
 
     // ----- in-place scalar operations -------------------------------------------------
 
     /// Sets every element (all components, ghost cells included) to `v`.
-    pub fn set_val(&mut self, v: T) {
-        self.set_val_range(v, 0, self.ncomp, self.ngrow);
+    pub fn fill(&mut self, v: T) {
+        // All components and the full width: nothing to refuse.
+        let all = self.ngrow;
+        let _ = self.apply1(.., all, |r| r.fill(v));
     }
 
-    /// Sets components `comp..comp+nc` to `v` over the valid boxes grown by `ng`.
+    /// Sets components `comps` over ghost width `ng` to `v` (AMReX's `setVal(v, comp,
+    /// ncomp, nghost)`).
     ///
-    /// # Panics
-    /// If the components or `ng` exceed the FabArray's.
-    #[track_caller]
-    pub fn set_val_range(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("set_val", comp, nc, ng, |r| r.fill(v));
+    /// # Errors
+    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`]; nothing is written
+    /// then. The same holds for every operation below (binary ones also refuse
+    /// [`FabError::LayoutMismatch`]).
+    pub fn set_val(
+        &mut self,
+        v: T,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| r.fill(v))
     }
 
-    /// `x += v` on components `comp..comp+nc` grown by `ng`.
-    #[track_caller]
-    pub fn plus(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("plus", comp, nc, ng, |r| {
-            r.iter_mut().for_each(|x| *x = *x + v)
-        });
+    /// `x += v` (AMReX's `plus`).
+    pub fn plus(
+        &mut self,
+        v: T,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = *x + v))
     }
 
-    /// `x *= v` on components `comp..comp+nc` grown by `ng`.
-    #[track_caller]
-    pub fn mult(&mut self, v: T, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("mult", comp, nc, ng, |r| {
-            r.iter_mut().for_each(|x| *x = *x * v)
-        });
+    /// `x *= v` (AMReX's `mult`).
+    pub fn mult(
+        &mut self,
+        v: T,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = *x * v))
     }
 
-    /// `x = numerator / x` on components `comp..comp+nc` grown by `ng`.
-    #[track_caller]
-    pub fn invert(&mut self, numerator: T, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("invert", comp, nc, ng, |r| {
+    /// `x = numerator / x` (AMReX's `invert`).
+    pub fn invert(
+        &mut self,
+        numerator: T,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| {
             r.iter_mut().for_each(|x| *x = numerator / *x)
-        });
+        })
     }
 
-    /// `x = -x` on components `comp..comp+nc` grown by `ng`.
-    #[track_caller]
-    pub fn negate(&mut self, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("negate", comp, nc, ng, |r| {
-            r.iter_mut().for_each(|x| *x = -*x)
-        });
+    /// `x = -x` (AMReX's `negate`).
+    pub fn negate(
+        &mut self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = -*x))
     }
 
-    /// `x = |x|` on components `comp..comp+nc` grown by `ng`.
-    #[track_caller]
-    pub fn abs(&mut self, comp: usize, nc: usize, ng: IntVect) {
-        self.apply1("abs", comp, nc, ng, |r| {
+    /// `x = |x|` (AMReX's `abs`).
+    pub fn abs(
+        &mut self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply1(comps, ng.into(), |r| {
             r.iter_mut().for_each(|x| *x = x.abs())
-        });
+        })
     }
 
-    // ----- operations with other FabArrays (same BoxArray and mapping) ----------------
+    // ----- element-wise with other FabArrays (same layout) ---------------------------
 
-    /// `self[dcomp..] += src[scomp..]` for `nc` components over ghost width `ng`
-    /// (AMReX's `MultiFab::Add(dst, src, srccomp, dstcomp, numcomp, nghost)`).
-    #[track_caller]
+    /// `self[comps] += src[scomp..]` (AMReX's `MultiFab::Add`).
     pub fn add<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("add", dcomp, src, scomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
-        });
+        })
     }
 
-    /// `self[dcomp..] -= src[scomp..]`.
-    #[track_caller]
+    /// `self[comps] -= src[scomp..]` (AMReX's `MultiFab::Subtract`).
     pub fn subtract<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("subtract", dcomp, src, scomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
-        });
+        })
     }
 
-    /// `self[dcomp..] *= src[scomp..]`.
-    #[track_caller]
+    /// `self[comps] *= src[scomp..]` (AMReX's `MultiFab::Multiply`).
     pub fn multiply<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("multiply", dcomp, src, scomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
-        });
+        })
     }
 
-    /// `self[dcomp..] /= src[scomp..]`.
-    #[track_caller]
+    /// `self[comps] /= src[scomp..]` (AMReX's `MultiFab::Divide`).
     pub fn divide<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("divide", dcomp, src, scomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
-        });
+        })
     }
 
-    /// `self[dcomp..] = src[scomp..]` (AMReX's `MultiFab::Copy`).
-    #[track_caller]
+    /// `self[comps] = src[scomp..]` (AMReX's `MultiFab::Copy`).
     pub fn copy_from<B: HostAccessible>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("copy", dcomp, src, scomp, nc, ng, <[T]>::copy_from_slice);
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(src, scomp, comps, ng.into(), <[T]>::copy_from_slice)
     }
 
-    /// `self += a * x` (AMReX's `MultiFab::Saxpy`).
-    #[track_caller]
+    /// `self[comps] += a * x[xcomp..]` (AMReX's `MultiFab::Saxpy`).
     pub fn saxpy<B: HostAccessible>(
         &mut self,
         a: T,
         x: &FabArray<T, B>,
         xcomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("saxpy", dcomp, x, xcomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(x, xcomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
-        });
+        })
     }
 
-    /// `self = x + a * self` (AMReX's `MultiFab::Xpay`).
-    #[track_caller]
+    /// `self[comps] = x[xcomp..] + a * self[comps]` (AMReX's `MultiFab::Xpay`).
     pub fn xpay<B: HostAccessible>(
         &mut self,
         a: T,
         x: &FabArray<T, B>,
         xcomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply2("xpay", dcomp, x, xcomp, nc, ng, |d, s| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply2(x, xcomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
-        });
+        })
     }
 
-    /// `self = a * x + b * y` (AMReX's `MultiFab::LinComb`).
+    /// `self[comps] = a * x[xcomp..] + b * y[ycomp..]` (AMReX's `MultiFab::LinComb`).
     #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
-    #[track_caller]
     pub fn lin_comb<B: HostAccessible, C: HostAccessible>(
         &mut self,
         a: T,
@@ -466,132 +472,123 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         b: T,
         y: &FabArray<T, C>,
         ycomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply3("lin_comb", dcomp, x, xcomp, y, ycomp, nc, ng, |d, x, y| {
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply3(x, xcomp, y, ycomp, comps, ng.into(), |d, x, y| {
             for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
                 *d = a * x + b * y;
             }
-        });
+        })
     }
 
-    /// `self += s1 * s2` (AMReX's `MultiFab::AddProduct`).
-    #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
-    #[track_caller]
+    /// `self[comps] += s1[comp1..] * s2[comp2..]` (AMReX's `MultiFab::AddProduct`).
     pub fn add_product<B: HostAccessible, C: HostAccessible>(
         &mut self,
         s1: &FabArray<T, B>,
         comp1: usize,
         s2: &FabArray<T, C>,
         comp2: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        self.apply3(
-            "add_product",
-            dcomp,
-            s1,
-            comp1,
-            s2,
-            comp2,
-            nc,
-            ng,
-            |d, x, y| {
-                for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
-                    *d = *d + x * y;
-                }
-            },
-        );
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        self.apply3(s1, comp1, s2, comp2, comps, ng.into(), |d, x, y| {
+            for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
+                *d = *d + x * y;
+            }
+        })
     }
 
-    /// Exchanges `self[dcomp..]` and `other[scomp..]` (AMReX's `MultiFab::Swap`).
-    #[track_caller]
+    /// Swaps `self[comps]` with `other[ocomp..]` (AMReX's `MultiFab::Swap`).
     pub fn swap<B: HostAccessible>(
         &mut self,
         other: &mut FabArray<T, B>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) {
-        check_comps("swap", dcomp, nc, self.ncomp);
-        self.check_other("swap", other, scomp, nc, ng);
-        let items = self.op_items("swap", ng);
+        ocomp: usize,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        let ng = ng.into();
+        let c = component_range(comps, self.ncomp)?;
+        self.check_other(other, ocomp, c.len(), ng)?;
+        let items = self.op_items(ng)?;
         let (draws, sraws) = (self.raws_mut(), other.raws_mut());
         par_for(items.len(), |it| {
             let (l, bx) = items[it];
             let (d, s) = (draws[l], sraws[l]);
             let merge = merge_level(&bx, &[&d, &s]);
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
-                // SAFETY: both FabArrays are borrowed mutably (so they are different),
-                // and each task owns its disjoint region of both.
-                let dr = unsafe { d.run_mut(i0, j, k, len, dcomp + n) };
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
+                // SAFETY: both FabArrays are borrowed mutably (so they are different
+                // ones); rows of one task are disjoint from other tasks' rows.
+                let dr = unsafe { d.run_mut(i0, j, k, len, c.start + n) };
                 // SAFETY: as above.
-                let sr = unsafe { s.run_mut(i0, j, k, len, scomp + n) };
+                let sr = unsafe { s.run_mut(i0, j, k, len, ocomp + n) };
                 dr.swap_with_slice(sr);
             });
         });
+        Ok(())
     }
 
     // ----- reductions -----------------------------------------------------------------
 
-    /// Smallest value of components `comp..comp+nc` over ghost width `ng`
-    /// ([`Element::HIGHEST`] when there is no cell).
-    #[track_caller]
-    #[must_use]
-    pub fn min(&self, comp: usize, nc: usize, ng: IntVect) -> T {
-        self.reduce("min", comp, nc, ng, T::HIGHEST, T::min_of, T::min_of)
+    /// Smallest value of components `comps` over ghost width `ng` (AMReX's `min`); the
+    /// element type's largest value when there is no cell.
+    pub fn min(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T, FabError> {
+        self.reduce(comps, ng.into(), T::HIGHEST, T::min_of, T::min_of)
     }
 
-    /// Largest value ([`Element::LOWEST`] when there is no cell).
-    #[track_caller]
-    #[must_use]
-    pub fn max(&self, comp: usize, nc: usize, ng: IntVect) -> T {
-        self.reduce("max", comp, nc, ng, T::LOWEST, T::max_of, T::max_of)
+    /// Largest value (AMReX's `max`); the element type's lowest value when there is no
+    /// cell.
+    pub fn max(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T, FabError> {
+        self.reduce(comps, ng.into(), T::LOWEST, T::max_of, T::max_of)
     }
 
-    /// Sum of components `comp..comp+nc` over ghost width `ng`.
-    #[track_caller]
-    #[must_use]
-    pub fn sum(&self, comp: usize, nc: usize, ng: IntVect) -> T::Acc {
+    /// `Σ x`, accumulated in [`Element::Acc`] (AMReX's `sum`).
+    pub fn sum(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T::Acc, FabError> {
         self.reduce(
-            "sum",
-            comp,
-            nc,
-            ng,
+            comps,
+            ng.into(),
             T::Acc::default(),
             |a, x| a + x.to_acc(),
             |a, b| a + b,
         )
     }
 
-    /// Largest `|x|` (AMReX's `norm0`).
-    #[track_caller]
-    #[must_use]
-    pub fn norm0(&self, comp: usize, nc: usize, ng: IntVect) -> T {
+    /// `max |x|` (AMReX's `norm0`).
+    pub fn norm0(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T, FabError> {
         self.reduce(
-            "norm0",
-            comp,
-            nc,
-            ng,
+            comps,
+            ng.into(),
             T::ZERO,
-            |a, x| a.max_of(x.abs()),
+            |a, x| T::max_of(a, x.abs()),
             T::max_of,
         )
     }
 
-    /// Sum of `|x|` (AMReX's `norm1`).
-    #[track_caller]
-    #[must_use]
-    pub fn norm1(&self, comp: usize, nc: usize, ng: IntVect) -> T::Acc {
+    /// `Σ |x|` (AMReX's `norm1`).
+    pub fn norm1(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T::Acc, FabError> {
         self.reduce(
-            "norm1",
-            comp,
-            nc,
-            ng,
+            comps,
+            ng.into(),
             T::Acc::default(),
             |a, x| a + x.abs().to_acc(),
             |a, b| a + b,
@@ -599,36 +596,33 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// `sqrt(Σ x²)` (AMReX's `norm2`).
-    #[track_caller]
-    #[must_use]
-    pub fn norm2(&self, comp: usize, nc: usize, ng: IntVect) -> f64 {
+    pub fn norm2(
+        &self,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<f64, FabError> {
         let s = self.reduce(
-            "norm2",
-            comp,
-            nc,
-            ng,
+            comps,
+            ng.into(),
             T::Acc::default(),
             |a, x| a + (x * x).to_acc(),
             |a, b| a + b,
-        );
-        sqrt(T::acc_to_f64(s))
+        )?;
+        Ok(sqrt(T::acc_to_f64(s)))
     }
 
-    /// `Σ self[comp..] * y[ycomp..]` over `nc` components and ghost width `ng`
-    /// (AMReX's `MultiFab::Dot`).
-    #[track_caller]
-    #[must_use]
+    /// `Σ self[comps] * y[ycomp..]` over ghost width `ng` (AMReX's `MultiFab::Dot`).
     pub fn dot<B: HostAccessible>(
         &self,
-        comp: usize,
         y: &FabArray<T, B>,
         ycomp: usize,
-        nc: usize,
-        ng: IntVect,
-    ) -> T::Acc {
-        check_comps("dot", comp, nc, self.ncomp);
-        self.check_other("dot", y, ycomp, nc, ng);
-        let items = self.op_items("dot", ng);
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<T::Acc, FabError> {
+        let ng = ng.into();
+        let c = component_range(comps, self.ncomp)?;
+        self.check_other(y, ycomp, c.len(), ng)?;
+        let items = self.op_items(ng)?;
         let (xr, yr) = (self.raws(), y.raws());
         let zero = T::Acc::default();
         let parts = par_map(items.len(), |it| {
@@ -636,15 +630,15 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             let (a, b) = (xr[l], yr[l]);
             let merge = merge_level(&bx, &[&a, &b]);
             let mut acc = [zero; L];
-            for_runs(&bx, nc, merge, |i0, j, k, n, len| {
+            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
                 // SAFETY: both only read; `&self` and `&y` keep writers away.
-                let ra = unsafe { a.run(i0, j, k, len, comp + n) };
+                let ra = unsafe { a.run(i0, j, k, len, c.start + n) };
                 // SAFETY: as above.
                 let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
                 fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
             });
             combine_lanes(acc, zero, |a, b| a + b)
         });
-        parts.into_iter().fold(zero, |a, b| a + b)
+        Ok(parts.into_iter().fold(zero, |a, b| a + b))
     }
 }

@@ -181,7 +181,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ///     let bx = t.region();
     ///     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
     /// });
-    /// assert_eq!(mf.sum(0, 1, IntVect::ZERO), 16.0 * 16.0 * 16.0 * 22.5);
+    /// assert_eq!(mf.sum(0..1, 0).unwrap(), 16.0 * 16.0 * 16.0 * 22.5);
     /// # }
     /// ```
     #[cfg(feature = "std")]

@@ -26,7 +26,7 @@ fn wrap(p: IntVect, domain: &IndexBox, period: &Periodicity) -> Option<IntVect> 
 
 /// Valid cells hold `f`, ghost cells garbage.
 fn valid_only(mf: &mut MultiFab) {
-    mf.set_val(GARBAGE);
+    mf.fill(GARBAGE);
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let mut a = mf.array_mut(&mfi);
@@ -56,7 +56,8 @@ fn check_fb(
     } else {
         FillPattern::Full
     };
-    mf.fill_boundary_with(scomp, nc, ng, period, pattern);
+    mf.fill_boundary_with(period, pattern, scomp..scomp + nc, ng)
+        .unwrap();
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let a = mf.array(&mfi);
@@ -184,11 +185,11 @@ proptest! {
         let mut src = MultiFab::new(&sba, &DistributionMapping::single(&sba), 2, IntVect::splat(1));
         let mut dst = MultiFab::new(&dba, &DistributionMapping::with_ranks(&dba, 1), 3, IntVect::splat(2));
         valid_only(&mut src);
-        dst.set_val(1.0);
+        dst.fill(1.0);
         let dng = IntVect::splat(dng);
         let op = if add { CopyOp::Add } else { CopyOp::Copy };
         // source comps 0..2 -> destination comps 1..3
-        dst.parallel_copy_with(&src, 0, 1, 2, IntVect::ZERO, dng, period, op);
+        dst.parallel_copy_with(&src, 0, 0, period, op, 1..3, dng).unwrap();
         for mfi in dst.mfiter(Tiling::None) {
             let a = dst.array(&mfi);
             let region = mfi.validbox().grow_iv(dng);
@@ -223,7 +224,8 @@ fn parallel_copy_valid_to_valid() {
         IntVect::splat(1),
     );
     valid_only(&mut src);
-    dst.parallel_copy(&src, Periodicity::non_periodic());
+    dst.parallel_copy(&src, Periodicity::non_periodic())
+        .unwrap();
     for mfi in dst.mfiter(Tiling::Default) {
         let a = dst.array(&mfi);
         a.for_each(mfi.fabbox(), |i, j, k, _, &v| {
@@ -328,25 +330,25 @@ fn laplacian_through_tiles_and_fill_boundary_is_exact() {
                         });
                     }
                     phi.fill_boundary_with(
-                        0,
-                        1,
-                        IntVect::splat(1),
                         Periodicity::non_periodic(),
                         FillPattern::Cross,
-                    );
+                        0..1,
+                        1,
+                    )
+                    .unwrap();
                     let mut lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
                     laplacian(&mut lap, &phi, tiling);
                     assert_eq!(
-                        lap.min(0, 1, IntVect::ZERO),
+                        lap.min(0..1, 0).unwrap(),
                         want,
                         "threads {threads} tiling {tiling:?}"
                     );
                     assert_eq!(
-                        lap.max(0, 1, IntVect::ZERO),
+                        lap.max(0..1, 0).unwrap(),
                         want,
                         "threads {threads} tiling {tiling:?}"
                     );
-                    assert!(!lap.sum(0, 1, IntVect::ZERO).is_nan());
+                    assert!(!lap.sum(0..1, 0).unwrap().is_nan());
                 });
             }
         }

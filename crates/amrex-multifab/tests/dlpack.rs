@@ -31,7 +31,7 @@ fn setup(ghosts: bool) -> (BoxArray, DistributionMapping, MultiFab) {
         a.for_each_mut(vbx, |i, j, k, n, v| *v = f(IntVect::new(i, j, k), n));
     }
     if ghosts {
-        mf.fill_boundary(Periodicity::all(domain));
+        mf.fill_boundary(Periodicity::all(domain)).unwrap();
     }
     (ba, dm, mf)
 }
@@ -97,11 +97,11 @@ fn import_builds_a_non_owning_multifab_that_writes_through() {
     let tensors = unsafe { mf.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, mf.n_grow(), tensors).unwrap();
     assert_eq!(view.ncomp(), 2);
-    assert_eq!(view.sum(0, 2, IntVect::ZERO), mf.sum(0, 2, IntVect::ZERO));
-    view.set_val_range(5.0, 1, 1, IntVect::ZERO);
+    assert_eq!(view.sum(0..2, 0).unwrap(), mf.sum(0..2, 0).unwrap());
+    view.set_val(5.0, 1..2, 0).unwrap();
     drop(view);
-    assert_eq!(mf.max(1, 1, IntVect::ZERO), 5.0);
-    assert_eq!(mf.min(1, 1, IntVect::ZERO), 5.0);
+    assert_eq!(mf.max(1..2, 0).unwrap(), 5.0);
+    assert_eq!(mf.min(1..2, 0).unwrap(), 5.0);
 }
 
 #[test]

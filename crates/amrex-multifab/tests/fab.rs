@@ -34,20 +34,20 @@ fn fab_by_local_index_and_by_mfi_is_the_local_box_fab() {
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let g = mfi.index() as f64;
-        mf.fab_mut(&mfi).set_val(g, vbx, 0..1).unwrap();
-        mf[&mfi].set_val(1.0, vbx, 2..3).unwrap();
+        mf.fab_mut(&mfi).set_val(g, 0..1, vbx).unwrap();
+        mf[&mfi].set_val(1.0, 2..3, vbx).unwrap();
         let mut a = mf.fab_mut(mfi.local_index()).array_mut().unwrap();
         a[(vbx.lo()[0], vbx.lo()[1], vbx.lo()[2], 1)] = 7.0;
     }
     let ncell = |g: usize| ba.get(g).num_pts() as f64;
     let want0: f64 = (0..ba.len()).map(|g| g as f64 * ncell(g)).sum();
-    assert_eq!(mf.sum(0, 1, IntVect::ZERO), want0);
-    assert_eq!(mf.sum(1, 1, IntVect::ZERO), 7.0 * ba.len() as f64);
-    assert_eq!(mf.sum(2, 1, ng), 8.0 * 6.0 * 4.0);
+    assert_eq!(mf.sum(0..1, 0).unwrap(), want0);
+    assert_eq!(mf.sum(1..2, 0).unwrap(), 7.0 * ba.len() as f64);
+    assert_eq!(mf.sum(2..3, ng).unwrap(), 8.0 * 6.0 * 4.0);
     // Per-fab BaseFab reductions agree with the FabArray's.
     let by_fab: f64 = mf
         .mfiter(Tiling::None)
-        .map(|mfi| mf[&mfi].sum(mfi.validbox(), 0).unwrap())
+        .map(|mfi| mf[&mfi].sum(0..1, mfi.validbox()).unwrap())
         .sum();
     assert_eq!(by_fab, want0);
     for mfi in mf.mfiter(Tiling::None) {
@@ -64,10 +64,13 @@ fn fab_by_local_index_and_by_mfi_is_the_local_box_fab() {
     // fabs_mut visits each fab once.
     for f in mf.fabs_mut() {
         let bx = f.index_box();
-        f.plus(1.0, bx, 1..2).unwrap();
+        f.plus(1.0, 1..2, bx).unwrap();
     }
     let npts: u64 = (0..ba.len()).map(|g| mf.fabbox(g).num_pts()).sum();
-    assert_eq!(mf.sum(1, 1, ng), 7.0 * ba.len() as f64 + npts as f64);
+    assert_eq!(
+        mf.sum(1..2, ng).unwrap(),
+        7.0 * ba.len() as f64 + npts as f64
+    );
 }
 
 #[test]
@@ -82,12 +85,12 @@ fn mfi_selects_by_global_index_on_other_ranks() {
         let g = mfi.index();
         assert_eq!(dm.rank_of(g), rank);
         let vbx = mfi.validbox();
-        mf.fab_mut(&mfi).set_val(g as i32, vbx, ..).unwrap();
+        mf.fab_mut(&mfi).set_val(g as i32, .., vbx).unwrap();
     }
     for l in 0..mf.local_size() {
         let g = mf.global_index(l);
         assert_eq!(mf.fab(l).index_box(), mf.fabbox(g));
-        assert_eq!(mf.fab(l).max(ba.get(g), 0).unwrap(), g as i32);
+        assert_eq!(mf.fab(l).max(0..1, ba.get(g)).unwrap(), g as i32);
     }
 }
 
@@ -116,19 +119,17 @@ fn a_fab_swapped_for_one_of_the_same_shape_is_used() {
     let mut mf = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
     let bx = mf.fabbox(0);
     let mut other = BaseFab::new(bx, 2);
-    other.set_val(3.0, bx, ..).unwrap();
+    other.set_val(3.0, .., bx).unwrap();
     core::mem::swap(mf.fab_mut(0), &mut other);
-    assert_eq!(other.sum(bx, 0).unwrap(), 0.0);
-    assert_eq!(
-        mf.sum(0, 1, IntVect::ZERO),
-        3.0 * ba.get(0).num_pts() as f64
-    );
-    mf.fill_boundary(Periodicity::new(ba.minimal_box(), [false; 3]));
-    mf.set_val(1.0);
-    assert_eq!(mf.fab(0).sum(bx, 1).unwrap(), bx.num_pts() as f64);
+    assert_eq!(other.sum(0..1, bx).unwrap(), 0.0);
+    assert_eq!(mf.sum(0..1, 0).unwrap(), 3.0 * ba.get(0).num_pts() as f64);
+    mf.fill_boundary(Periodicity::new(ba.minimal_box(), [false; 3]))
+        .unwrap();
+    mf.fill(1.0);
+    assert_eq!(mf.fab(0).sum(1..2, bx).unwrap(), bx.num_pts() as f64);
     // Resizing to the same box keeps the fab usable.
     mf.fab_mut(0).resize(bx, 2).unwrap();
-    assert_eq!(mf.norm0(0, 2, IntVect::splat(1)), 1.0);
+    assert_eq!(mf.norm0(0..2, 1).unwrap(), 1.0);
 }
 
 #[test]
@@ -138,7 +139,7 @@ fn a_fab_resized_through_fab_mut_is_refused_by_operations() {
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
     let big = mf.fabbox(0).grow(1);
     mf.fab_mut(0).resize(big, 1).unwrap();
-    mf.set_val(1.0);
+    mf.fill(1.0);
 }
 
 #[test]
@@ -163,7 +164,7 @@ fn a_read_only_fab_swapped_in_is_refused_by_operations() {
     let mut ro = BaseFab::from_dlpack_at(t, bx.lo()).unwrap();
     assert!(ro.is_read_only());
     core::mem::swap(mf.fab_mut(0), &mut ro);
-    let _ = mf.sum(0, 1, IntVect::ZERO);
+    let _ = mf.sum(0..1, 0).unwrap();
 }
 
 #[test]
@@ -171,7 +172,7 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
     let (ba, dm) = layout();
     let ng = IntVect::splat(1);
     let mut src = MultiFab::new(&ba, &dm, 2, ng);
-    src.set_val(2.0);
+    src.fill(2.0);
     // SAFETY: `src` is only read (below, after `view` is dropped) while the tensors live.
     let tensors = unsafe { src.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, ng, tensors).unwrap();
@@ -183,18 +184,18 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
         assert_eq!(f.ncomp(), 2);
     }
     let bx = view.box_of(view.global_index(0));
-    view.fab_mut(0).set_val(5.0, bx, 1..2).unwrap();
-    view.plus(1.0, 0, 1, IntVect::ZERO);
+    view.fab_mut(0).set_val(5.0, 1..2, bx).unwrap();
+    view.plus(1.0, 0..1, 0).unwrap();
     drop(view);
-    assert_eq!(src.max(1, 1, IntVect::ZERO), 5.0);
-    assert_eq!(src.min(0, 1, IntVect::ZERO), 3.0);
+    assert_eq!(src.max(1..2, 0).unwrap(), 5.0);
+    assert_eq!(src.min(0..1, 0).unwrap(), 3.0);
 }
 
 #[test]
 fn a_fab_exports_through_dlpack() {
     let (ba, dm) = layout();
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    mf.set_val(4.0);
+    mf.fill(4.0);
     let len = mf.fabbox(0).length();
     let t = mf.fab(0).to_dlpack().unwrap();
     assert_eq!(

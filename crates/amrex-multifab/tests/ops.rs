@@ -1,7 +1,9 @@
 //! Every operation against a naive single-threaded reference, on random layouts.
 
 use amrex_box::{IndexBox, IntVect};
-use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab, Tiling, iMultiFab};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, FabArray, FabError, MultiFab, Tiling, iMultiFab,
+};
 use proptest::prelude::*;
 
 fn hash(mut x: u64) -> u64 {
@@ -172,21 +174,21 @@ proptest! {
     #[test]
     fn elementwise_ops_match_reference(c in case()) {
         let (comp, nc, ng) = (c.comp, c.nc, c.ng);
-        check_elementwise(&c, |d, _, _| d.set_val_range(2.5, comp, nc, ng), |_, _, _| 2.5);
-        check_elementwise(&c, |d, _, _| d.plus(0.25, comp, nc, ng), |d, _, _| d + 0.25);
-        check_elementwise(&c, |d, _, _| d.mult(-3.0, comp, nc, ng), |d, _, _| d * -3.0);
-        check_elementwise(&c, |d, _, _| d.invert(2.0, comp, nc, ng), |d, _, _| 2.0 / d);
-        check_elementwise(&c, |d, _, _| d.negate(comp, nc, ng), |d, _, _| -d);
-        check_elementwise(&c, |d, _, _| d.abs(comp, nc, ng), |d, _, _| d.abs());
-        check_elementwise(&c, |d, x, _| d.add(x, comp, comp, nc, ng), |d, x, _| d + x);
-        check_elementwise(&c, |d, x, _| d.subtract(x, comp, comp, nc, ng), |d, x, _| d - x);
-        check_elementwise(&c, |d, x, _| d.multiply(x, comp, comp, nc, ng), |d, x, _| d * x);
-        check_elementwise(&c, |d, x, _| d.divide(x, comp, comp, nc, ng), |d, x, _| d / x);
-        check_elementwise(&c, |d, x, _| d.copy_from(x, comp, comp, nc, ng), |_, x, _| x);
-        check_elementwise(&c, |d, x, _| d.saxpy(0.5, x, comp, comp, nc, ng), |d, x, _| d + 0.5 * x);
-        check_elementwise(&c, |d, x, _| d.xpay(0.5, x, comp, comp, nc, ng), |d, x, _| x + 0.5 * d);
-        check_elementwise(&c, |d, x, y| d.lin_comb(2.0, x, comp, -1.5, y, comp, comp, nc, ng), |_, x, y| 2.0 * x + -1.5 * y);
-        check_elementwise(&c, |d, x, y| d.add_product(x, comp, y, comp, comp, nc, ng), |d, x, y| d + x * y);
+        check_elementwise(&c, |d, _, _| d.set_val(2.5, comp..comp + nc, ng).unwrap(), |_, _, _| 2.5);
+        check_elementwise(&c, |d, _, _| d.plus(0.25, comp..comp + nc, ng).unwrap(), |d, _, _| d + 0.25);
+        check_elementwise(&c, |d, _, _| d.mult(-3.0, comp..comp + nc, ng).unwrap(), |d, _, _| d * -3.0);
+        check_elementwise(&c, |d, _, _| d.invert(2.0, comp..comp + nc, ng).unwrap(), |d, _, _| 2.0 / d);
+        check_elementwise(&c, |d, _, _| d.negate(comp..comp + nc, ng).unwrap(), |d, _, _| -d);
+        check_elementwise(&c, |d, _, _| d.abs(comp..comp + nc, ng).unwrap(), |d, _, _| d.abs());
+        check_elementwise(&c, |d, x, _| d.add(x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| d + x);
+        check_elementwise(&c, |d, x, _| d.subtract(x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| d - x);
+        check_elementwise(&c, |d, x, _| d.multiply(x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| d * x);
+        check_elementwise(&c, |d, x, _| d.divide(x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| d / x);
+        check_elementwise(&c, |d, x, _| d.copy_from(x, comp, comp..comp + nc, ng).unwrap(), |_, x, _| x);
+        check_elementwise(&c, |d, x, _| d.saxpy(0.5, x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| d + 0.5 * x);
+        check_elementwise(&c, |d, x, _| d.xpay(0.5, x, comp, comp..comp + nc, ng).unwrap(), |d, x, _| x + 0.5 * d);
+        check_elementwise(&c, |d, x, y| d.lin_comb(2.0, x, comp, -1.5, y, comp, comp..comp + nc, ng).unwrap(), |_, x, y| 2.0 * x + -1.5 * y);
+        check_elementwise(&c, |d, x, y| d.add_product(x, comp, y, comp, comp..comp + nc, ng).unwrap(), |d, x, y| d + x * y);
     }
 
     #[test]
@@ -198,7 +200,7 @@ proptest! {
         fill(&mut d, 5);
         fill(&mut x, 6);
         let (d0, x0) = (snap(&d), snap(&x));
-        d.copy_from(&x, 0, c.comp, 1, c.ng);
+        d.copy_from(&x, 0, c.comp..=c.comp, c.ng).unwrap();
         for (b, fab) in snap(&d).iter().enumerate() {
             let vbx = c.ba.get(b);
             let npts = vbx.grow_iv(c.ngrow).num_pts() as usize;
@@ -211,7 +213,7 @@ proptest! {
             }
         }
         let (d1, x1) = (snap(&d), snap(&x));
-        d.swap(&mut x, c.comp, c.comp, c.nc, c.ng);
+        d.swap(&mut x, c.comp, c.comp..c.comp + c.nc, c.ng).unwrap();
         let (d2, x2) = (snap(&d), snap(&x));
         for b in 0..d1.len() {
             let vbx = c.ba.get(b);
@@ -247,14 +249,14 @@ proptest! {
             }
         }
         let (comp, nc, ng) = (c.comp, c.nc, c.ng);
-        prop_assert_eq!(x.min(comp, nc, ng), mn);
-        prop_assert_eq!(x.max(comp, nc, ng), mx);
-        prop_assert_eq!(x.norm0(comp, nc, ng), n0);
+        prop_assert_eq!(x.min(comp..comp + nc, ng).unwrap(), mn);
+        prop_assert_eq!(x.max(comp..comp + nc, ng).unwrap(), mx);
+        prop_assert_eq!(x.norm0(comp..comp + nc, ng).unwrap(), n0);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * (1.0 + b.abs());
-        prop_assert!(close(x.sum(comp, nc, ng), sum));
-        prop_assert!(close(x.norm1(comp, nc, ng), n1));
-        prop_assert!(close(x.norm2(comp, nc, ng), n2.sqrt()));
-        prop_assert!(close(x.dot(comp, &y, comp, nc, ng), dot));
+        prop_assert!(close(x.sum(comp..comp + nc, ng).unwrap(), sum));
+        prop_assert!(close(x.norm1(comp..comp + nc, ng).unwrap(), n1));
+        prop_assert!(close(x.norm2(comp..comp + nc, ng).unwrap(), n2.sqrt()));
+        prop_assert!(close(x.dot(&y, comp, comp..comp + nc, ng).unwrap(), dot));
     }
 }
 
@@ -266,14 +268,14 @@ fn imultifab_sums_in_i64() {
     let dm = DistributionMapping::single(&ba);
     let ncells = i64::from(n * n * n);
     let mut m = iMultiFab::new(&ba, &dm, 2, IntVect::splat(1));
-    m.set_val(i32::MAX);
-    assert_eq!(m.sum(0, 1, IntVect::ZERO), i64::from(i32::MAX) * ncells);
-    m.set_val_range(-3, 1, 1, IntVect::ZERO);
-    assert_eq!(m.min(0, 2, IntVect::ZERO), -3);
-    assert_eq!(m.norm0(1, 1, IntVect::ZERO), 3);
-    assert_eq!(m.norm1(1, 1, IntVect::ZERO), 3 * ncells);
+    m.fill(i32::MAX);
+    assert_eq!(m.sum(0..1, 0).unwrap(), i64::from(i32::MAX) * ncells);
+    m.set_val(-3, 1..2, 0).unwrap();
+    assert_eq!(m.min(0..2, 0).unwrap(), -3);
+    assert_eq!(m.norm0(1..2, 0).unwrap(), 3);
+    assert_eq!(m.norm1(1..2, 0).unwrap(), 3 * ncells);
     let f: FabArray<f32> = FabArray::new(&ba, &dm, 1, IntVect::ZERO);
-    assert_eq!(f.sum(0, 1, IntVect::ZERO), 0.0);
+    assert_eq!(f.sum(0..1, 0).unwrap(), 0.0);
 }
 
 #[test]
@@ -291,9 +293,9 @@ fn reductions_do_not_depend_on_thread_count() {
     let run = |n: usize| {
         let f = || {
             (
-                x.sum(0, 1, IntVect::ZERO),
-                x.norm2(0, 1, IntVect::splat(1)),
-                x.dot(0, &x, 0, 1, IntVect::ZERO),
+                x.sum(0..1, 0).unwrap(),
+                x.norm2(0..1, 1).unwrap(),
+                x.dot(&x, 0, 0..1, 0).unwrap(),
             )
         };
         // Under Miri rayon cannot run (strict provenance); the crate then runs its tasks
@@ -314,10 +316,71 @@ fn reductions_do_not_depend_on_thread_count() {
 }
 
 #[test]
-#[should_panic(expected = "ghost width")]
-fn ghost_width_is_checked() {
-    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
+fn refused_operations_name_the_reason_and_write_nothing() {
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
     let dm = DistributionMapping::single(&ba);
-    let mut x = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    x.plus(1.0, 0, 1, IntVect::splat(2));
+    let mut x = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+    x.fill(1.0);
+    let y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let other_ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
+    let z = MultiFab::new(
+        &other_ba,
+        &DistributionMapping::single(&other_ba),
+        2,
+        IntVect::splat(1),
+    );
+    let everything = |m: &MultiFab| {
+        m.read_region(.., IndexBox::new(IntVect::splat(-1), IntVect::splat(8)))
+            .unwrap()
+    };
+    let before = everything(&x);
+
+    let e = x.plus(1.0, 0..1, 2).unwrap_err();
+    assert_eq!(
+        e,
+        FabError::GhostOutside {
+            ng: IntVect::splat(2),
+            ngrow: IntVect::splat(1)
+        }
+    );
+    assert!(e.to_string().contains("ghost width (2,2,2)"), "{e}");
+    let e = x.set_val(3.0, 1..3, 0).unwrap_err();
+    assert_eq!(
+        e,
+        FabError::ComponentsOutside {
+            start: 1,
+            end: 3,
+            ncomp: 2
+        }
+    );
+    let e = x.saxpy(2.0, &y, 0, 0..2, 0).unwrap_err();
+    assert_eq!(
+        e,
+        FabError::ComponentsOutside {
+            start: 0,
+            end: 2,
+            ncomp: 1
+        }
+    );
+    let e = x.copy_from(&y, 0, 0..1, 1).unwrap_err();
+    assert!(matches!(e, FabError::GhostOutside { .. }), "{e}");
+    assert_eq!(x.add(&z, 0, .., 0).unwrap_err(), FabError::LayoutMismatch);
+    assert_eq!(
+        x.norm2(0..3, 0).unwrap_err(),
+        FabError::ComponentsOutside {
+            start: 0,
+            end: 3,
+            ncomp: 2
+        }
+    );
+    assert!(matches!(
+        x.dot(&y, 0, 0..1, 1).unwrap_err(),
+        FabError::GhostOutside { .. }
+    ));
+    assert_eq!(everything(&x), before, "a refused operation wrote");
+
+    // The ghost width may be given as an i32 (every direction) or an IntVect.
+    x.plus(1.0, 1..2, IntVect::new(1, 0, 1)).unwrap();
+    assert_eq!(x.max(1..2, 1).unwrap(), 2.0);
+    assert_eq!(x.min(1..2, 1).unwrap(), 1.0);
 }

@@ -19,19 +19,20 @@ fn region_round_trip_across_boxes_and_ghosts() {
     let data: Vec<f64> = (0..region.num_pts() as usize * 2)
         .map(|x| x as f64)
         .collect();
-    mf.write_region(region, 0, 2, &data, Ghosts::Include);
-    let back = mf.read_region(region, 0, 2);
+    mf.write_region(&data, Ghosts::Include, 0..2, region)
+        .unwrap();
+    let back = mf.read_region(0..2, region).unwrap();
     assert_eq!(back, data);
     // Valid cells only: ghost cells outside the domain keep zero.
-    mf.set_val(0.0);
+    mf.fill(0.0);
     mf.write_region(
-        region,
-        1,
-        1,
         &data[..region.num_pts() as usize],
         Ghosts::Exclude,
-    );
-    let back = mf.read_region(region, 1, 1);
+        1..2,
+        region,
+    )
+    .unwrap();
+    let back = mf.read_region(1..2, region).unwrap();
     for (n, p) in region.iter().enumerate() {
         let want = if domain.contains(p) { data[n] } else { 0.0 };
         assert_eq!(back[n], want, "{p}");
@@ -50,10 +51,11 @@ fn ndarray_region_is_indexed_i_j_k_n() {
             .for_each_mut(vbx, |i, j, k, _, v| *v = f64::from(i + 10 * j + 100 * k));
     }
     let region = IndexBox::new(IntVect::new(2, 3, 1), IntVect::new(5, 6, 6));
-    let a = mf.read_region_ndarray(region, 0, 1);
+    let a = mf.read_region_ndarray(0..1, region).unwrap();
     assert_eq!(a[[1, 2, 3, 0]], f64::from(3 + 10 * 5 + 100 * 4));
     let mut b = a.clone();
     b.mapv_inplace(|x| -x);
-    mf.write_region_ndarray(region, 0, b.view(), Ghosts::Exclude);
-    assert_eq!(mf.read_region_ndarray(region, 0, 1), b);
+    mf.write_region_ndarray(b.view(), Ghosts::Exclude, 0, region)
+        .unwrap();
+    assert_eq!(mf.read_region_ndarray(0..1, region).unwrap(), b);
 }

@@ -63,7 +63,7 @@
 //! assert_eq!(plt.header.domains[0], domain);
 //! let back = &plt.levels[0];                // ghost cells are not written
 //! assert_eq!(back.box_array(), &ba);
-//! assert_eq!(back.sum(1, 1, IntVect::ZERO), mf.sum(1, 1, IntVect::ZERO));
+//! assert_eq!(back.sum(1..2, 0).unwrap(), mf.sum(1..2, 0).unwrap());
 //! assert_eq!(back.value_at(IntVect::new(3, 2, 1), 1), Some(1e4 + 3.0 + 0.02 + 1e-4));
 //! # std::fs::remove_dir_all(&dir)?;
 //! # }
@@ -692,9 +692,9 @@ fn write_fabs<A: HostAccessible>(
             (0..nc)
                 .map(|n| {
                     let r = if max {
-                        fab.max(vbx, n)
+                        fab.max(n..=n, vbx)
                     } else {
-                        fab.min(vbx, n)
+                        fab.min(n..=n, vbx)
                     };
                     r.map_err(|e| invalid(&dpath, format!("box {g}: {e}")))
                 })

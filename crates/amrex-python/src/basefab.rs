@@ -3,18 +3,14 @@
 
 use crate::fastcall::{DlpackSource, install};
 use crate::geometry::{PyBox, int_vect_of};
-use crate::interop::{dlpack_err, import, to_numpy, to_xp};
+use crate::interop::{dlpack_err, fab_err, import, to_numpy, to_xp};
 use crate::protocol::{Export, ExportCount};
 use crate::views::SharedView;
-use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect};
+use amrex_basefab::{BaseFab, IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::DLDeviceType;
-use pyo3::exceptions::{PyBufferError, PyIndexError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyIndexError};
 use pyo3::prelude::*;
-
-fn fab_err(e: FabError) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
 
 /// A box of cells with `ncomp` components of `f64` (AMReX `FArrayBox`).
 ///
@@ -304,8 +300,8 @@ macro_rules! scalar_ops {
                 num_comps: Option<usize>,
             ) -> PyResult<()> {
                 let r = self.region(r#box.as_deref());
-                let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp + n);
-                self.fab.$name(val, r, start_comp..end).map_err(fab_err)
+                let end = num_comps.map_or(self.fab.ncomp(), |n| start_comp.saturating_add(n));
+                self.fab.$name(val, start_comp..end, r).map_err(fab_err)
             }
         )+}
     };
@@ -330,7 +326,7 @@ macro_rules! reductions {
             #[pyo3(signature = (comp=0, r#box=None))]
             fn $name(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
                 self.fab
-                    .$name(self.region(r#box.as_deref()), comp)
+                    .$name(comp..=comp, self.region(r#box.as_deref()))
                     .map_err(fab_err)
             }
         )+}

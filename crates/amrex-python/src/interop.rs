@@ -3,9 +3,10 @@
 
 use crate::fastcall::DlpackSource;
 use crate::protocol::{Dims, Export, ExportCount, type_name};
+use amrex_basefab::FabError;
 use amrex_dlpack_capsule::{Imported, take_from_capsule};
 use amrex_dlpack_core::{DLDeviceType, Device, DlpackError, ErrorKind};
-use pyo3::exceptions::{PyBufferError, PyImportError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyImportError, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
@@ -15,6 +16,18 @@ pub(crate) fn dlpack_err(e: DlpackError) -> PyErr {
     match e.kind() {
         ErrorKind::BadCapsule => PyValueError::new_err(e.to_string()),
         _ => PyBufferError::new_err(e.to_string()),
+    }
+}
+
+/// Maps a refused fab or MultiFab operation to a Python exception: an index past the
+/// container (components, a box outside the fab) is an `IndexError`, the rest
+/// `ValueError`.
+pub(crate) fn fab_err(e: FabError) -> PyErr {
+    match e {
+        FabError::ComponentsOutside { .. } | FabError::BoxOutside { .. } => {
+            PyIndexError::new_err(e.to_string())
+        }
+        _ => PyValueError::new_err(e.to_string()),
     }
 }
 

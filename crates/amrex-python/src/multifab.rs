@@ -8,11 +8,13 @@
 
 use crate::geometry::{PyBox, int_vect_of};
 use crate::indexing::Region;
-use crate::interop::{Tensor, to_xp};
+use crate::interop::{Tensor, fab_err, to_xp};
+use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::ToDlpack;
 use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, Mfi, MultiFab, Periodicity, Tiling};
+use core::ops::Range;
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -172,25 +174,11 @@ pub(crate) struct PyMultiFab {
     pub(crate) mf: MultiFab,
 }
 
+/// Components `comp..comp+nc` checked by the library's component rule.
 fn check_comps(mf: &MultiFab, comp: usize, nc: usize) -> PyResult<()> {
-    if comp.checked_add(nc).is_none_or(|e| e > mf.ncomp()) {
-        return Err(PyIndexError::new_err(format!(
-            "components {comp}..{} out of range for {} components",
-            comp.saturating_add(nc),
-            mf.ncomp()
-        )));
-    }
-    Ok(())
-}
-
-fn check_ng(mf: &MultiFab, ng: IntVect) -> PyResult<IntVect> {
-    if !ng.all_le(mf.n_grow()) || !ng.all_ge(IntVect::ZERO) {
-        return Err(PyValueError::new_err(format!(
-            "ghost width {ng} exceeds the MultiFab's {}",
-            mf.n_grow()
-        )));
-    }
-    Ok(ng)
+    component_range(comp..comp.saturating_add(nc), mf.ncomp())
+        .map(drop)
+        .map_err(fab_err)
 }
 
 impl PyMultiFab {
@@ -208,7 +196,11 @@ impl PyMultiFab {
     fn ng(&self, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<IntVect> {
         match ngrow {
             None => Ok(IntVect::ZERO),
-            Some(n) => check_ng(&self.mf, int_vect_of(n)?),
+            Some(n) => {
+                let ng = int_vect_of(n)?;
+                self.mf.check_ghost_width(ng).map_err(fab_err)?;
+                Ok(ng)
+            }
         }
     }
 
@@ -223,16 +215,6 @@ impl PyMultiFab {
                 .for_each(region, |_, _, _, _, v| found |= pred(*v));
             found
         })
-    }
-
-    fn same_layout(&self, o: &PyMultiFab) -> PyResult<()> {
-        if self.mf.same_layout(&o.mf) {
-            Ok(())
-        } else {
-            Err(PyValueError::new_err(
-                "the MultiFabs have different BoxArrays or DistributionMappings",
-            ))
-        }
     }
 
     /// Zero-copy tensors of every local box.
@@ -401,10 +383,10 @@ impl PyMultiFab {
 
     /// Fills ghost cells from the valid cells of other boxes (and periodic images).
     #[pyo3(signature = (periodic=(false, false, false)))]
-    fn fill_boundary(&mut self, periodic: (bool, bool, bool)) {
+    fn fill_boundary(&mut self, periodic: (bool, bool, bool)) -> PyResult<()> {
         let domain = self.mf.box_array().minimal_box();
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        self.mf.fill_boundary(period);
+        self.mf.fill_boundary(period).map_err(fab_err)
     }
 
     /// Test pattern: valid cell `(i, j, k)` of component `n` gets
@@ -433,12 +415,10 @@ impl PyMultiFab {
         nc: usize,
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<f64> {
-        self.same_layout(y)?;
-        check_comps(&self.mf, comp, nc)?;
-        check_comps(&y.mf, ycomp, nc)?;
         let ng = self.ng(ng)?;
-        check_ng(&y.mf, ng)?;
-        Ok(self.mf.dot(comp, &y.mf, ycomp, nc, ng))
+        self.mf
+            .dot(&y.mf, ycomp, comp..comp.saturating_add(nc), ng)
+            .map_err(fab_err)
     }
 
     fn __repr__(&self) -> String {
@@ -467,8 +447,7 @@ macro_rules! scalar_ops {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
                 let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-                self.mf.$method(value, comp, nc, ng);
-                Ok(())
+                self.mf.$method(value, comp..comp + nc, ng).map_err(fab_err)
             }
         )+}
     };
@@ -476,7 +455,7 @@ macro_rules! scalar_ops {
 
 scalar_ops! {
     /// Sets components `comp..comp+ncomp` to `value` over `ngrow` ghost cells.
-    set_val => set_val_range;
+    set_val => set_val;
     /// Adds `value`.
     plus => plus;
     /// Multiplies by `value`.
@@ -491,8 +470,7 @@ macro_rules! reductions {
             $(#[doc = $doc])+
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn $name(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-                check_comps(&self.mf, comp, 1)?;
-                Ok(self.mf.$name(comp, 1, self.ng(ngrow)?))
+                self.mf.$name(comp..=comp, self.ng(ngrow)?).map_err(fab_err)
             }
         )+}
     };
@@ -539,19 +517,19 @@ macro_rules! binary_ops {
 
 binary_ops! {
     /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
-    copy => |d, s, sc, dc, nc, ng| d.copy_from(s, sc, dc, nc, ng);
+    copy => |d, s, sc, c, ng| d.copy_from(s, sc, c, ng);
     /// `dst[dcomp..] += src[scomp..]`.
-    add => |d, s, sc, dc, nc, ng| d.add(s, sc, dc, nc, ng);
+    add => |d, s, sc, c, ng| d.add(s, sc, c, ng);
     /// `dst[dcomp..] -= src[scomp..]`.
-    subtract => |d, s, sc, dc, nc, ng| d.subtract(s, sc, dc, nc, ng);
+    subtract => |d, s, sc, c, ng| d.subtract(s, sc, c, ng);
     /// `dst[dcomp..] *= src[scomp..]`.
-    multiply => |d, s, sc, dc, nc, ng| d.multiply(s, sc, dc, nc, ng);
+    multiply => |d, s, sc, c, ng| d.multiply(s, sc, c, ng);
     /// `dst[dcomp..] /= src[scomp..]`.
-    divide => |d, s, sc, dc, nc, ng| d.divide(s, sc, dc, nc, ng);
+    divide => |d, s, sc, c, ng| d.divide(s, sc, c, ng);
     /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
-    saxpy(a) => |d, s, sc, dc, nc, ng| d.saxpy(a, s, sc, dc, nc, ng);
+    saxpy(a) => |d, s, sc, c, ng| d.saxpy(a, s, sc, c, ng);
     /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
-    xpay(a) => |d, s, sc, dc, nc, ng| d.xpay(a, s, sc, dc, nc, ng);
+    xpay(a) => |d, s, sc, c, ng| d.xpay(a, s, sc, c, ng);
 }
 
 /// Checks a two-MultiFab operation's arguments, then runs it.
@@ -561,15 +539,17 @@ fn binary(
     dcomp: usize,
     nc: usize,
     ng: Option<&Bound<'_, PyAny>>,
-    op: impl FnOnce(&mut MultiFab, &MultiFab, usize, usize, usize, IntVect),
+    op: impl FnOnce(&mut MultiFab, &MultiFab, usize, Range<usize>, IntVect) -> Result<(), FabError>,
 ) -> PyResult<()> {
-    dst.same_layout(&src)?;
-    check_comps(&dst.mf, dcomp, nc)?;
-    check_comps(&src.mf, scomp, nc)?;
     let ng = dst.ng(ng)?;
-    check_ng(&src.mf, ng)?;
-    op(&mut dst.mf, &src.mf, scomp, dcomp, nc, ng);
-    Ok(())
+    op(
+        &mut dst.mf,
+        &src.mf,
+        scomp,
+        dcomp..dcomp.saturating_add(nc),
+        ng,
+    )
+    .map_err(fab_err)
 }
 
 /// Global indexing (pyAMReX's `MultiFab.__getitem__` / `__setitem__`); the rules are in
@@ -593,7 +573,7 @@ impl PyMultiFab {
             np.call_method1("zeros", ((ni, nj, nk, nc),))?
         } else {
             let (bx, comp, nc) = region.cells()?;
-            let v = self.mf.read_region(bx, comp, nc);
+            let v = self.mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
             let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
                 .expect("read_region returns one value per cell and component");
             let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
@@ -633,7 +613,9 @@ impl PyMultiFab {
             Some(x) => vec![x; n],
             None => region_values(value, &region)?,
         };
-        self.mf.write_region(bx, comp, nc, &data, Ghosts::Include);
+        self.mf
+            .write_region(&data, Ghosts::Include, comp..comp + nc, bx)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -727,7 +709,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.abs(comp, nc, ng);
+        self.mf.abs(comp..comp + nc, ng).map_err(fab_err)?;
         Ok(())
     }
 
@@ -740,7 +722,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.negate(comp, nc, ng);
+        self.mf.negate(comp..comp + nc, ng).map_err(fab_err)?;
         Ok(())
     }
 
@@ -754,7 +736,9 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.invert(numerator, comp, nc, ng);
+        self.mf
+            .invert(numerator, comp..comp + nc, ng)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -775,14 +759,9 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = dst.ng(ng)?;
-        for (src, comp) in [(&x, xcomp), (&y, ycomp)] {
-            dst.same_layout(src)?;
-            check_comps(&src.mf, comp, nc)?;
-            check_ng(&src.mf, ng)?;
-        }
-        check_comps(&dst.mf, dcomp, nc)?;
         dst.mf
-            .lin_comb(a, &x.mf, xcomp, b, &y.mf, ycomp, dcomp, nc, ng);
+            .lin_comb(a, &x.mf, xcomp, b, &y.mf, ycomp, dcomp..dcomp + nc, ng)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -801,14 +780,9 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = dst.ng(ng)?;
-        for (src, comp) in [(&s1, comp1), (&s2, comp2)] {
-            dst.same_layout(src)?;
-            check_comps(&src.mf, comp, nc)?;
-            check_ng(&src.mf, ng)?;
-        }
-        check_comps(&dst.mf, dcomp, nc)?;
         dst.mf
-            .add_product(&s1.mf, comp1, &s2.mf, comp2, dcomp, nc, ng);
+            .add_product(&s1.mf, comp1, &s2.mf, comp2, dcomp..dcomp + nc, ng)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -829,7 +803,7 @@ impl PyMultiFab {
         }
         let domain = self.mf.box_array().minimal_box();
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        self.mf.parallel_copy(&src.mf, period);
+        self.mf.parallel_copy(&src.mf, period).map_err(fab_err)?;
         Ok(())
     }
 
@@ -862,8 +836,7 @@ impl PyMultiFab {
     /// Max norm of `comp` (pyAMReX `norminf`, the same as `norm0`).
     #[pyo3(signature = (comp=0, ngrow=None))]
     fn norminf(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        check_comps(&self.mf, comp, 1)?;
-        Ok(self.mf.norm0(comp, 1, self.ng(ngrow)?))
+        self.mf.norm0(comp..=comp, self.ng(ngrow)?).map_err(fab_err)
     }
 
     /// `self[comp..comp+ncomp] -= mf[comp..]` over `ngrow` ghost cells (pyAMReX `minus`).
@@ -875,12 +848,10 @@ impl PyMultiFab {
         ncomp: usize,
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        self.same_layout(&mf)?;
-        check_comps(&self.mf, comp, ncomp)?;
-        check_comps(&mf.mf, comp, ncomp)?;
         let ng = self.ng(ngrow)?;
-        check_ng(&mf.mf, ng)?;
-        self.mf.subtract(&mf.mf, comp, comp, ncomp, ng);
+        self.mf
+            .subtract(&mf.mf, comp, comp..comp + ncomp, ng)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -896,39 +867,10 @@ impl PyMultiFab {
         nc: usize,
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        dst.same_layout(&src)?;
-        check_comps(&dst.mf, dcomp, nc)?;
-        check_comps(&src.mf, scomp, nc)?;
         let ng = dst.ng(ng)?;
-        check_ng(&src.mf, ng)?;
-        for l in 0..dst.mf.local_size() {
-            let g = dst.mf.global_index(l);
-            let region = dst.mf.box_of(g).grow_iv(ng);
-            // Both views visit `region` in the same order, so a buffer of one pass pairs
-            // the elements.
-            let mut buf = Vec::with_capacity(region.num_pts() as usize * nc);
-            dst.mf
-                .array_at(l)
-                .components(dcomp, nc)
-                .for_each(region, |_, _, _, _, v| buf.push(*v));
-            let mut it = 0;
-            src.mf
-                .array_mut_at(l)
-                .components_mut(scomp, nc)
-                .for_each_mut(region, |_, _, _, _, v| {
-                    core::mem::swap(v, &mut buf[it]);
-                    it += 1;
-                });
-            it = 0;
-            dst.mf
-                .array_mut_at(l)
-                .components_mut(dcomp, nc)
-                .for_each_mut(region, |_, _, _, _, v| {
-                    *v = buf[it];
-                    it += 1;
-                });
-        }
-        Ok(())
+        dst.mf
+            .swap(&mut src.mf, scomp, dcomp..dcomp.saturating_add(nc), ng)
+            .map_err(fab_err)
     }
 
     /// Number of components (pyAMReX `n_comp`).
