@@ -56,6 +56,11 @@ pub enum FabError {
     },
     /// FabArrays combined element by element have different BoxArrays or distributions.
     LayoutMismatch,
+    /// A distributed FabArray operation failed: the ranks disagree on what should be one
+    /// FabArray (a BoxArray or map that differs between ranks), the map does not span its
+    /// communicator, or a message went wrong. Every rank gets the error when the ranks
+    /// disagree; the text names the operation and the ranks.
+    Comm(alloc::string::String),
     /// A buffer whose length is not the one the region and components need.
     WrongLength {
         /// Elements needed.
@@ -108,6 +113,7 @@ impl fmt::Display for FabError {
             Self::LayoutMismatch => {
                 f.write_str("the FabArrays have different BoxArrays or DistributionMappings")
             }
+            Self::Comm(m) => write!(f, "distributed operation: {m}"),
             Self::WrongLength { needed, found } => write!(
                 f,
                 "buffer of {found} elements given where the region needs {needed}"

@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::box_array::BoxArray;
+use crate::parallel::Communicator;
 use crate::plan::PlanCache;
 
 /// How boxes are assigned to ranks.
@@ -22,11 +23,21 @@ pub enum Strategy {
     Sfc,
 }
 
-/// Box index → rank, AMReX's `DistributionMapping`.
+/// Box index → rank, AMReX's `DistributionMapping`, and the [`Communicator`] whose ranks
+/// these are.
 ///
 /// Cheap to clone (shared storage). Clones share the copy-plan cache used by
 /// `FillBoundary` and `ParallelCopy`, so every `FabArray` built on one
 /// `(BoxArray, DistributionMapping)` pair reuses the same plans, as in AMReX.
+///
+/// [`new`](Self::new) and [`on`](Self::on) map the boxes onto the ranks of a
+/// communicator (MPI's world under `mpirun` once [`crate::init`] has run; one process
+/// otherwise). Every strategy is a deterministic function of the BoxArray and the rank
+/// count, so every rank computes the same map. [`with_ranks`](Self::with_ranks),
+/// [`with_strategy`](Self::with_strategy) and [`from_pmap`](Self::from_pmap) make maps
+/// over any number of ranks on the single-process communicator, to inspect plans: a
+/// FabArray on such a map holds rank 0's boxes and refuses operations that need
+/// messages.
 ///
 /// ```
 /// use amrex_box::{IndexBox, IntVect};
@@ -52,6 +63,7 @@ pub(crate) struct DmWeak(
 struct DmInner {
     pmap: Vec<u32>,
     nranks: usize,
+    comm: Communicator,
     cache: PlanCache,
 }
 
@@ -66,14 +78,76 @@ impl fmt::Debug for DistributionMapping {
 
 impl PartialEq for DistributionMapping {
     fn eq(&self, o: &Self) -> bool {
-        self.same_as(o) || (self.inner.nranks == o.inner.nranks && self.inner.pmap == o.inner.pmap)
+        self.same_as(o)
+            || (self.inner.nranks == o.inner.nranks
+                && self.inner.pmap == o.inner.pmap
+                && self.inner.comm == o.inner.comm)
     }
 }
 impl Eq for DistributionMapping {}
 
 impl DistributionMapping {
+    /// AMReX's default mapping (Morton space-filling curve) of `ba` onto the ranks of
+    /// [`Communicator::current`] (AMReX's `DistributionMapping(ba)`): every box on rank 0
+    /// in a single process, spread over MPI's world under `mpirun` once [`crate::init`]
+    /// has run.
+    #[must_use]
+    pub fn new(ba: &BoxArray) -> Self {
+        Self::on(ba, &Communicator::current())
+    }
+
+    /// AMReX's default mapping of `ba` onto the ranks of `comm`.
+    #[must_use]
+    pub fn on(ba: &BoxArray, comm: &Communicator) -> Self {
+        Self::with_strategy_on(ba, comm, Strategy::Sfc)
+    }
+
+    /// A mapping of `ba` onto the ranks of `comm` built with `strategy`.
+    #[must_use]
+    pub fn with_strategy_on(ba: &BoxArray, comm: &Communicator, strategy: Strategy) -> Self {
+        let pmap = Self::with_strategy(ba, comm.size(), strategy).inner.pmap.clone();
+        Self::from_pmap_on(pmap, comm)
+    }
+
+    /// A mapping from an explicit processor map onto the ranks of `comm` (every rank must
+    /// pass the same map; FabArray operations check that they do).
+    ///
+    /// # Panics
+    /// If a rank is `>= comm.size()`.
+    #[must_use]
+    #[track_caller]
+    pub fn from_pmap_on(pmap: Vec<u32>, comm: &Communicator) -> Self {
+        let nranks = comm.size();
+        assert!(
+            pmap.iter().all(|&r| (r as usize) < nranks),
+            "DistributionMapping::from_pmap_on: a rank is not below {nranks}"
+        );
+        Self {
+            inner: Arc::new(DmInner {
+                pmap,
+                nranks,
+                comm: comm.clone(),
+                cache: PlanCache::default(),
+            }),
+        }
+    }
+
+    /// The communicator whose ranks this map names.
+    #[must_use]
+    pub fn communicator(&self) -> &Communicator {
+        &self.inner.comm
+    }
+
+    /// Whether FabArrays on this map can exchange messages: the map spans exactly its
+    /// communicator's ranks.
+    #[must_use]
+    pub fn is_distributed_over_comm(&self) -> bool {
+        self.inner.comm.size() == self.inner.nranks
+    }
+
     /// AMReX's default mapping (Morton space-filling curve) of `ba` onto `nranks` ranks
-    /// ([`single`](Self::single) for one process).
+    /// of no communicator (to inspect plans; [`single`](Self::single) for one process,
+    /// [`new`](Self::new) for this program's ranks).
     ///
     /// # Panics
     /// If `nranks == 0`.
@@ -136,6 +210,7 @@ impl DistributionMapping {
             inner: Arc::new(DmInner {
                 pmap,
                 nranks,
+                comm: Communicator::single(),
                 cache: PlanCache::default(),
             }),
         }

@@ -13,6 +13,7 @@ use bytemuck::AnyBitPattern;
 pub trait Element:
     DlpackElement
     + AnyBitPattern
+    + bytemuck::Pod
     + Default
     + PartialOrd
     + Debug
@@ -23,7 +24,7 @@ pub trait Element:
     + Neg<Output = Self>
 {
     /// Accumulator for sums and dot products.
-    type Acc: Copy + Send + Sync + Default + Debug + PartialEq + Add<Output = Self::Acc>;
+    type Acc: bytemuck::Pod + Send + Sync + Default + Debug + PartialEq + Add<Output = Self::Acc>;
     /// `0`.
     const ZERO: Self;
     /// `1`.

@@ -98,6 +98,15 @@ impl<T: Element, A: Arena> fmt::Debug for FabArray<T, A> {
     }
 }
 
+/// This process's rank in `dm`'s communicator, or 0 for a map made for inspection.
+pub(crate) fn my_rank(dm: &DistributionMapping) -> usize {
+    if dm.is_distributed_over_comm() {
+        dm.communicator().rank()
+    } else {
+        0
+    }
+}
+
 impl<T: Element> FabArray<T, HostArena> {
     /// A FabArray on the host, every element zero.
     ///
@@ -112,7 +121,9 @@ impl<T: Element> FabArray<T, HostArena> {
 }
 
 impl<T: Element, A: Arena> FabArray<T, A> {
-    /// A FabArray whose fabs come from `arena`, every element zero, as rank 0.
+    /// A FabArray whose fabs come from `arena`, every element zero: the boxes `dm` maps
+    /// to this process's rank in its communicator (rank 0 for a map made for inspection,
+    /// see [`DistributionMapping::with_ranks`]).
     ///
     /// # Panics
     /// See [`try_new_in`](Self::try_new_in).
@@ -125,7 +136,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         ngrow: IntVect,
         arena: A,
     ) -> Self {
-        match Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, 0, arena) {
+        match Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, my_rank(dm), arena) {
             Ok(fa) => fa,
             Err(e) => panic!("FabArray::new: {e}"),
         }
@@ -145,12 +156,12 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         ngrow: IntVect,
         arena: A,
     ) -> Result<Self, ArenaError> {
-        Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, 0, arena)
+        Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, my_rank(dm), arena)
     }
 
-    /// The part of a FabArray that rank `rank` holds (the boxes `dm` maps to it). A
-    /// single-process program is rank 0; other ranks are useful to inspect plans and
-    /// for the future MPI engine.
+    /// The part of a FabArray that rank `rank` holds (the boxes `dm` maps to it), to
+    /// inspect plans. Only a FabArray built for this process's own rank (as
+    /// [`new_in`](Self::new_in) builds) can run operations that exchange messages.
     ///
     /// # Errors
     /// If the arena cannot allocate a fab.
@@ -236,6 +247,12 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     #[must_use]
     pub fn distribution_map(&self) -> &DistributionMapping {
         &self.dm
+    }
+
+    /// The communicator of the FabArray's map: whose ranks own its boxes.
+    #[must_use]
+    pub fn communicator(&self) -> &crate::Communicator {
+        self.dm.communicator()
     }
 
     /// Number of components.

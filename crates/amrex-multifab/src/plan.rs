@@ -51,6 +51,11 @@ pub struct CopyPlan {
     groups: Vec<(usize, Range<usize>)>,
     sends: Vec<(usize, Vec<CopyTag>)>,
     recvs: Vec<(usize, Vec<CopyTag>)>,
+    /// For each local tag, its position among all tags of its destination box (the
+    /// order a single process applies them in).
+    local_seq: Vec<u32>,
+    /// The same for the tags of each receive.
+    recv_seq: Vec<Vec<u32>>,
 }
 
 impl CopyPlan {
@@ -93,6 +98,20 @@ impl CopyPlan {
         self.sends.is_empty() && self.recvs.is_empty()
     }
 
+    /// Position of each [`local`](Self::local) tag among all the tags of its destination
+    /// box, local or received: the order in which one process applies them.
+    #[must_use]
+    pub fn local_order(&self) -> &[u32] {
+        &self.local_seq
+    }
+
+    /// Position of each tag of receive `i` (see [`recvs`](Self::recvs)) among all the
+    /// tags of its destination box.
+    #[must_use]
+    pub fn recv_order(&self, i: usize) -> &[u32] {
+        &self.recv_seq[i]
+    }
+
     /// Number of cells copied locally.
     #[must_use]
     pub fn local_cells(&self) -> u64 {
@@ -101,9 +120,9 @@ impl CopyPlan {
 
     fn from_parts(
         rank: usize,
-        local: Vec<CopyTag>,
+        (local, local_seq): (Vec<CopyTag>, Vec<u32>),
         sends: Vec<Vec<CopyTag>>,
-        recvs: Vec<Vec<CopyTag>>,
+        recvs: Vec<(Vec<CopyTag>, Vec<u32>)>,
     ) -> Self {
         let mut groups: Vec<(usize, Range<usize>)> = Vec::new();
         for (n, t) in local.iter().enumerate() {
@@ -122,12 +141,20 @@ impl CopyPlan {
                 .filter(|(_, t)| !t.is_empty())
                 .collect()
         };
+        let (recvs, recv_seq): (Vec<_>, Vec<_>) = recvs
+            .into_iter()
+            .enumerate()
+            .filter(|(_, (t, _))| !t.is_empty())
+            .map(|(r, (t, q))| ((r, t), q))
+            .unzip();
         Self {
             rank,
             local,
             groups,
             sends: nz(sends),
-            recvs: nz(recvs),
+            recvs,
+            local_seq,
+            recv_seq,
         }
     }
 }
@@ -242,9 +269,9 @@ fn split(
     mut tags_for: impl FnMut(usize, &mut Vec<CopyTag>),
 ) -> CopyPlan {
     let n = dst_dm.nranks().max(src_dm.nranks());
-    let mut local = Vec::new();
+    let mut local = (Vec::new(), Vec::new());
     let mut sends = vec![Vec::new(); n];
-    let mut recvs = vec![Vec::new(); n];
+    let mut recvs = vec![(Vec::new(), Vec::new()); n];
     let mut buf = Vec::new();
     let src_has_mine = src_dm.pmap().iter().any(|&r| r as usize == rank);
     for k in 0..dst_dm.len() {
@@ -255,12 +282,15 @@ fn split(
         }
         buf.clear();
         tags_for(k, &mut buf);
-        for t in &buf {
+        for (seq, t) in buf.iter().enumerate() {
             let src_owner = src_dm.rank_of(t.src);
+            let seq = u32::try_from(seq).expect("fewer than 2^32 tags per box");
             if dst_owner == rank && src_owner == rank {
-                local.push(*t);
+                local.0.push(*t);
+                local.1.push(seq);
             } else if dst_owner == rank {
-                recvs[src_owner].push(*t);
+                recvs[src_owner].0.push(*t);
+                recvs[src_owner].1.push(seq);
             } else if src_owner == rank {
                 sends[dst_owner].push(*t);
             }

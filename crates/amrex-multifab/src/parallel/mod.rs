@@ -272,6 +272,18 @@ impl Communicator {
         }
     }
 
+    /// The communicator [`DistributionMapping::new`](crate::DistributionMapping::new)
+    /// uses: MPI's world once [`crate::init`] or [`Communicator::world`] has run in this
+    /// process (feature `mpi`), else [`Communicator::single`]. So a program that calls
+    /// `init()` first runs unchanged on one process or under `mpirun`.
+    pub fn current() -> Self {
+        #[cfg(feature = "mpi")]
+        if let Some(world) = self::mpi::current_world() {
+            return world;
+        }
+        Communicator::single()
+    }
+
     /// This process's rank, `0..size()`.
     pub fn rank(&self) -> usize {
         match &self.kind {

@@ -358,6 +358,12 @@ impl Communicator {
     }
 }
 
+/// MPI's world communicator if [`Communicator::world`] has made it (and MPI is not
+/// finalised yet).
+pub(crate) fn current_world() -> Option<Communicator> {
+    world_state().world.clone()
+}
+
 /// Finalises MPI if this crate initialised it; see [`crate::finalize`].
 pub(crate) fn finalize_mpi() {
     let mut w = world_state();
