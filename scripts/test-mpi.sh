@@ -26,6 +26,7 @@ cd "$(dirname "$0")/.."
 
 TESTS=(
     "amrex-multifab:mpi_comm"
+    "amrex-plotfile:mpi_plotfile"
 )
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the
 # binary panics on rank $AMREX_MPI_TEST_PANIC_RANK when that variable is set.
