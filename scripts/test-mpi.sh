@@ -26,6 +26,7 @@ cd "$(dirname "$0")/.."
 
 TESTS=(
     "amrex-multifab:mpi_comm"
+    "amrex-multifab:mpi_multifab"
     "amrex-plotfile:mpi_plotfile"
 )
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the

@@ -1,16 +1,43 @@
-//! `FillBoundary` and `ParallelCopy`: executing cached copy plans.
+//! `FillBoundary`, `ParallelCopy` and `SumBoundary`: executing cached copy plans, in one
+//! process or over the ranks of the FabArrays' [`Communicator`].
+//!
+//! A distributed operation runs in four steps on every rank:
+//!
+//! 1. **Agreement.** With more than one rank, every rank hashes what should be one
+//!    operation (BoxArrays, maps, components, ghost widths, periodicity, op) and
+//!    [`Communicator::check_same`] compares the hashes: if the ranks disagree, every rank
+//!    returns [`FabError::Comm`] naming the operation, and nobody waits for a message
+//!    that will never come.
+//! 2. **Pack and post.** One buffer per neighbour rank, packed tag by tag in plan order
+//!    (both sides list a message's tags in the same order), sent without blocking;
+//!    receives are posted first.
+//! 3. **Local copies** while the messages are in flight.
+//! 4. **Unpack** in plan order, whatever the arrival order.
+//!
+//! `fill_boundary` writes each ghost cell from exactly one source cell, so the order of
+//! local and remote copies cannot change its result. `parallel_copy` may write a cell
+//! several times (overlapping grown sources; every `CopyOp::Add`), so it applies, for each
+//! destination box, its local and received tags merged back into the single-process order
+//! ([`CopyPlan::local_order`], [`CopyPlan::recv_order`]): its results, and those of
+//! `sum_boundary`, are bit for bit the single-process ones on any number of ranks.
 
+use alloc::format;
+use alloc::string::ToString;
 use alloc::sync::Arc;
-use core::ops::RangeBounds;
+use alloc::vec::Vec;
+use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
 use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
+use crate::box_array::BoxArray;
+use crate::distribution::DistributionMapping;
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 use crate::ops::{check_ghost, operand_comps};
-use crate::par::par_for;
+use crate::par::{par_for, par_map};
+use crate::parallel::{CommError, Communicator, Exchange};
 use crate::periodicity::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 
@@ -24,7 +51,118 @@ pub enum CopyOp {
     Add,
 }
 
-/// Copies (or adds) the cells of one tag, components `scomp..` to `dcomp..`.
+/// Message tags of the two exchanges (every rank runs the same sequence of operations,
+/// and MPI keeps messages of one tag between two ranks in order).
+const TAG_FILL_BOUNDARY: u16 = 101;
+const TAG_PARALLEL_COPY: u16 = 102;
+
+/// A `fill_boundary_nowait` in flight: its messages, the plan that unpacks them and the
+/// components.
+pub(crate) struct PendingFill {
+    exchange: Exchange,
+    plan: Arc<CopyPlan>,
+    comps: Range<usize>,
+}
+
+/// FNV-1a over 64-bit words: the fingerprint the ranks compare before an exchange.
+struct Fingerprint(u64);
+
+impl Fingerprint {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn word(&mut self, w: u64) -> &mut Self {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self
+    }
+
+    fn iv(&mut self, v: IntVect) -> &mut Self {
+        for d in 0..3 {
+            self.word(v[d] as u32 as u64);
+        }
+        self
+    }
+
+    fn layout(&mut self, ba: &BoxArray, dm: &DistributionMapping) -> &mut Self {
+        self.word(ba.len() as u64).word(dm.len() as u64);
+        for b in ba.boxes() {
+            self.iv(b.lo())
+                .iv(b.hi())
+                .word(u64::from(b.ix_type().bits()));
+        }
+        for &r in dm.pmap() {
+            self.word(u64::from(r));
+        }
+        self
+    }
+
+    fn period(&mut self, p: Periodicity) -> &mut Self {
+        self.iv(p.period())
+    }
+}
+
+/// The fingerprint of a FabArray's layout, which reductions compare between ranks.
+pub(crate) fn layout_fingerprint(
+    ba: &BoxArray,
+    dm: &DistributionMapping,
+    ncomp: usize,
+    ngrow: IntVect,
+) -> u64 {
+    let mut fp = Fingerprint::new();
+    fp.layout(ba, dm).word(ncomp as u64).iv(ngrow);
+    fp.0
+}
+
+fn comm_err(what: &str, e: CommError) -> FabError {
+    FabError::Comm(format!("{what}: {e}"))
+}
+
+/// Step 1: with more than one rank, every rank checks that all ranks run the same
+/// operation on the same layout.
+fn agree(comm: &Communicator, what: &str, fp: &Fingerprint) -> Result<(), FabError> {
+    if comm.is_single() {
+        return Ok(());
+    }
+    comm.check_same(what, fp.0).map_err(|e| match e {
+        CommError::Mismatch { .. } => FabError::Comm(format!(
+            "{what}: the ranks disagree on the BoxArray, the DistributionMapping or the \
+             arguments of what should be one operation ({e})"
+        )),
+        e => comm_err(what, e),
+    })
+}
+
+/// A plan that needs messages can run only on a FabArray of this process's own rank on
+/// a map that spans its communicator (a map made with `with_ranks` for inspection
+/// cannot).
+fn check_messages<T: Element, A: HostAccessible>(
+    what: &str,
+    fa: &FabArray<T, A>,
+    plan: &CopyPlan,
+) -> Result<(), FabError> {
+    if plan.is_local_only() {
+        return Ok(());
+    }
+    let comm = fa.dm.communicator();
+    if !fa.dm.is_distributed_over_comm() || fa.rank != comm.rank() {
+        return Err(FabError::Comm(format!(
+            "{what}: the plan exchanges messages with {} ranks, but this FabArray is rank \
+             {}'s part of a map over {} ranks and its communicator has {} (rank {}); build \
+             the map with DistributionMapping::new or ::on",
+            plan.sends().len().max(plan.recvs().len()),
+            fa.rank,
+            fa.dm.nranks(),
+            comm.size(),
+            comm.rank()
+        )));
+    }
+    Ok(())
+}
+
+/// Copies (or adds) the cells of one tag, `nc` components from `scomp` to `dcomp`.
 ///
 /// # Safety
 /// `tag.dbox` lies in `dst`'s box and `tag.sbox()` in `src`'s, the component ranges
@@ -51,30 +189,111 @@ unsafe fn run_tag<T: Element>(
                 // SAFETY: as above.
                 let r =
                     unsafe { src.row(lo[0] + s[0], hi[0] + s[0], j + s[1], k + s[2], scomp + n) };
-                match op {
-                    CopyOp::Copy => d.copy_from_slice(r),
-                    CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
-                }
+                apply_row(d, r, op);
             }
         }
     }
 }
 
-#[track_caller]
-fn require_local(plan: &CopyPlan, what: &str) {
-    assert!(
-        plan.is_local_only(),
-        "FabArray::{what}: the plan exchanges messages with other ranks, which needs the MPI \
-         engine (not built); {} sends and {} receives",
-        plan.sends().len(),
-        plan.recvs().len()
-    );
+#[inline(always)]
+fn apply_row<T: Element>(d: &mut [T], r: &[T], op: CopyOp) {
+    match op {
+        CopyOp::Copy => d.copy_from_slice(r),
+        CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
+    }
+}
+
+/// Elements of one tag's message part.
+fn tag_len(tag: &CopyTag, nc: usize) -> usize {
+    tag.dbox.checked_num_pts_usize().unwrap_or(0) * nc
+}
+
+/// Packs the source cells of `tags` (components from `scomp`), tag by tag, component,
+/// `k`, `j`, as the receiver unpacks them.
+///
+/// # Safety
+/// Every tag's source box lies in its (local) source fab, and nobody writes the sources
+/// during the call.
+unsafe fn pack<T: Element>(
+    raws: &[RawFab<T>],
+    g2l: &[u32],
+    tags: &[CopyTag],
+    scomp: usize,
+    nc: usize,
+) -> Vec<u8> {
+    let elems: usize = tags.iter().map(|t| tag_len(t, nc)).sum();
+    let mut buf = Vec::with_capacity(elems * core::mem::size_of::<T>());
+    for tag in tags {
+        let src = &raws[g2l[tag.src] as usize];
+        let sb = tag.sbox();
+        let (lo, hi) = (sb.lo(), sb.hi());
+        for n in 0..nc {
+            for k in lo[2]..=hi[2] {
+                for j in lo[1]..=hi[1] {
+                    // SAFETY: inside the source fab, not written (caller).
+                    let r = unsafe { src.row(lo[0], hi[0], j, k, scomp + n) };
+                    buf.extend_from_slice(bytemuck::cast_slice(r));
+                }
+            }
+        }
+    }
+    buf
+}
+
+/// Unpacks (copies or adds) one tag's part `vals` into `dst`.
+///
+/// # Safety
+/// `tag.dbox` lies in `dst`'s box, the components fit, and nobody else accesses those
+/// destination cells during the call.
+unsafe fn unpack_tag<T: Element>(
+    dst: &RawFab<T>,
+    dcomp: usize,
+    nc: usize,
+    tag: &CopyTag,
+    vals: &[T],
+    op: CopyOp,
+) {
+    let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
+    let nx = (hi[0] - lo[0] + 1) as usize;
+    let mut at = 0;
+    for n in 0..nc {
+        for k in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                // SAFETY: inside the destination fab, accessed by nobody else (caller).
+                let d = unsafe { dst.row_mut(lo[0], hi[0], j, k, dcomp + n) };
+                apply_row(d, &vals[at..at + nx], op);
+                at += nx;
+            }
+        }
+    }
+}
+
+/// The received bytes as elements (copied only if the buffer is misaligned for `T`).
+fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T]> {
+    match bytemuck::try_cast_slice::<u8, T>(bytes) {
+        Ok(v) => alloc::borrow::Cow::Borrowed(v),
+        Err(_) => alloc::borrow::Cow::Owned(
+            bytes
+                .chunks_exact(core::mem::size_of::<T>())
+                .map(bytemuck::pod_read_unaligned)
+                .collect(),
+        ),
+    }
+}
+
+/// Where a destination's tag takes its values from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// `plan.local()[i]`.
+    Local(usize),
+    /// Tag `t` of receive `msg`, starting at element `at` of its message.
+    Remote { msg: usize, t: usize, at: usize },
 }
 
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Fills every ghost cell that overlaps the valid region of another box (or of a
     /// periodic image of any box), all components, the full ghost width (AMReX's
-    /// `FillBoundary(period)`).
+    /// `FillBoundary(period)`). **Collective** over the FabArray's communicator.
     ///
     /// # Errors
     /// As [`fill_boundary_with`](Self::fill_boundary_with).
@@ -85,17 +304,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
 
     /// `FillBoundary` of components `comps` over ghost width `ng`; with
     /// [`FillPattern::Cross`], only the face ghost cells (no edges or corners), as a
-    /// 7-point stencil needs.
+    /// 7-point stencil needs. **Collective**.
     ///
-    /// The plan is computed on first use and cached in the DistributionMapping; copies
-    /// run in parallel, one task per destination fab, tags in plan order.
+    /// The plan is computed on first use and cached in the DistributionMapping; local
+    /// copies run in parallel, one task per destination fab, while the messages to other
+    /// ranks are in flight.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`]; nothing is written
-    /// then.
-    ///
-    /// # Panics
-    /// If the plan needs messages to other ranks.
+    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] (nothing is written
+    /// then); [`FabError::Comm`] when the ranks disagree on the layout or the arguments
+    /// (on every rank), when the plan needs messages that this FabArray's map cannot send,
+    /// or when a `fill_boundary_nowait` of this FabArray is still in flight.
     pub fn fill_boundary_with(
         &mut self,
         period: Periodicity,
@@ -103,19 +322,78 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        self.fill_boundary_nowait(period, pattern, comps, ng)?;
+        self.fill_boundary_finish()
+    }
+
+    /// The first half of [`fill_boundary_with`](Self::fill_boundary_with) (AMReX's
+    /// `FillBoundary_nowait`): checks, packs and posts the messages and does the local
+    /// copies; the ghost cells filled from other ranks are written by
+    /// [`fill_boundary_finish`](Self::fill_boundary_finish). Work on valid cells in
+    /// between overlaps the messages; the sources were packed already. **Collective**,
+    /// and so is the finish.
+    ///
+    /// # Errors
+    /// As [`fill_boundary_with`](Self::fill_boundary_with).
+    pub fn fill_boundary_nowait(
+        &mut self,
+        period: Periodicity,
+        pattern: FillPattern,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError> {
+        const WHAT: &str = "fill_boundary";
         let ng = ng.into();
         let c = component_range(comps, self.ncomp)?;
         check_ghost(ng, self.ngrow)?;
+        if self.pending.is_some() {
+            return Err(FabError::Comm(
+                "fill_boundary_nowait: a FillBoundary of this FabArray is in flight; call \
+                 fill_boundary_finish first"
+                    .to_string(),
+            ));
+        }
+        let mut fp = Fingerprint::new();
+        fp.word(1)
+            .layout(&self.ba, &self.dm)
+            .word(self.ncomp as u64)
+            .iv(self.ngrow)
+            .word(c.start as u64)
+            .word(c.end as u64)
+            .iv(ng)
+            .period(period)
+            .word(u64::from(pattern == FillPattern::Cross));
+        agree(self.dm.communicator(), WHAT, &fp)?;
         if ng == IntVect::ZERO || c.is_empty() {
             return Ok(());
         }
         let plan = self
             .dm
             .fill_boundary_plan(&self.ba, ng, period, pattern, self.rank);
-        require_local(&plan, "fill_boundary");
+        check_messages(WHAT, self, &plan)?;
         let raws = self.raws_mut();
         let g2l = &self.g2l;
-        let plan_ref: &Arc<CopyPlan> = &plan;
+        let sends = par_map(plan.sends().len(), |i| {
+            let (rank, ref tags) = plan.sends()[i];
+            // SAFETY: the sources of sent tags are valid cells of local fabs (the plan),
+            // inside their fabs; `&mut self` keeps other writers away, and this step
+            // only reads.
+            (rank, unsafe { pack(&raws, g2l, tags, c.start, c.len()) })
+        });
+        let recvs = plan
+            .recvs()
+            .iter()
+            .map(|(rank, tags)| {
+                let n: usize = tags.iter().map(|t| tag_len(t, c.len())).sum();
+                (*rank, n * core::mem::size_of::<T>())
+            })
+            .collect();
+        let exchange = self
+            .dm
+            .communicator()
+            .start_exchange(TAG_FILL_BOUNDARY, sends, recvs)
+            .map_err(|e| comm_err(WHAT, e))?;
+        let plan_ref: &CopyPlan = &plan;
         par_for(plan_ref.local_groups().len(), |gi| {
             let (dst, ref range) = plan_ref.local_groups()[gi];
             let d = raws[g2l[dst] as usize];
@@ -128,11 +406,49 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
             }
         });
+        self.pending = Some(PendingFill {
+            exchange,
+            plan,
+            comps: c,
+        });
+        Ok(())
+    }
+
+    /// The second half of a `fill_boundary_nowait` (AMReX's `FillBoundary_finish`):
+    /// waits for the messages and writes the ghost cells they fill, in plan order.
+    /// Nothing to do (and `Ok`) when no FillBoundary is in flight. **Collective**.
+    ///
+    /// # Errors
+    /// [`FabError::Comm`] if a message failed.
+    pub fn fill_boundary_finish(&mut self) -> Result<(), FabError> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let got = p
+            .exchange
+            .wait()
+            .map_err(|e| comm_err("fill_boundary_finish", e))?;
+        let raws = self.raws_mut();
+        let nc = p.comps.len();
+        for (i, (_, bytes)) in got.iter().enumerate() {
+            let vals = as_elements::<T>(bytes);
+            let mut at = 0;
+            for tag in &p.plan.recvs()[i].1 {
+                let d = &raws[self.g2l[tag.dst] as usize];
+                let n = tag_len(tag, nc);
+                // SAFETY: received tags fill ghost cells of local fabs inside their fab
+                // boxes (the plan, ng <= ngrow); `&mut self` is exclusive and this loop
+                // is the only writer. The message has exactly the plan's length (the
+                // exchange checks sizes), so `at + n` is in bounds.
+                unsafe { unpack_tag(d, p.comps.start, nc, tag, &vals[at..at + n], CopyOp::Copy) };
+                at += n;
+            }
+        }
         Ok(())
     }
 
     /// Copies the valid cells of `src` into the valid cells of `self` where they overlap
-    /// (AMReX's `ParallelCopy(src, period)`), all components.
+    /// (AMReX's `ParallelCopy(src, period)`), all components. **Collective**.
     ///
     /// # Errors
     /// As [`parallel_copy_with`](Self::parallel_copy_with); also
@@ -148,15 +464,19 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// `ParallelCopy` with components, ghost widths and copy-or-add: components
     /// `scomp..` of `src` over its boxes grown by `src_ng` go to components `comps` of
     /// `self` over its boxes grown by `ng` (AMReX's `ParallelCopy(src, scomp, dcomp,
-    /// ncomp, snghost, dnghost, period, op)`). Where several sources cover a destination
-    /// cell they are applied in plan order (the last copy wins; adds accumulate).
+    /// ncomp, snghost, dnghost, period, op)`), between any two BoxArrays and maps on one
+    /// communicator. Where several sources cover a destination cell they are applied in
+    /// the single-process plan order (the last copy wins; adds accumulate), on any number
+    /// of ranks. **Collective**.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] for either side;
-    /// nothing is written then.
+    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] for either side
+    /// (nothing is written then); [`FabError::Comm`] as for
+    /// [`fill_boundary_with`](Self::fill_boundary_with), or when the two FabArrays live
+    /// on different communicators.
     ///
     /// # Panics
-    /// If the index types differ or the plan needs messages to other ranks.
+    /// If the index types differ.
     #[expect(
         clippy::too_many_arguments,
         reason = "AMReX's argument list: the source with its component and width, the \
@@ -172,36 +492,182 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        const WHAT: &str = "parallel_copy";
         let (src_ng, dst_ng) = (src_ng.into(), ng.into());
         let c = component_range(comps, self.ncomp)?;
         operand_comps(scomp, c.len(), src.ncomp)?;
         check_ghost(src_ng, src.ngrow)?;
         check_ghost(dst_ng, self.ngrow)?;
-        assert_eq!(
-            self.rank, src.rank,
-            "FabArray::parallel_copy: the FabArrays belong to different ranks"
-        );
+        let comm = self.dm.communicator().clone();
+        if *src.dm.communicator() != comm || self.rank != src.rank {
+            return Err(FabError::Comm(format!(
+                "{WHAT}: the source (rank {} of a map over {} ranks) and the destination \
+                 (rank {} of {}) do not live on one communicator",
+                src.rank,
+                src.dm.nranks(),
+                self.rank,
+                self.dm.nranks()
+            )));
+        }
+        let mut fp = Fingerprint::new();
+        fp.word(2)
+            .layout(&self.ba, &self.dm)
+            .layout(&src.ba, &src.dm)
+            .word(self.ncomp as u64)
+            .word(src.ncomp as u64)
+            .word(scomp as u64)
+            .word(c.start as u64)
+            .word(c.end as u64)
+            .iv(src_ng)
+            .iv(dst_ng)
+            .period(period)
+            .word(u64::from(op == CopyOp::Add));
+        agree(&comm, WHAT, &fp)?;
         if c.is_empty() {
             return Ok(());
         }
         let plan = self.dm.parallel_copy_plan(
             &self.ba, dst_ng, &src.ba, &src.dm, src_ng, period, self.rank,
         );
-        require_local(&plan, "parallel_copy");
+        check_messages(WHAT, self, &plan)?;
         let (draws, sraws) = (self.raws_mut(), src.raws());
+        let sends = par_map(plan.sends().len(), |i| {
+            let (rank, ref tags) = plan.sends()[i];
+            // SAFETY: sent tags read local source fabs inside their grown boxes
+            // (src_ng <= src.ngrow); `src` is borrowed shared, so nobody writes it.
+            (rank, unsafe {
+                pack(&sraws, &src.g2l, tags, scomp, c.len())
+            })
+        });
+        let recvs = plan
+            .recvs()
+            .iter()
+            .map(|(rank, tags)| {
+                let n: usize = tags.iter().map(|t| tag_len(t, c.len())).sum();
+                (*rank, n * core::mem::size_of::<T>())
+            })
+            .collect();
+        let exchange = comm
+            .start_exchange(TAG_PARALLEL_COPY, sends, recvs)
+            .map_err(|e| comm_err(WHAT, e))?;
+
+        // Every destination's tags, local and received, in the single-process order.
+        let mut order: Vec<Vec<(u32, Source)>> = alloc::vec![Vec::new(); self.local_size()];
+        for (i, t) in plan.local().iter().enumerate() {
+            order[self.g2l[t.dst] as usize].push((plan.local_order()[i], Source::Local(i)));
+        }
+        for (msg, (_, tags)) in plan.recvs().iter().enumerate() {
+            let mut at = 0;
+            for (t, tag) in tags.iter().enumerate() {
+                let seq = plan.recv_order(msg)[t];
+                order[self.g2l[tag.dst] as usize].push((seq, Source::Remote { msg, t, at }));
+                at += tag_len(tag, c.len());
+            }
+        }
+        for o in &mut order {
+            o.sort_unstable_by_key(|&(seq, _)| seq);
+        }
+        let got = exchange.wait().map_err(|e| comm_err(WHAT, e))?;
+        let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
+            got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
         let (dg2l, sg2l) = (&self.g2l, &src.g2l);
-        let plan_ref: &Arc<CopyPlan> = &plan;
-        par_for(plan_ref.local_groups().len(), |gi| {
-            let (dst, ref range) = plan_ref.local_groups()[gi];
-            let d = draws[dg2l[dst] as usize];
-            for tag in &plan_ref.local()[range.clone()] {
-                let s = sraws[sg2l[tag.src] as usize];
-                // SAFETY: `self` is borrowed mutably and `src` shared, so they are
-                // different FabArrays; this task alone writes fab `dst`; regions lie in
-                // the grown boxes (checked widths).
-                unsafe { run_tag(&d, c.start, &s, scomp, c.len(), tag, op) };
+        let (plan_ref, order_ref, vals_ref) = (&*plan, &order, &vals);
+        par_for(order_ref.len(), |l| {
+            let d = &draws[l];
+            for &(_, source) in &order_ref[l] {
+                match source {
+                    Source::Local(i) => {
+                        let tag = &plan_ref.local()[i];
+                        let s = sraws[sg2l[tag.src] as usize];
+                        // SAFETY: `self` is borrowed mutably and `src` shared, so they
+                        // are different FabArrays; this task alone writes fab `l`;
+                        // regions lie in the grown boxes (checked widths).
+                        unsafe { run_tag(d, c.start, &s, scomp, c.len(), tag, op) };
+                    }
+                    Source::Remote { msg, t, at } => {
+                        let tag = &plan_ref.recvs()[msg].1[t];
+                        debug_assert_eq!(dg2l[tag.dst] as usize, l);
+                        let n = tag_len(tag, c.len());
+                        // SAFETY: as above for the destination; the message has the
+                        // plan's length (checked by the exchange), so the part is in
+                        // bounds.
+                        unsafe {
+                            unpack_tag(d, c.start, c.len(), tag, &vals_ref[msg][at..at + n], op);
+                        }
+                    }
+                }
             }
         });
         Ok(())
+    }
+
+    /// Adds the ghost cells of every box into the valid cells that own them (the cells
+    /// of the same index in another box, or in a periodic image), all components, the
+    /// full ghost width (AMReX's `SumBoundary(period)`), as particle deposition needs.
+    /// Ghost cells keep their values. **Collective**.
+    ///
+    /// # Errors
+    /// As [`sum_boundary_with`](Self::sum_boundary_with).
+    pub fn sum_boundary(&mut self, period: Periodicity) -> Result<(), FabError>
+    where
+        A: Clone,
+    {
+        let ng = self.ngrow;
+        self.sum_boundary_with(period, .., ng)
+    }
+
+    /// `SumBoundary` of components `comps` from ghost width `ng`: each valid cell becomes
+    /// the sum, in the single-process plan order, of every cell (valid or within `ng`
+    /// ghost cells of any box, periodic images included) that has its index, so the
+    /// result is the same bit for bit on any number of ranks. **Collective**.
+    ///
+    /// # Errors
+    /// As [`parallel_copy_with`](Self::parallel_copy_with); an arena failure for the
+    /// temporary copy.
+    pub fn sum_boundary_with(
+        &mut self,
+        period: Periodicity,
+        comps: impl RangeBounds<usize>,
+        ng: impl Into<IntVect>,
+    ) -> Result<(), FabError>
+    where
+        A: Clone,
+    {
+        let ng = ng.into();
+        let c = component_range(comps, self.ncomp)?;
+        check_ghost(ng, self.ngrow)?;
+        let mut tmp = FabArray::<T, A>::try_new_on_rank_in(
+            &self.ba,
+            &self.dm,
+            c.len(),
+            ng,
+            self.rank,
+            self.arena.clone(),
+        )
+        .map_err(FabError::Arena)?;
+        tmp.copy_from(self, c.start, .., ng)?;
+        self.set_val(T::ZERO, c.clone(), 0)?;
+        self.parallel_copy_with(&tmp, 0, ng, period, CopyOp::Add, c, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use amrex_box::IndexBox;
+
+    #[test]
+    fn fingerprints_tell_layouts_apart() {
+        let d = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+        let (a, b) = (BoxArray::from_domain(d, 8), BoxArray::from_domain(d, 4));
+        let (da, db) = (
+            DistributionMapping::single(&a),
+            DistributionMapping::single(&b),
+        );
+        let f = |ba: &BoxArray, dm: &DistributionMapping| Fingerprint::new().layout(ba, dm).0;
+        assert_eq!(f(&a, &da), f(&a, &DistributionMapping::single(&a)));
+        assert_ne!(f(&a, &da), f(&b, &db));
+        let shifted = DistributionMapping::from_pmap(alloc::vec![0, 0, 0, 0, 0, 0, 0, 1], 2);
+        assert_ne!(f(&a, &da), f(&a, &shifted));
     }
 }

@@ -83,6 +83,10 @@ pub struct FabArray<T: Element, A: Arena = HostArena> {
     pub(crate) g2l: Vec<u32>,
     pub(crate) store: Arc<Store<T, A>>,
     pub(crate) arena: A,
+    /// A `fill_boundary_nowait` whose messages are in flight.
+    pub(crate) pending: Option<crate::comm::PendingFill>,
+    /// How reductions combine over boxes and ranks.
+    pub(crate) reduction: crate::ops::Reduction,
 }
 
 impl<T: Element, A: Arena> fmt::Debug for FabArray<T, A> {
@@ -234,6 +238,8 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             g2l,
             store: Arc::new(Store::new(fabs)),
             arena,
+            pending: None,
+            reduction: crate::ops::Reduction::default(),
         }
     }
 

@@ -102,6 +102,7 @@ pub use dlpack::Ghosts;
 pub use element::Element;
 pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
+pub use ops::Reduction;
 pub use par::TileMut;
 #[cfg(feature = "mpi")]
 pub use parallel::abort_on_panic;

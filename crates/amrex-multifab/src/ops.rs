@@ -97,6 +97,23 @@ fn sqrt(x: f64) -> f64 {
     }
 }
 
+/// How a FabArray's reductions combine partial results over boxes and ranks.
+///
+/// Within a box, rows fold into eight lanes per slab of about 32 Ki cells, and the slabs
+/// fold in order: a partition that depends on the box alone, not on threads or ranks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    /// Every box's value folds in global box order on every rank: the result is bit for
+    /// bit the same for any number of ranks and threads. One all-gather of one value
+    /// per box.
+    #[default]
+    Reproducible,
+    /// Each rank folds its own boxes, then the ranks' values fold in rank order: the same
+    /// result for a given number of ranks (any number of threads). One all-gather of one
+    /// value per rank.
+    Fast,
+}
+
 /// Checks a ghost width against a FabArray's: `0 <= ng <= ngrow` in every direction.
 pub(crate) fn check_ghost(ng: IntVect, ngrow: IntVect) -> Result<(), FabError> {
     if ng.all_ge(IntVect::ZERO) && ng.all_le(ngrow) {
@@ -266,8 +283,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Reduces rows of components `comps` over ghost width `ng`: each task folds its
-    /// rows into `L` lanes with `f`, then lanes and tasks are folded in order.
-    fn reduce<R: Copy + Send + Sync>(
+    /// rows into `L` lanes with `f`, then [`combine_boxes`](Self::combine_boxes) folds
+    /// the tasks.
+    fn reduce<R: bytemuck::Pod + Send + Sync>(
         &self,
         comps: impl RangeBounds<usize>,
         ng: IntVect,
@@ -289,7 +307,95 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             });
             combine_lanes(acc, id, &combine)
         });
-        Ok(parts.into_iter().fold(id, combine))
+        self.combine_boxes(&items, parts, id, combine)
+    }
+
+    /// The one combine step of every reduction: the parts of each box (its slabs, in
+    /// order) fold into one value per box; then, over every rank, the boxes fold in
+    /// global box order ([`Reduction::Reproducible`]) or the ranks' sums in rank order
+    /// ([`Reduction::Fast`]). **Collective**.
+    fn combine_boxes<R: bytemuck::Pod + Send + Sync>(
+        &self,
+        items: &[(usize, IndexBox)],
+        parts: Vec<R>,
+        id: R,
+        combine: impl Fn(R, R) -> R,
+    ) -> Result<R, FabError> {
+        let mut per_box = alloc::vec![id; self.local_size()];
+        for (&(l, _), p) in items.iter().zip(parts) {
+            per_box[l] = combine(per_box[l], p);
+        }
+        let comm = self.dm.communicator();
+        if comm.is_single() {
+            // Local indices run in increasing global order.
+            return Ok(match self.reduction {
+                Reduction::Reproducible => per_box.into_iter().fold(id, &combine),
+                Reduction::Fast => combine(id, per_box.into_iter().fold(id, &combine)),
+            });
+        }
+        // Every rank sends its layout's fingerprint with its values, so every rank sees
+        // the same verdict if the ranks disagree (and none waits in a later collective).
+        let mine: Vec<R> = match self.reduction {
+            Reduction::Reproducible => per_box,
+            Reduction::Fast => alloc::vec![per_box.into_iter().fold(id, &combine)],
+        };
+        let mut payload = Vec::with_capacity(16 + mine.len() * core::mem::size_of::<R>());
+        payload.extend_from_slice(&self.layout_fingerprint().to_le_bytes());
+        payload.extend_from_slice(&(self.reduction as u64).to_le_bytes());
+        payload.extend_from_slice(bytemuck::cast_slice(&mine));
+        let all = comm
+            .all_gather_bytes(&payload)
+            .map_err(|e| FabError::Comm(alloc::format!("reduction: {e}")))?;
+        let head = |b: &[u8]| b.get(..16).map(<[u8]>::to_vec);
+        if all.iter().any(|b| head(b) != head(&payload)) {
+            return Err(FabError::Comm(alloc::string::String::from(
+                "reduction: the ranks disagree on the BoxArray, the DistributionMapping or                  the reduction mode of what should be one FabArray",
+            )));
+        }
+        let values = |b: &[u8]| -> Vec<R> {
+            b[16..]
+                .chunks_exact(core::mem::size_of::<R>())
+                .map(bytemuck::pod_read_unaligned)
+                .collect()
+        };
+        match self.reduction {
+            Reduction::Reproducible => {
+                let mut global = alloc::vec![id; self.ba.len()];
+                for (rank, b) in all.iter().enumerate() {
+                    let v = values(b);
+                    let owned = self.dm.local_indices(rank);
+                    if v.len() != owned.len() {
+                        return Err(FabError::Comm(alloc::format!(
+                            "reduction: rank {rank} sent {} box values for {} boxes",
+                            v.len(),
+                            owned.len()
+                        )));
+                    }
+                    for (g, x) in owned.into_iter().zip(v) {
+                        global[g] = x;
+                    }
+                }
+                Ok(global.into_iter().fold(id, &combine))
+            }
+            Reduction::Fast => Ok(all.iter().flat_map(|b| values(b)).fold(id, &combine)),
+        }
+    }
+
+    /// The fingerprint of the BoxArray and map that the ranks compare.
+    fn layout_fingerprint(&self) -> u64 {
+        crate::comm::layout_fingerprint(&self.ba, &self.dm, self.ncomp, self.ngrow)
+    }
+
+    /// How reductions combine over boxes and ranks (default
+    /// [`Reduction::Reproducible`]).
+    pub fn set_reduction(&mut self, mode: Reduction) {
+        self.reduction = mode;
+    }
+
+    /// The reduction mode.
+    #[must_use]
+    pub fn reduction(&self) -> Reduction {
+        self.reduction
     }
 
     // ----- in-place scalar operations -------------------------------------------------
@@ -639,6 +745,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             });
             combine_lanes(acc, zero, |a, b| a + b)
         });
-        Ok(parts.into_iter().fold(zero, |a, b| a + b))
+        self.combine_boxes(&items, parts, zero, |a, b| a + b)
     }
 }
