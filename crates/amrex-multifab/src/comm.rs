@@ -269,7 +269,7 @@ unsafe fn unpack_tag<T: Element>(
 }
 
 /// The received bytes as elements (copied only if the buffer is misaligned for `T`).
-fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T]> {
+pub(crate) fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T]> {
     match bytemuck::try_cast_slice::<u8, T>(bytes) {
         Ok(v) => alloc::borrow::Cow::Borrowed(v),
         Err(_) => alloc::borrow::Cow::Owned(

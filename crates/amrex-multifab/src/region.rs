@@ -15,11 +15,15 @@ use core::ops::RangeBounds;
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// The values of components `comps` over `region` (global indices, ghost cells
     /// addressable), in Fortran order (`i` fastest, component slowest). Valid cells win
-    /// over ghost cells; cells no local fab covers read as zero.
+    /// over ghost cells; cells no fab covers read as zero.
+    ///
+    /// With more than one rank this is **collective** and every rank gets the whole
+    /// region (as pyAMReX's and WarpX's global indexing): each rank reads its own fabs,
+    /// and one all-gather merges them, valid cells over ghost cells.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`], or [`FabError::TooLarge`] for a region whose
-    /// values would not fit memory.
+    /// [`FabError::ComponentsOutside`], [`FabError::TooLarge`] for a region whose values
+    /// would not fit memory, or [`FabError::Comm`] if the gather fails (on every rank).
     pub fn read_region(
         &self,
         comps: impl RangeBounds<usize>,
@@ -29,23 +33,85 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let (comp, nc) = (c.start, c.len());
         let npts = region.checked_num_pts_usize().ok_or(FabError::TooLarge)?;
         let len = npts.checked_mul(nc).ok_or(FabError::TooLarge)?;
+        let distributed = !self.dm.communicator().is_single();
         let mut out = vec![T::ZERO; len];
-        // Ghost cells first, then valid cells on top.
-        for pass in 0..2 {
+        // What covers each cell here: 0 nothing, else (1 ghost / 2 valid, box index),
+        // ordered as one process overwrites: valid over ghost, then the later box.
+        let mut cover = if distributed {
+            vec![0_u64; npts]
+        } else {
+            Vec::new()
+        };
+        // Ghost cells first, then valid cells on top; whole rows at a time.
+        for pass in 0..2_u8 {
             for l in 0..self.local_size() {
                 let g = self.local[l];
-                let src = if pass == 0 {
-                    self.fabbox(g)
-                } else {
-                    self.ba.get(g)
-                };
+                let fab_box = self.fabbox(g);
+                let src = if pass == 0 { fab_box } else { self.ba.get(g) };
                 let Some(isect) = src.intersection(&region.convert(src.ix_type())) else {
                     continue;
                 };
                 let a = self.array_at(l);
-                a.components(comp, nc).for_each(isect, |i, j, k, n, v| {
-                    out[region.index(IntVect::new(i, j, k)) + n * npts] = *v;
-                });
+                let (lo, hi) = (isect.lo(), isect.hi());
+                let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
+                let i0 = (i64::from(lo[0]) - i64::from(fab_box.lo()[0])) as usize;
+                for n in 0..nc {
+                    for k in lo[2]..=hi[2] {
+                        for j in lo[1]..=hi[1] {
+                            let at = region.index(IntVect::new(lo[0], j, k)) + n * npts;
+                            out[at..at + nx].copy_from_slice(&a.row(j, k, comp + n)[i0..i0 + nx]);
+                            if distributed && n == 0 {
+                                cover[at..at + nx].fill((u64::from(pass) + 1) << 40 | g as u64);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if distributed {
+            self.merge_ranks(out, &cover, npts)
+        } else {
+            Ok(out)
+        }
+    }
+
+    /// Merges every rank's part of a region read (`cover` says what covered each cell):
+    /// the largest cover wins, so the result is what one process holding every box
+    /// reads.
+    fn merge_ranks(&self, mine: Vec<T>, cover: &[u64], npts: usize) -> Result<Vec<T>, FabError> {
+        let mut payload =
+            Vec::with_capacity(cover.len() * 8 + mine.len() * core::mem::size_of::<T>());
+        payload.extend_from_slice(bytemuck::cast_slice(cover));
+        payload.extend_from_slice(bytemuck::cast_slice(&mine));
+        let all = self
+            .dm
+            .communicator()
+            .all_gather_bytes(&payload)
+            .map_err(|e| FabError::Comm(alloc::format!("read_region: {e}")))?;
+        let mut out = mine;
+        out.fill(T::ZERO);
+        let nc = out.len() / npts.max(1);
+        let mut best = vec![0_u64; npts];
+        for part in &all {
+            if part.len() != payload.len() {
+                return Err(FabError::Comm(alloc::string::String::from(
+                    "read_region: the ranks read regions of different sizes",
+                )));
+            }
+            let (cov, vals) = part.split_at(npts * 8);
+            let cov: Vec<u64> = cov
+                .chunks_exact(8)
+                .map(bytemuck::pod_read_unaligned)
+                .collect();
+            let vals = crate::comm::as_elements::<T>(vals);
+            for p in 0..npts {
+                if cov[p] == 0 || cov[p] < best[p] {
+                    continue;
+                }
+                best[p] = cov[p];
+                for n in 0..nc {
+                    out[p + n * npts] = vals[p + n * npts];
+                }
             }
         }
         Ok(out)
@@ -84,11 +150,19 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             let Some(isect) = dst.intersection(&region.convert(dst.ix_type())) else {
                 continue;
             };
+            let fab_lo = self.fabbox(g).lo();
             let mut a = self.array_mut_at(l);
-            a.components_mut(comp, nc)
-                .for_each_mut(isect, |i, j, k, n, v| {
-                    *v = data[region.index(IntVect::new(i, j, k)) + n * npts];
-                });
+            let (lo, hi) = (isect.lo(), isect.hi());
+            let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
+            let i0 = (i64::from(lo[0]) - i64::from(fab_lo[0])) as usize;
+            for n in 0..nc {
+                for k in lo[2]..=hi[2] {
+                    for j in lo[1]..=hi[1] {
+                        let at = region.index(IntVect::new(lo[0], j, k)) + n * npts;
+                        a.row_mut(j, k, comp + n)[i0..i0 + nx].copy_from_slice(&data[at..at + nx]);
+                    }
+                }
+            }
         }
         Ok(())
     }

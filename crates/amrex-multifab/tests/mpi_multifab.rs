@@ -168,6 +168,16 @@ fn fill_boundary_random(c: &Communicator) {
         d.fill_boundary(period).unwrap();
         s.fill_boundary(period).unwrap();
         assert_same(&format!("fill_boundary (full) case {case}"), &d, &s);
+        // Global-index reads are collective and give every rank the whole region.
+        let region = ba.minimal_box().grow(1);
+        let (rd, rs) = (
+            d.read_region(.., region).unwrap(),
+            s.read_region(.., region).unwrap(),
+        );
+        assert!(
+            rd.iter().zip(&rs).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "read_region case {case}"
+        );
     }
 }
 
