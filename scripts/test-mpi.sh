@@ -121,6 +121,30 @@ for t in "${PANIC_TESTS[@]}"; do
     done
 done
 
+# The main example runs unchanged on 1, 2 and 4 ranks and prints what one process
+# prints (all but the timing and the rank-count lines).
+log "examples/heat.rs: one process (no MPI), then mpirun -n ${RANKS[*]}"
+heat_numbers() { grep -v -e ' steps in ' -e '^heat equation on '; }
+cargo build -q --release --features ndarray --example heat
+reference="$("$CARGO_TARGET_DIR/release/examples/heat" | heat_numbers)"
+echo "$reference"
+cargo build -q --release --features ndarray,mpi --example heat
+for n in "${RANKS[@]}"; do
+    rc=0
+    out="$(timeout --kill-after=10 "$TIMEOUT" "${MPIRUN[@]}" -n "$n" "$CARGO_TARGET_DIR/release/examples/heat")" || rc=$?
+    if [ "$rc" != 0 ]; then
+        failures+=("examples/heat -n $n: exit $rc")
+    elif [ "$(echo "$out" | heat_numbers)" != "$reference" ]; then
+        failures+=("examples/heat -n $n: printed other numbers than one process")
+        echo "$out"
+    else
+        echo "heat -n $n: the same numbers ($(echo "$out" | grep -c .) lines)"
+        passed=$((passed + 1))
+        continue
+    fi
+    echo "FAILED: ${failures[-1]}" >&2
+done
+
 log "MPI test runs"
 for f in "${failures[@]}"; do
     echo "FAILED: $f"
