@@ -51,6 +51,112 @@ pub enum CopyOp {
     Add,
 }
 
+/// Where the time of this process's `fill_boundary` / `parallel_copy` calls went,
+/// summed since the last [`reset_comm_profile`] (AMReX's TinyProfiler regions for
+/// `FillBoundary`): packing messages, local copies (done while messages are in flight),
+/// waiting for messages, unpacking them; and the traffic. Times need feature `std`
+/// (zero without it), and targets without 64-bit atomics count nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommProfile {
+    /// Calls that exchanged or copied anything.
+    pub calls: u64,
+    /// Nanoseconds packing send buffers.
+    pub pack_ns: u64,
+    /// Nanoseconds posting messages and doing the local copies.
+    pub local_ns: u64,
+    /// Nanoseconds waiting for messages.
+    pub wait_ns: u64,
+    /// Nanoseconds unpacking received messages.
+    pub unpack_ns: u64,
+    /// Messages sent and their bytes.
+    pub messages_sent: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Bytes copied between local fabs.
+    pub bytes_local: u64,
+}
+
+mod profile {
+    #[cfg(target_has_atomic = "64")]
+    use core::sync::atomic::{AtomicU64, Ordering};
+
+    /// The counters (targets without 64-bit atomics keep none).
+    #[cfg(target_has_atomic = "64")]
+    static COUNTERS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
+
+    pub(super) fn add(i: usize, v: u64) {
+        #[cfg(target_has_atomic = "64")]
+        COUNTERS[i].fetch_add(v, Ordering::Relaxed);
+        #[cfg(not(target_has_atomic = "64"))]
+        let _ = (i, v);
+    }
+
+    pub(super) fn get(i: usize) -> u64 {
+        #[cfg(target_has_atomic = "64")]
+        return COUNTERS[i].load(Ordering::Relaxed);
+        #[cfg(not(target_has_atomic = "64"))]
+        {
+            let _ = i;
+            0
+        }
+    }
+
+    pub(super) fn reset() {
+        #[cfg(target_has_atomic = "64")]
+        for c in &COUNTERS {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// A clock for the profile: nanoseconds since some fixed instant (0 without `std`).
+    #[cfg(feature = "std")]
+    pub(super) fn now() -> u64 {
+        use std::sync::OnceLock;
+        use std::time::Instant;
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+
+    #[cfg(not(feature = "std"))]
+    pub(super) fn now() -> u64 {
+        0
+    }
+}
+
+const CALLS: usize = 0;
+const PACK: usize = 1;
+const LOCAL: usize = 2;
+const WAIT: usize = 3;
+const UNPACK: usize = 4;
+const MSGS: usize = 5;
+const SENT: usize = 6;
+const RECEIVED: usize = 7;
+const LOCAL_BYTES: usize = 8;
+
+/// The profile of this process's distributed copies since the last reset.
+#[must_use]
+pub fn comm_profile() -> CommProfile {
+    let c = profile::get;
+    CommProfile {
+        calls: c(CALLS),
+        pack_ns: c(PACK),
+        local_ns: c(LOCAL),
+        wait_ns: c(WAIT),
+        unpack_ns: c(UNPACK),
+        messages_sent: c(MSGS),
+        bytes_sent: c(SENT),
+        bytes_received: c(RECEIVED),
+        bytes_local: c(LOCAL_BYTES),
+    }
+}
+
+/// Zeroes [`comm_profile`].
+pub fn reset_comm_profile() {
+    profile::reset();
+}
+
 /// Message tags of the two exchanges (every rank runs the same sequence of operations,
 /// and MPI keeps messages of one tag between two ranks in order).
 const TAG_FILL_BOUNDARY: u16 = 101;
@@ -201,6 +307,12 @@ fn apply_row<T: Element>(d: &mut [T], r: &[T], op: CopyOp) {
         CopyOp::Copy => d.copy_from_slice(r),
         CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
     }
+}
+
+fn record_traffic(sends: &[(usize, Vec<u8>)], local_bytes: u64) {
+    profile::add(MSGS, sends.len() as u64);
+    profile::add(SENT, sends.iter().map(|(_, b)| b.len() as u64).sum());
+    profile::add(LOCAL_BYTES, local_bytes);
 }
 
 /// Elements of one tag's message part.
@@ -371,6 +483,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .dm
             .fill_boundary_plan(&self.ba, ng, period, pattern, self.rank);
         check_messages(WHAT, self, &plan)?;
+        let t0 = profile::now();
         let raws = self.raws_mut();
         let g2l = &self.g2l;
         let sends = par_map(plan.sends().len(), |i| {
@@ -388,6 +501,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 (*rank, n * core::mem::size_of::<T>())
             })
             .collect();
+        let t1 = profile::now();
+        record_traffic(&sends, plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64);
         let exchange = self
             .dm
             .communicator()
@@ -406,6 +521,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
             }
         });
+        profile::add(CALLS, 1);
+        profile::add(PACK, t1 - t0);
+        profile::add(LOCAL, profile::now() - t1);
         self.pending = Some(PendingFill {
             exchange,
             plan,
@@ -424,10 +542,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let Some(p) = self.pending.take() else {
             return Ok(());
         };
+        let t0 = profile::now();
         let got = p
             .exchange
             .wait()
             .map_err(|e| comm_err("fill_boundary_finish", e))?;
+        let t1 = profile::now();
         let raws = self.raws_mut();
         let nc = p.comps.len();
         for (i, (_, bytes)) in got.iter().enumerate() {
@@ -444,6 +564,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 at += n;
             }
         }
+        profile::add(WAIT, t1 - t0);
+        profile::add(UNPACK, profile::now() - t1);
+        profile::add(RECEIVED, got.iter().map(|(_, b)| b.len() as u64).sum());
         Ok(())
     }
 
@@ -530,6 +653,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             &self.ba, dst_ng, &src.ba, &src.dm, src_ng, period, self.rank,
         );
         check_messages(WHAT, self, &plan)?;
+        let t0 = profile::now();
         let (draws, sraws) = (self.raws_mut(), src.raws());
         let sends = par_map(plan.sends().len(), |i| {
             let (rank, ref tags) = plan.sends()[i];
@@ -547,6 +671,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 (*rank, n * core::mem::size_of::<T>())
             })
             .collect();
+        let t1 = profile::now();
+        record_traffic(&sends, plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64);
         let exchange = comm
             .start_exchange(TAG_PARALLEL_COPY, sends, recvs)
             .map_err(|e| comm_err(WHAT, e))?;
@@ -567,7 +693,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         for o in &mut order {
             o.sort_unstable_by_key(|&(seq, _)| seq);
         }
+        let t2 = profile::now();
         let got = exchange.wait().map_err(|e| comm_err(WHAT, e))?;
+        let t3 = profile::now();
         let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
             got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
         let (dg2l, sg2l) = (&self.g2l, &src.g2l);
@@ -598,6 +726,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 }
             }
         });
+        // Local copies and unpacking are one merged pass here, counted as unpacking.
+        profile::add(CALLS, 1);
+        profile::add(PACK, t1 - t0);
+        profile::add(LOCAL, t2 - t1);
+        profile::add(WAIT, t3 - t2);
+        profile::add(UNPACK, profile::now() - t3);
+        profile::add(RECEIVED, got.iter().map(|(_, b)| b.len() as u64).sum());
         Ok(())
     }
 

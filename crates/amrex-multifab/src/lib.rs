@@ -96,7 +96,7 @@ pub use amrex_array4::{Array4, Array4Mut};
 pub use amrex_basefab::{BaseFab, FabError};
 pub use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 pub use box_array::{BoxArray, BoxArrayError};
-pub use comm::CopyOp;
+pub use comm::{CommProfile, CopyOp, comm_profile, reset_comm_profile};
 pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
 pub use element::Element;
