@@ -304,8 +304,22 @@ unsafe fn run_tag<T: Element>(
 #[inline(always)]
 fn apply_row<T: Element>(d: &mut [T], r: &[T], op: CopyOp) {
     match op {
-        CopyOp::Copy => d.copy_from_slice(r),
+        CopyOp::Copy => copy_row(d, r),
         CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
+    }
+}
+
+/// `d.copy_from_slice(r)`, with the rows a few ghost cells wide (the `i`-faces of a
+/// FillBoundary: a million rows of 2 elements for 256³ in 32³ boxes) copied inline
+/// instead of through a `memcpy` call each.
+#[inline(always)]
+fn copy_row<T: Copy>(d: &mut [T], r: &[T]) {
+    match (d, r) {
+        ([d0], [r0]) => *d0 = *r0,
+        ([d0, d1], [r0, r1]) => (*d0, *d1) = (*r0, *r1),
+        ([d0, d1, d2], [r0, r1, r2]) => (*d0, *d1, *d2) = (*r0, *r1, *r2),
+        ([d0, d1, d2, d3], [r0, r1, r2, r3]) => (*d0, *d1, *d2, *d3) = (*r0, *r1, *r2, *r3),
+        (d, r) => d.copy_from_slice(r),
     }
 }
 
