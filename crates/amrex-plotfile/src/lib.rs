@@ -72,9 +72,23 @@
 //!
 //! # Features
 //!
-//! None: the crate needs `std` (files) and always has it. Writing needs every box on this
-//! process (a later MPI engine will write one file per rank group, as AMReX's `NFiles`
-//! does).
+//! - `mpi`: turns on `amrex-multifab/mpi` (MPI's world as `Communicator::current()`).
+//!   The parallel writer and readers below need nothing more: they are collective over
+//!   whatever communicator the FabArrays' maps carry, and work unchanged on one process.
+//!
+//! The crate needs `std` (files) and always has it.
+//!
+//! # Plotfiles on many ranks
+//!
+//! A FabArray whose map spans its communicator (`DistributionMapping::new` under
+//! `mpirun`) is written **collectively**: rank 0 creates the directories; every rank
+//! writes its own FABs to `Level_<l>/Cell_D_<file>` (file = rank up to [`nfiles`] ranks,
+//! then groups of ranks append to one file in turn, as AMReX's `NFilesIter`); rank 0
+//! gathers every FAB's file, offset, minima and maxima and writes `Cell_H` and `Header`.
+//! [`read_plotfile_on`], [`read_level_on`] and [`read_multifab_on`] read on many ranks,
+//! each rank only its own FABs ([`read_level_with`], [`read_multifab_with`] into a map
+//! of yours). An error on any rank is an error on every rank
+//! ([`PlotfileError::OtherRank`]), never a hang.
 //!
 //! [`IndexBox::check_index_space`]: amrex_box::IndexBox::check_index_space
 #![forbid(unsafe_code)]
@@ -84,6 +98,7 @@ extern crate alloc;
 
 mod header;
 mod nesting;
+mod parallel;
 mod text;
 mod vismf;
 
@@ -99,9 +114,10 @@ use std::path::{Path, PathBuf};
 use amrex_arena::HostAccessible;
 use amrex_box::{IndexBox, IntVect};
 
-use amrex_multifab::{BoxArray, DistributionMapping, FabArray, MultiFab};
+use amrex_multifab::{BoxArray, CommError, Communicator, DistributionMapping, FabArray, MultiFab};
 
 pub use header::{Geometry, LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
+pub use parallel::{DEFAULT_NFILES, nfiles, set_nfiles};
 pub use vismf::{FabOnDisk, RealDescriptor, VisMfHeader};
 
 use text::ParseError;
@@ -210,6 +226,17 @@ pub enum PlotfileError {
         /// How many cells of `coarsened` no box of level `level - 1` covers.
         uncovered: u64,
     },
+    /// A collective step of a write or read on many ranks failed (the ranks passed
+    /// different arguments, or MPI was finalised); returned on every rank alike.
+    Comm(CommError),
+    /// Another rank failed during a write or read on many ranks, and this rank's own part
+    /// went well: `rank` is the lowest rank that failed, `what` its error.
+    OtherRank {
+        /// The lowest rank that failed.
+        rank: usize,
+        /// Its error, as text.
+        what: String,
+    },
 }
 
 impl fmt::Display for PlotfileError {
@@ -294,6 +321,8 @@ impl fmt::Display for PlotfileError {
                 coarsened.num_pts(),
                 level.saturating_sub(1)
             ),
+            Self::Comm(e) => write!(f, "plotfile on many ranks: {e}"),
+            Self::OtherRank { rank, what } => write!(f, "rank {rank} failed: {what}"),
         }
     }
 }
@@ -302,6 +331,7 @@ impl core::error::Error for PlotfileError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             Self::Io { source, .. } => Some(source),
+            Self::Comm(e) => Some(e),
             _ => None,
         }
     }
@@ -403,6 +433,43 @@ pub fn read_plotfile_header(dir: impl AsRef<Path>) -> Result<PlotfileHeader, Plo
     PlotfileHeader::parse_text(&text).map_err(parse_err(&path))
 }
 
+/// Which boxes of a MultiFab on disk this process reads, and over which communicator the
+/// reading is collective.
+#[derive(Clone, Copy, Debug)]
+enum Layout<'a> {
+    /// Every box, on this process alone (no collective).
+    Single,
+    /// AMReX's default map of the file's BoxArray onto the communicator's ranks.
+    On(&'a Communicator),
+    /// The caller's map (collective over its communicator).
+    Map(&'a DistributionMapping),
+}
+
+impl Layout<'_> {
+    fn comm(self) -> Communicator {
+        match self {
+            Self::Single => Communicator::single(),
+            Self::On(c) => c.clone(),
+            Self::Map(dm) => dm.communicator().clone(),
+        }
+    }
+}
+
+/// Reads a plotfile's `Header` on every rank of `comm`: rank 0 reads the file and
+/// broadcasts it (AMReX's `ReadAndBcastFile`). **Collective** over `comm`.
+///
+/// # Errors
+/// As [`read_plotfile_header`], on every rank (ranks other than 0 get
+/// [`PlotfileError::OtherRank`] when rank 0 cannot read the file).
+pub fn read_plotfile_header_on(
+    dir: impl AsRef<Path>,
+    comm: &Communicator,
+) -> Result<PlotfileHeader, PlotfileError> {
+    let path = dir.as_ref().join("Header");
+    let text = parallel::read_text_on(comm, &path)?;
+    PlotfileHeader::parse_text(&text).map_err(parse_err(&path))
+}
+
 /// Reads a whole plotfile (every level into a [`MultiFab`] on the host).
 ///
 /// # Errors
@@ -410,10 +477,41 @@ pub fn read_plotfile_header(dir: impl AsRef<Path>) -> Result<PlotfileHeader, Plo
 pub fn read_plotfile(dir: impl AsRef<Path>) -> Result<Plotfile, PlotfileError> {
     let dir = dir.as_ref();
     let header = read_plotfile_header(dir)?;
+    read_levels(dir, header, Layout::Single)
+}
+
+/// Reads a whole plotfile on every rank of `comm`, each rank reading only the FABs it
+/// owns: level `l` is distributed by `DistributionMapping::on(&ba_l, comm)` (AMReX's
+/// default map, the one [`DistributionMapping::new`] gives a writer on the same ranks).
+/// The headers are read by rank 0 and broadcast; every rank gets the whole `Header` and
+/// every level's `Cell_H`. **Collective** over `comm`; works on any number of ranks,
+/// whatever number wrote the file.
+///
+/// Why a communicator and not a [`DistributionMapping`]: a plotfile's BoxArrays are in
+/// its files, so no map can exist before they are read. To read into a map of your own
+/// (a restart onto known grids), use [`read_level_with`] or [`read_multifab_with`].
+///
+/// # Errors
+/// As [`read_plotfile`], on **every** rank: a rank whose own FABs could not be read
+/// returns its error, the others [`PlotfileError::OtherRank`]; no rank is left waiting.
+pub fn read_plotfile_on(
+    dir: impl AsRef<Path>,
+    comm: &Communicator,
+) -> Result<Plotfile, PlotfileError> {
+    let dir = dir.as_ref();
+    let header = read_plotfile_header_on(dir, comm)?;
+    read_levels(dir, header, Layout::On(comm))
+}
+
+fn read_levels(
+    dir: &Path,
+    header: PlotfileHeader,
+    layout: Layout<'_>,
+) -> Result<Plotfile, PlotfileError> {
     let mut cell_headers = Vec::with_capacity(header.nlevels());
     let mut levels = Vec::with_capacity(header.nlevels());
     for lev in 0..header.nlevels() {
-        let (h, mf) = read_level(dir, &header, lev)?;
+        let (h, mf) = read_level_layout(dir, &header, lev, layout)?;
         cell_headers.push(h);
         levels.push(mf);
     }
@@ -434,7 +532,47 @@ pub fn read_level(
     header: &PlotfileHeader,
     lev: usize,
 ) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
-    let dir = dir.as_ref();
+    read_level_layout(dir.as_ref(), header, lev, Layout::Single)
+}
+
+/// [`read_level`] on every rank of `comm`, each rank reading its own FABs (AMReX's
+/// default map of the level's BoxArray onto `comm`, as [`read_plotfile_on`]).
+/// **Collective** over `comm`.
+///
+/// # Errors
+/// As [`read_level`], on every rank.
+pub fn read_level_on(
+    dir: impl AsRef<Path>,
+    header: &PlotfileHeader,
+    lev: usize,
+    comm: &Communicator,
+) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    read_level_layout(dir.as_ref(), header, lev, Layout::On(comm))
+}
+
+/// [`read_level`] into the map `dm` (which must map as many boxes as the level has):
+/// each rank of `dm`'s communicator reads the FABs `dm` gives it. **Collective** over
+/// `dm.communicator()`; every rank must pass the same map (checked).
+///
+/// # Errors
+/// As [`read_level`], on every rank; [`PlotfileError::Argument`] when `dm` maps another
+/// number of boxes; [`PlotfileError::Comm`] when the ranks' maps differ.
+pub fn read_level_with(
+    dir: impl AsRef<Path>,
+    header: &PlotfileHeader,
+    lev: usize,
+    dm: &DistributionMapping,
+) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    read_level_layout(dir.as_ref(), header, lev, Layout::Map(dm))
+}
+
+fn read_level_layout(
+    dir: &Path,
+    header: &PlotfileHeader,
+    lev: usize,
+    layout: Layout<'_>,
+) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    // Everything up to the Cell_H read depends only on `header`, the same on every rank.
     let Some(l) = header.levels.get(lev) else {
         return Err(invalid(
             &dir.join("Header"),
@@ -452,7 +590,7 @@ pub fn read_level(
         ));
     }
     let prefix = dir.join(&l.mf_path);
-    let (h, mf) = read_multifab_dim(&prefix, header.space_dim)?;
+    let (h, mf) = read_multifab_layout(&prefix, Some(header.space_dim), layout)?;
     if h.ncomp != header.var_names.len() || h.boxes.len() != l.grids.len() {
         return Err(invalid(
             &with_suffix(&prefix, "_H"),
@@ -487,38 +625,116 @@ fn detect_dim(text: &str) -> usize {
 /// [`PlotfileError::Invalid`] when a FAB's box or component count is not the header's,
 /// or a file is too short.
 pub fn read_multifab(prefix: impl AsRef<Path>) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
-    let prefix = prefix.as_ref();
-    let text = read_text(&with_suffix(prefix, "_H"))?;
-    read_multifab_text(prefix, &text, detect_dim(&text))
+    read_multifab_layout(prefix.as_ref(), None, Layout::Single)
 }
 
-fn read_multifab_dim(prefix: &Path, dim: usize) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
-    let text = read_text(&with_suffix(prefix, "_H"))?;
-    read_multifab_text(prefix, &text, dim)
-}
-
-fn read_multifab_text(
-    prefix: &Path,
-    text: &str,
-    dim: usize,
+/// [`read_multifab`] on every rank of `comm`, each rank reading its own FABs (AMReX's
+/// default map of the file's BoxArray onto `comm`). **Collective** over `comm`.
+///
+/// # Errors
+/// As [`read_multifab`], on every rank.
+pub fn read_multifab_on(
+    prefix: impl AsRef<Path>,
+    comm: &Communicator,
 ) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    read_multifab_layout(prefix.as_ref(), None, Layout::On(comm))
+}
+
+/// [`read_multifab`] into the map `dm` (a restart onto a layout you already have): each
+/// rank of `dm`'s communicator reads the FABs `dm` gives it. **Collective** over
+/// `dm.communicator()`; every rank must pass the same map (checked).
+///
+/// # Errors
+/// As [`read_level_with`].
+pub fn read_multifab_with(
+    prefix: impl AsRef<Path>,
+    dm: &DistributionMapping,
+) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    read_multifab_layout(prefix.as_ref(), None, Layout::Map(dm))
+}
+
+fn read_multifab_layout(
+    prefix: &Path,
+    dim: Option<usize>,
+    layout: Layout<'_>,
+) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
+    let comm = layout.comm();
+    let text = parallel::read_text_on(&comm, &with_suffix(prefix, "_H"))?;
+    let dim = dim.unwrap_or_else(|| detect_dim(&text));
+    // From here to `read_local_fabs`, every step depends only on the broadcast text and
+    // the layout, so every rank returns the same early error.
     let hpath = with_suffix(prefix, "_H");
-    let h = VisMfHeader::parse_text(text, dim).map_err(parse_err(&hpath))?;
+    let h = VisMfHeader::parse_text(&text, dim).map_err(parse_err(&hpath))?;
     let ba = BoxArray::try_new(h.boxes.clone()).map_err(|e| invalid(&hpath, e.to_string()))?;
     ba.check_ghost(h.ngrow)
         .map_err(|e| invalid(&hpath, format!("ghost width {}: {e}", h.ngrow)))?;
+    let dm = match layout {
+        Layout::Single => DistributionMapping::single(&ba),
+        Layout::On(c) => DistributionMapping::on(&ba, c),
+        Layout::Map(dm) => {
+            let mut hash = parallel::Fnv::new();
+            hash.u64(dm.nranks() as u64).u64(dm.len() as u64);
+            for &r in dm.pmap() {
+                hash.u64(u64::from(r));
+            }
+            comm.check_same(
+                "the DistributionMapping passed to the plotfile reader",
+                hash.finish(),
+            )
+            .map_err(PlotfileError::Comm)?;
+            if dm.len() != ba.len() {
+                return Err(PlotfileError::Argument(format!(
+                    "{}: the DistributionMapping maps {} boxes, but the file has {}",
+                    hpath.display(),
+                    dm.len(),
+                    ba.len()
+                )));
+            }
+            dm.clone()
+        }
+    };
+    let local = read_local_fabs(prefix, &h, &ba, &dm, dim);
+    let mf = parallel::agree(&comm, local)?;
+    Ok((h, mf))
+}
+
+/// This process's part of a MultiFab on disk: the FABs `dm` gives it (all of them for a
+/// single-process map). Not collective; the caller agrees on the result.
+fn read_local_fabs(
+    prefix: &Path,
+    h: &VisMfHeader,
+    ba: &BoxArray,
+    dm: &DistributionMapping,
+    dim: usize,
+) -> Result<MultiFab, PlotfileError> {
     let dir = prefix.parent().unwrap_or(Path::new("."));
-    // Open every data file and check, before allocating anything, that the bytes the
-    // FABs need are there: each FAB's data lies inside its file and no two FABs share
-    // bytes. The MultiFab then costs at most twice the files' size (f32 data read as
-    // f64), whatever the headers claim.
+    // The rank `FabArray::new` allocates for (a map made for inspection: rank 0).
+    let me = if dm.is_distributed_over_comm() {
+        dm.communicator().rank()
+    } else {
+        0
+    };
+    let mine = dm.local_indices(me);
+    // Open every data file this rank needs and check, before allocating anything, that
+    // the bytes its FABs need are there: each FAB's data lies inside its file. The
+    // MultiFab then costs at most twice the files' size (f32 data read as f64), whatever
+    // the headers claim.
     let mut files: Vec<(String, BufReader<File>, u64)> = Vec::new();
-    let mut fab_file = Vec::with_capacity(h.fabs.len());
-    let mut ranges: Vec<(usize, u64, u64, usize)> = Vec::with_capacity(h.fabs.len());
+    let mut fab_file = alloc::vec![usize::MAX; h.fabs.len()];
     // Bytes per value: known from the header (versions >= 2), else at least 4 (the FAB
     // header of version 1 says; f32 is the smallest AMReX writes).
     let min_bytes = h.real_descriptor.map_or(4, |rd| rd.bytes) as u64;
-    for (g, fod) in h.fabs.iter().enumerate() {
+    // Validated boxes: fits u64; the multiplication by ncomp may not.
+    let need = |g: usize| {
+        let cells = ba.get(g).grow_iv(h.ngrow).num_pts();
+        let end = cells
+            .checked_mul(h.ncomp as u64)
+            .and_then(|n| n.checked_mul(min_bytes))
+            .and_then(|n| n.checked_add(h.fabs[g].offset));
+        (cells, end)
+    };
+    for &g in &mine {
+        let fod = &h.fabs[g];
         let fi = match files.iter().position(|(n, ..)| *n == fod.file) {
             Some(i) => i,
             None => {
@@ -529,17 +745,11 @@ fn read_multifab_text(
                 files.len() - 1
             }
         };
-        fab_file.push(fi);
-        // Validated boxes: fits u64; the multiplication by ncomp may not.
-        let cells = ba.get(g).grow_iv(h.ngrow).num_pts();
-        let need = cells
-            .checked_mul(h.ncomp as u64)
-            .and_then(|n| n.checked_mul(min_bytes))
-            .and_then(|n| n.checked_add(fod.offset));
+        fab_file[g] = fi;
         let flen = files[fi].2;
-        match need {
-            Some(end) if end <= flen => ranges.push((fi, fod.offset, end, g)),
-            _ => {
+        match need(g) {
+            (_, Some(end)) if end <= flen => {}
+            (cells, _) => {
                 return Err(invalid(
                     &dir.join(&fod.file),
                     format!(
@@ -552,20 +762,30 @@ fn read_multifab_text(
             }
         }
     }
+    // No two FABs share bytes: checked over every FAB of the file (the headers alone
+    // say where each lies), so every rank finds the same overlap. A FAB whose end
+    // overflows is its owner's error, above.
+    let mut ranges: Vec<(&str, u64, u64, usize)> = (0..h.fabs.len())
+        .filter_map(|g| {
+            need(g)
+                .1
+                .map(|end| (h.fabs[g].file.as_str(), h.fabs[g].offset, end, g))
+        })
+        .collect();
     ranges.sort_unstable();
     for w in ranges.windows(2) {
         let ((fa, _, ea, ga), (fb, sb, _, gb)) = (w[0], w[1]);
         if fa == fb && sb < ea {
             return Err(invalid(
-                &dir.join(&files[fa].0),
+                &dir.join(fa),
                 format!("FABs {ga} and {gb} claim the same bytes (from byte {sb})"),
             ));
         }
     }
-    let dm = DistributionMapping::single(&ba);
-    let mut mf = MultiFab::new(&ba, &dm, h.ncomp, h.ngrow);
+    let mut mf = MultiFab::new(ba, dm, h.ncomp, h.ngrow);
     let mut bytes = Vec::new();
-    for (g, fod) in h.fabs.iter().enumerate() {
+    for &g in &mine {
+        let fod = &h.fabs[g];
         let path = dir.join(&fod.file);
         let r = &mut files[fab_file[g]].1;
         r.seek(SeekFrom::Start(fod.offset)).map_err(io_err(&path))?;
@@ -597,7 +817,9 @@ fn read_multifab_text(
             }
             rd
         };
-        let l = mf.local_index(g).unwrap_or(g);
+        let l = mf
+            .local_index(g)
+            .ok_or_else(|| invalid(&path, format!("FAB {g} is not this rank's")))?;
         let out = mf
             .fab_mut(l)
             .as_mut_slice()
@@ -615,43 +837,134 @@ fn read_multifab_text(
         })?;
         rd.decode(&bytes, out);
     }
-    Ok((h, mf))
+    Ok(mf)
 }
 
-/// Writes the FABs of `mf` over `region(g)` into `<prefix>_D_00000` and returns the
-/// VisMF header (version 1, `NFiles`, minima and maxima over the valid boxes).
-fn write_fabs<A: HostAccessible>(
+/// The communicator a write is collective over: the first FabArray's, when its map
+/// spans that communicator; otherwise the single process (a FabArray on a map made for
+/// inspection, which [`check_layout`] accepts only when every box is here).
+fn write_comm<A: HostAccessible>(mfs: &[&FabArray<f64, A>]) -> Communicator {
+    match mfs.first() {
+        Some(mf) if mf.distribution_map().is_distributed_over_comm() => mf.communicator().clone(),
+        _ => Communicator::single(),
+    }
+}
+
+/// Whether this process can write its part of `mf` in a write collective over `comm`:
+/// its map spans `comm` and it holds this rank's boxes, or (one process) it holds every
+/// box.
+fn check_layout<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    comm: &Communicator,
+    what: &str,
+) -> Result<(), PlotfileError> {
+    let dm = mf.distribution_map();
+    let on_comm = dm.is_distributed_over_comm() && dm.communicator() == comm;
+    if on_comm && mf.rank() == comm.rank() {
+        return Ok(());
+    }
+    if comm.size() == 1 && mf.local_size() == mf.box_array().len() {
+        return Ok(());
+    }
+    Err(PlotfileError::Argument(if on_comm || comm.size() == 1 {
+        format!(
+            "{what}: this FabArray holds rank {}'s boxes ({} of {}), but this process is \
+             rank {} of {}; writing needs every box here (single process) or this rank's \
+             boxes on a map over the writing communicator",
+            mf.rank(),
+            mf.local_size(),
+            mf.box_array().len(),
+            comm.rank(),
+            comm.size()
+        )
+    } else {
+        format!(
+            "{what}: its DistributionMapping is not over the communicator of level 0 \
+             (every level must be on one communicator)"
+        )
+    }))
+}
+
+/// Hashes what every rank must pass alike: one FabArray's layout.
+fn hash_layout<A: HostAccessible>(h: &mut parallel::Fnv, mf: &FabArray<f64, A>) {
+    let ba = mf.box_array();
+    h.u64(mf.ncomp() as u64)
+        .str(&format!("{:?}", mf.n_grow()))
+        .u64(ba.len() as u64);
+    for b in ba.boxes() {
+        h.str(&format!("{b:?}"));
+    }
+    for &r in mf.distribution_map().pmap() {
+        h.u64(u64::from(r));
+    }
+}
+
+/// Writes this rank's FABs of `mf` over their boxes grown by `ngrow` into its data file
+/// `<prefix>_D_<file>` (AMReX's `NFilesIter`: the ranks sharing a file append to it in
+/// turn, a barrier between turns). **Collective** over `comm` when ranks share files
+/// (the barriers are taken whatever happens here); errors are this rank's.
+fn write_local<A: HostAccessible>(
     mf: &FabArray<f64, A>,
     prefix: &Path,
     ngrow: IntVect,
-) -> Result<VisMfHeader, PlotfileError> {
-    let ba = mf.box_array();
-    if mf.local_size() != ba.len() {
-        return Err(PlotfileError::Argument(format!(
-            "rank {} holds {} of the {} boxes; writing needs every box here (single process)",
-            mf.rank(),
-            mf.local_size(),
-            ba.len()
-        )));
+    comm: &Communicator,
+    nfiles: usize,
+) -> Result<parallel::LocalPart, PlotfileError> {
+    let (file, turn, turns) = parallel::file_group(comm.rank(), comm.size(), nfiles);
+    let mut out = Err(PlotfileError::Argument(String::from("no turn to write")));
+    for t in 0..turns {
+        if t == turn {
+            out = write_my_fabs(mf, prefix, ngrow, file, t > 0);
+        }
+        if turns > 1 {
+            comm.barrier();
+        }
     }
-    let name = format!(
-        "{}_D_00000",
+    out
+}
+
+fn data_file_name(prefix: &Path, file: usize) -> String {
+    format!(
+        "{}_D_{file:05}",
         prefix
             .file_name()
             .map_or_else(|| "Cell".into(), |n| n.to_string_lossy())
-    );
-    let dpath = with_suffix(prefix, "_D_00000");
-    let file = File::create(&dpath).map_err(io_err(&dpath))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    )
+}
+
+fn write_my_fabs<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: &Path,
+    ngrow: IntVect,
+    file: usize,
+    append: bool,
+) -> Result<parallel::LocalPart, PlotfileError> {
+    let ba = mf.box_array();
+    let dpath = with_suffix(prefix, &format!("_D_{file:05}"));
+    let f = if append {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&dpath)
+    } else {
+        File::create(&dpath)
+    }
+    .map_err(io_err(&dpath))?;
+    let mut offset = if append {
+        f.metadata().map_err(io_err(&dpath))?.len()
+    } else {
+        0
+    };
+    let mut w = BufWriter::with_capacity(1 << 20, f);
     let rd = RealDescriptor::NATIVE_F64;
     let nc = mf.ncomp();
-    let mut offset = 0u64;
-    let mut fabs = Vec::with_capacity(ba.len());
-    let (mut mins, mut maxs) = (Vec::with_capacity(ba.len()), Vec::with_capacity(ba.len()));
-    for g in 0..ba.len() {
-        let l = mf
-            .local_index(g)
-            .ok_or_else(|| PlotfileError::Argument(format!("box {g} is not local")))?;
+    let mut part = parallel::LocalPart {
+        file,
+        fabs: Vec::with_capacity(mf.local_size()),
+    };
+    // Local boxes in increasing global order: on one process, every box in order.
+    for l in 0..mf.local_size() {
+        let g = mf.global_index(l);
         let vbx = ba.get(g);
         let region = vbx.grow_iv(ngrow);
         let fab = mf.fab(l);
@@ -683,11 +996,7 @@ fn write_fabs<A: HostAccessible>(
             }
             len += (region.num_pts() * nc as u64) * 8;
         }
-        fabs.push(FabOnDisk {
-            file: name.clone(),
-            offset,
-        });
-        offset += len;
+        // Minima and maxima over the valid box, from the rank that owns it.
         let minmax = |max: bool| {
             (0..nc)
                 .map(|n| {
@@ -700,10 +1009,67 @@ fn write_fabs<A: HostAccessible>(
                 })
                 .collect::<Result<Vec<f64>, _>>()
         };
-        mins.push(minmax(false)?);
-        maxs.push(minmax(true)?);
+        part.fabs.push((g, offset, minmax(false)?, minmax(true)?));
+        offset += len;
     }
     w.flush().map_err(io_err(&dpath))?;
+    // Closed before the next turn's rank opens the file (close-to-open consistency).
+    drop(w);
+    Ok(part)
+}
+
+/// **Collective.** Every rank's [`parallel::LocalPart`] gathered on every rank and put
+/// in global box order: the VisMF header (version 1, `NFiles`, minima and maxima over
+/// the valid boxes), the same on every rank.
+fn assemble_header<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: &Path,
+    ngrow: IntVect,
+    comm: &Communicator,
+    part: &parallel::LocalPart,
+) -> Result<VisMfHeader, PlotfileError> {
+    let ba = mf.box_array();
+    let nc = mf.ncomp();
+    let hpath = with_suffix(prefix, "_H");
+    let all = comm
+        .all_gather_bytes(&part.encode(nc))
+        .map_err(PlotfileError::Comm)?;
+    let mut slots: Vec<Option<(FabOnDisk, Vec<f64>, Vec<f64>)>> =
+        (0..ba.len()).map(|_| None).collect();
+    // Every rank decodes the same bytes, so every rank finds the same error, if any.
+    for (rank, bytes) in all.iter().enumerate() {
+        let p = parallel::LocalPart::decode(bytes, nc)
+            .ok_or_else(|| invalid(&hpath, format!("rank {rank}'s box records do not parse")))?;
+        let file = data_file_name(prefix, p.file);
+        for (g, offset, mins, maxs) in p.fabs {
+            match slots.get_mut(g) {
+                Some(s @ None) => {
+                    *s = Some((
+                        FabOnDisk {
+                            file: file.clone(),
+                            offset,
+                        },
+                        mins,
+                        maxs,
+                    ));
+                }
+                _ => {
+                    return Err(invalid(
+                        &hpath,
+                        format!("rank {rank} wrote box {g}, which is not its to write"),
+                    ));
+                }
+            }
+        }
+    }
+    let mut fabs = Vec::with_capacity(ba.len());
+    let (mut mins, mut maxs) = (Vec::with_capacity(ba.len()), Vec::with_capacity(ba.len()));
+    for (g, s) in slots.into_iter().enumerate() {
+        let (fod, lo, hi) = s.ok_or_else(|| invalid(&hpath, format!("no rank wrote box {g}")))?;
+        fabs.push(fod);
+        mins.push(lo);
+        maxs.push(hi);
+    }
     Ok(VisMfHeader {
         version: 1,
         how: 1,
@@ -723,20 +1089,51 @@ fn write_text(path: &Path, text: &str) -> Result<(), PlotfileError> {
     std::fs::write(path, text).map_err(io_err(path))
 }
 
+/// Runs `f` on rank 0 only; the others succeed.
+fn on_root(
+    comm: &Communicator,
+    f: impl FnOnce() -> Result<(), PlotfileError>,
+) -> Result<(), PlotfileError> {
+    if comm.rank() == 0 { f() } else { Ok(()) }
+}
+
 /// Writes `mf` (ghost cells included) as AMReX's `VisMF::Write` does: `<prefix>_H` and
 /// `<prefix>_D_00000` (native doubles, version 1 header). The directory of `prefix`
 /// must exist.
 ///
+/// On many ranks (a FabArray whose map spans its communicator) this is **collective**:
+/// every rank writes its own FABs to `<prefix>_D_<file>` (one file per rank, at most
+/// [`nfiles`] files), rank 0 gathers their offsets, minima and maxima and writes
+/// `<prefix>_H`, and every rank returns the same header.
+///
 /// # Errors
 /// [`PlotfileError::Io`], or [`PlotfileError::Argument`] when boxes are held by other
-/// ranks.
+/// ranks of no communicator. On many ranks an error on one rank is an error on every
+/// rank ([`PlotfileError::OtherRank`] on the others).
 pub fn write_multifab<A: HostAccessible>(
     mf: &FabArray<f64, A>,
     prefix: impl AsRef<Path>,
 ) -> Result<VisMfHeader, PlotfileError> {
     let prefix = prefix.as_ref();
-    let h = write_fabs(mf, prefix, mf.n_grow())?;
-    write_text(&with_suffix(prefix, "_H"), &h.to_text(3))?;
+    let comm = write_comm(&[mf]);
+    let nf = nfiles();
+    let checked = check_layout(mf, &comm, "write_multifab");
+    let mut hash = parallel::Fnv::new();
+    hash.str(&prefix.to_string_lossy()).u64(nf as u64);
+    hash_layout(&mut hash, mf);
+    comm.check_same(
+        "write_multifab's arguments (prefix, nfiles, layout)",
+        hash.finish(),
+    )
+    .map_err(PlotfileError::Comm)?;
+    parallel::agree(&comm, checked)?;
+    let part = write_local(mf, prefix, mf.n_grow(), &comm, nf);
+    let part = parallel::agree(&comm, part)?;
+    let h = assemble_header(mf, prefix, mf.n_grow(), &comm, &part)?;
+    let written = on_root(&comm, || {
+        write_text(&with_suffix(prefix, "_H"), &h.to_text(3))
+    });
+    parallel::agree(&comm, written)?;
     Ok(h)
 }
 
@@ -757,36 +1154,15 @@ pub fn write_single_level_plotfile<A: HostAccessible, S: AsRef<str>>(
     write_multi_level_plotfile(dir, &[mf], var_names, &[*geom], time, &[step], &[])
 }
 
-/// AMReX's `WriteMultiLevelPlotfile`: level `l` is `mfs[l]` on `geoms[l]` at step
-/// `steps[l]`, refined from level `l - 1` by `ref_ratio[l - 1]` (the Header records
-/// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
-/// of the same names are overwritten.
-///
-/// The hierarchy is checked before anything is created, so a file that yt or AMReX
-/// would misread is never written: every level's domain is the coarser level's refined
-/// by the ratio, every level shares level 0's physical domain and coordinate system,
-/// every box lies in its level's domain, no two boxes of a level share a cell, and every
-/// box of level `l`, coarsened by `ref_ratio[l - 1]`, is covered by level `l - 1`'s
-/// boxes (the containment that AMReX's proper nesting requires at least).
-///
-/// # Errors
-/// [`PlotfileError::Argument`] when the counts of levels, geometries, steps and ratios
-/// disagree, a level has another number of components than there are names, a name is
-/// empty or contains whitespace, or boxes are held by other ranks;
-/// [`PlotfileError::RefRatioNotPositive`], [`PlotfileError::RefRatioMismatch`],
-/// [`PlotfileError::ProbDomainMismatch`], [`PlotfileError::BoxOutsideDomain`],
-/// [`PlotfileError::OverlappingBoxes`] or [`PlotfileError::NotProperlyNested`] for an
-/// inconsistent hierarchy; [`PlotfileError::Io`] when a file cannot be written.
-pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
-    dir: impl AsRef<Path>,
+/// The argument checks of [`write_multi_level_plotfile`], before anything is created.
+fn check_plot_args<A: HostAccessible>(
     mfs: &[&FabArray<f64, A>],
-    var_names: &[S],
+    names: &[String],
     geoms: &[Geometry],
-    time: f64,
     steps: &[i64],
     ref_ratio: &[IntVect],
+    comm: &Communicator,
 ) -> Result<(), PlotfileError> {
-    let dir = dir.as_ref();
     let nlev = mfs.len();
     if nlev == 0 || geoms.len() != nlev || steps.len() != nlev || ref_ratio.len() + 1 < nlev {
         return Err(PlotfileError::Argument(format!(
@@ -798,7 +1174,6 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
             ref_ratio.len()
         )));
     }
-    let names: Vec<String> = var_names.iter().map(|s| s.as_ref().to_string()).collect();
     if let Some(bad) = names
         .iter()
         .find(|n| n.is_empty() || n.contains(char::is_whitespace))
@@ -816,17 +1191,105 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
             )));
         }
     }
-    let bas: Vec<&BoxArray> = mfs.iter().map(|mf| mf.box_array()).collect();
-    nesting::check_hierarchy(&bas, geoms, ref_ratio)?;
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let mut levels = Vec::with_capacity(nlev);
     for (lev, mf) in mfs.iter().enumerate() {
-        let ldir = dir.join(format!("Level_{lev}"));
-        std::fs::create_dir_all(&ldir).map_err(io_err(&ldir))?;
-        let prefix = ldir.join("Cell");
-        let h = write_fabs(mf, &prefix, IntVect::ZERO)?;
-        write_text(&with_suffix(&prefix, "_H"), &h.to_text(3))?;
-        levels.push(LevelHeader {
+        check_layout(mf, comm, &format!("level {lev}"))?;
+    }
+    let bas: Vec<&BoxArray> = mfs.iter().map(|mf| mf.box_array()).collect();
+    nesting::check_hierarchy(&bas, geoms, ref_ratio)
+}
+
+/// AMReX's `WriteMultiLevelPlotfile`: level `l` is `mfs[l]` on `geoms[l]` at step
+/// `steps[l]`, refined from level `l - 1` by `ref_ratio[l - 1]` (the Header records
+/// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
+/// of the same names are overwritten.
+///
+/// The hierarchy is checked before anything is created, so a file that yt or AMReX
+/// would misread is never written: every level's domain is the coarser level's refined
+/// by the ratio, every level shares level 0's physical domain and coordinate system,
+/// every box lies in its level's domain, no two boxes of a level share a cell, and every
+/// box of level `l`, coarsened by `ref_ratio[l - 1]`, is covered by level `l - 1`'s
+/// boxes (the containment that AMReX's proper nesting requires at least).
+///
+/// # Many ranks
+///
+/// When the levels' maps span their communicator (`DistributionMapping::new` under
+/// `mpirun`), the write is **collective**: every rank passes the same arguments
+/// (checked: a difference is [`PlotfileError::Comm`] on every rank); rank 0 creates the
+/// directories; every rank writes its own FABs to `Level_<l>/Cell_D_<file>` (file =
+/// rank while there are at most [`nfiles`] ranks, as AMReX's `NFilesIter` numbers them);
+/// rank 0 gathers each FAB's file, offset, minima and maxima and writes every `Cell_H`
+/// and the `Header`. The values read back are the single-process file's. Every rank
+/// returns the same outcome: an error on one rank is returned there and as
+/// [`PlotfileError::OtherRank`] on the others, never a hang.
+///
+/// # Errors
+/// [`PlotfileError::Argument`] when the counts of levels, geometries, steps and ratios
+/// disagree, a level has another number of components than there are names, a name is
+/// empty or contains whitespace, or boxes are held by other ranks;
+/// [`PlotfileError::RefRatioNotPositive`], [`PlotfileError::RefRatioMismatch`],
+/// [`PlotfileError::ProbDomainMismatch`], [`PlotfileError::BoxOutsideDomain`],
+/// [`PlotfileError::OverlappingBoxes`] or [`PlotfileError::NotProperlyNested`] for an
+/// inconsistent hierarchy; [`PlotfileError::Io`] when a file cannot be written;
+/// [`PlotfileError::OtherRank`] and [`PlotfileError::Comm`] on many ranks.
+pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
+    dir: impl AsRef<Path>,
+    mfs: &[&FabArray<f64, A>],
+    var_names: &[S],
+    geoms: &[Geometry],
+    time: f64,
+    steps: &[i64],
+    ref_ratio: &[IntVect],
+) -> Result<(), PlotfileError> {
+    let dir = dir.as_ref();
+    let nlev = mfs.len();
+    let names: Vec<String> = var_names.iter().map(|s| s.as_ref().to_string()).collect();
+    let comm = write_comm(mfs);
+    let nf = nfiles();
+    let checked = check_plot_args(mfs, &names, geoms, steps, ref_ratio, &comm);
+    // Ranks that disagree on the arguments would write a mix, or enter different
+    // collectives: one all-reduce finds out first.
+    let mut hash = parallel::Fnv::new();
+    hash.str(&dir.to_string_lossy())
+        .u64(nf as u64)
+        .u64(time.to_bits())
+        .str(&format!("{names:?}{geoms:?}{steps:?}{ref_ratio:?}"))
+        .u64(nlev as u64);
+    for mf in mfs {
+        hash_layout(&mut hash, mf);
+    }
+    comm.check_same(
+        "the plotfile writer's arguments (directory, nfiles, names, time, steps, geometries, \
+         ratios, layouts)",
+        hash.finish(),
+    )
+    .map_err(PlotfileError::Comm)?;
+    parallel::agree(&comm, checked)?;
+    let made = on_root(&comm, || {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        for lev in 0..nlev {
+            let ldir = dir.join(format!("Level_{lev}"));
+            std::fs::create_dir_all(&ldir).map_err(io_err(&ldir))?;
+        }
+        Ok(())
+    });
+    // Also the barrier between rank 0's directories and the others' files.
+    parallel::agree(&comm, made)?;
+    let prefixes: Vec<PathBuf> = (0..nlev)
+        .map(|lev| dir.join(format!("Level_{lev}")).join("Cell"))
+        .collect();
+    let mut parts = Vec::with_capacity(nlev);
+    for (mf, prefix) in mfs.iter().zip(&prefixes) {
+        let part = write_local(mf, prefix, IntVect::ZERO, &comm, nf);
+        parts.push(parallel::agree(&comm, part)?);
+    }
+    let mut cell_headers = Vec::with_capacity(nlev);
+    for ((mf, prefix), part) in mfs.iter().zip(&prefixes).zip(&parts) {
+        cell_headers.push(assemble_header(mf, prefix, IntVect::ZERO, &comm, part)?);
+    }
+    let levels = mfs
+        .iter()
+        .enumerate()
+        .map(|(lev, mf)| LevelHeader {
             level: lev,
             time,
             step: steps[lev],
@@ -837,8 +1300,8 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
                 .map(|b| geoms[lev].real_box(b))
                 .collect(),
             mf_path: format!("Level_{lev}/Cell"),
-        });
-    }
+        })
+        .collect();
     let header = PlotfileHeader {
         version: PLOTFILE_VERSION.to_string(),
         var_names: names,
@@ -855,5 +1318,11 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
         bwidth: 0,
         levels,
     };
-    write_text(&dir.join("Header"), &header.to_string())
+    let written = on_root(&comm, || {
+        for (prefix, h) in prefixes.iter().zip(&cell_headers) {
+            write_text(&with_suffix(prefix, "_H"), &h.to_text(3))?;
+        }
+        write_text(&dir.join("Header"), &header.to_string())
+    });
+    parallel::agree(&comm, written)
 }
