@@ -8,6 +8,20 @@
 //! wins. The summary prints median time, GB/s and the ratio to each layout's plain loop
 //! (1.0 = as fast) and SoA over AoS.
 //!
+//! The same run measures the AoS <-> SoA conversions (`StructOfArrays::copy_from_aos`,
+//! `ArrayOfStructs::copy_from_soa`; 96 bytes per particle counted: 48 read, 48 written)
+//! and a STREAM triad over three `Vec<f64>` of the same count on one thread, and prints
+//! each conversion's ratio to the triad (bytes per second over the triad's 24 bytes per
+//! element). With 2 threads (rayon chunks of the same slices) it measures both pushes
+//! and the triad again.
+//!
+//! Why AoS stays near half of SoA: an AoS push touches every byte of every particle,
+//! since each 64-byte line holds some particle's `x` or `y`, so it reads and writes back
+//! 48 bytes per particle (96 B of traffic), where the SoA push reads 32 and writes 16.
+//! Both run at the memory's bandwidth, and the AoS loop is already the ideal code (one
+//! 16-byte load of `(x, y)`, one of `(vx, vy)`, a multiply, an add and a store per
+//! particle, no bounds checks); only the layout differs.
+//!
 //! `cargo bench -p amrex-benches --bench particles -- --warm-up-time 1 --measurement-time 3`
 //! (`PARTICLES_BENCH_N` sets the count, default 10⁷).
 
@@ -15,8 +29,9 @@ use core::hint::black_box;
 use core::time::Duration;
 
 use amrex_aos::{ArrayOfStructs, Particle, StructOfArrays, idcpu};
-use amrex_benches::{Recorder, env_or};
+use amrex_benches::{Recorder, env_or, triad};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rayon::prelude::*;
 
 /// Per-call times recorded by each variant, for the summary.
 static TIMES: Recorder<&str> = Recorder::new();
@@ -74,6 +89,36 @@ fn push_soa(soa: &mut StructOfArrays<5, 0>, dt: f64) {
     for (y, v) in y.iter_mut().zip(vy.iter()) {
         *y += dt * v;
     }
+}
+
+/// `push_aos` on rayon chunks (the pool's threads).
+fn push_aos_par(aos: &mut ArrayOfStructs<Particle<2, 0>>, dt: f64) {
+    aos.par_chunks_mut(1 << 14).for_each(|ps| {
+        for p in ps {
+            p.pos[0] += dt * p.rdata[0];
+            p.pos[1] += dt * p.rdata[1];
+        }
+    });
+}
+
+/// `push_soa` on rayon chunks.
+fn push_soa_par(soa: &mut StructOfArrays<5, 0>, dt: f64) {
+    let mut c = soa.components_mut();
+    let [x, y, _z, vx, vy] = &mut c.reals[..] else {
+        unreachable!()
+    };
+    let chunk = 1 << 14;
+    x.par_chunks_mut(chunk)
+        .zip(y.par_chunks_mut(chunk))
+        .zip(vx.par_chunks(chunk).zip(vy.par_chunks(chunk)))
+        .for_each(|((x, y), (vx, vy))| {
+            for (x, v) in x.iter_mut().zip(vx) {
+                *x += dt * v;
+            }
+            for (y, v) in y.iter_mut().zip(vy) {
+                *y += dt * v;
+            }
+        });
 }
 
 fn count() -> usize {
@@ -157,6 +202,75 @@ fn push(c: &mut Criterion) {
     g.bench_function("StructOfArrays", |b| {
         b.iter_custom(|it| timed("StructOfArrays", it, || push_soa(black_box(&mut soa), DT)));
     });
+    // The conversions and their baseline, on one thread.
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let (mut ta, tb, tc) = (vec![0.0f64; n], vec![1.0f64; n], vec![2.0f64; n]);
+    let mut soa2 = StructOfArrays::<5, 0>::new();
+    let mut aos2 = ArrayOfStructs::<Particle<2, 0>>::new();
+    soa2.copy_from_aos(&aos).unwrap();
+    aos2.copy_from_soa(&soa2).unwrap();
+    assert!(
+        aos2.as_slice() == aos.as_slice(),
+        "AoS -> SoA -> AoS changed the particles"
+    );
+    g.bench_function("triad 1 thread", |b| {
+        b.iter_custom(|it| {
+            one.install(|| {
+                timed("triad 1 thread", it, || {
+                    triad(black_box(&mut ta), &tb, &tc, 3.0)
+                })
+            })
+        });
+    });
+    g.bench_function("AoS -> SoA", |b| {
+        b.iter_custom(|it| {
+            timed("AoS -> SoA", it, || {
+                soa2.copy_from_aos(black_box(&aos)).unwrap()
+            })
+        });
+    });
+    g.bench_function("SoA -> AoS", |b| {
+        b.iter_custom(|it| {
+            timed("SoA -> AoS", it, || {
+                aos2.copy_from_soa(black_box(&soa2)).unwrap()
+            })
+        });
+    });
+    // Both pushes and the triad on 2 threads.
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("pool");
+    g.bench_function("triad 2 threads", |b| {
+        b.iter_custom(|it| {
+            two.install(|| {
+                timed("triad 2 threads", it, || {
+                    triad(black_box(&mut ta), &tb, &tc, 3.0)
+                })
+            })
+        });
+    });
+    g.bench_function("ArrayOfStructs 2 threads", |b| {
+        b.iter_custom(|it| {
+            two.install(|| {
+                timed("ArrayOfStructs 2 threads", it, || {
+                    push_aos_par(black_box(&mut aos), DT)
+                })
+            })
+        });
+    });
+    g.bench_function("StructOfArrays 2 threads", |b| {
+        b.iter_custom(|it| {
+            two.install(|| {
+                timed("StructOfArrays 2 threads", it, || {
+                    push_soa_par(black_box(&mut soa), DT)
+                })
+            })
+        });
+    });
     g.finish();
 
     let med = |k: &'static str| TIMES.median_min(&k).unwrap().0.as_secs_f64();
@@ -190,7 +304,50 @@ fn push(c: &mut Criterion) {
         gbs(s),
         v / s
     );
-    println!("  SoA speed-up over AoS: {:.2}x", a / s);
+    println!(
+        "  SoA speed-up over AoS: {:.2}x (AoS push / SoA push throughput ratio {:.2})",
+        a / s,
+        s / a
+    );
+    let (t1, a2s, s2a) = (med("triad 1 thread"), med("AoS -> SoA"), med("SoA -> AoS"));
+    let triad_gbs = |sec: f64| 24.0 * n as f64 / sec / 1e9;
+    let conv_gbs = |sec: f64| 96.0 * n as f64 / sec / 1e9;
+    println!("\nAoS <-> SoA conversion, 96 B/particle (48 read, 48 written), 1 thread:");
+    println!(
+        "  stream triad        {:>8.2} ms  {:>6.2} GB/s",
+        t1 * 1e3,
+        triad_gbs(t1)
+    );
+    for (name, t) in [("AoS -> SoA", a2s), ("SoA -> AoS", s2a)] {
+        println!(
+            "  {name:<19} {:>8.2} ms  {:>6.2} GB/s  ratio to triad {:.2}",
+            t * 1e3,
+            conv_gbs(t),
+            conv_gbs(t) / triad_gbs(t1)
+        );
+    }
+    let (t2, a2, s2) = (
+        med("triad 2 threads"),
+        med("ArrayOfStructs 2 threads"),
+        med("StructOfArrays 2 threads"),
+    );
+    println!("\nParticle push, 2 threads:");
+    println!(
+        "  stream triad        {:>8.2} ms  {:>6.2} GB/s",
+        t2 * 1e3,
+        triad_gbs(t2)
+    );
+    println!(
+        "  ArrayOfStructs      {:>8.2} ms  {:>6.2} GB/s",
+        a2 * 1e3,
+        gbs(a2)
+    );
+    println!(
+        "  StructOfArrays      {:>8.2} ms  {:>6.2} GB/s  AoS push / SoA push ratio {:.2}",
+        s2 * 1e3,
+        gbs(s2),
+        s2 / a2
+    );
 }
 
 criterion_group!(benches, push);

@@ -144,6 +144,95 @@ pub fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: Tiling) {
     });
 }
 
+/// `y += a x` over the valid cells, component 0, tile by tile in parallel through
+/// [`Array4Mut::zip_mut_with`](amrex_array4::Array4Mut::zip_mut_with): the same kernel as
+/// `MultiFab::saxpy`, which runs on `k`-slabs of about 32 Ki cells instead, so the table
+/// can show what each work split costs (`docs/multifab.md`, "Tiling").
+pub fn saxpy_tiles(y: &mut MultiFab, a: f64, x: &MultiFab, tiling: Tiling) {
+    y.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
+        let xa = x.array(t.mfi());
+        let bx = t.region();
+        t.array_mut().zip_mut_with(xa, bx, |y, x| *y += a * x);
+    });
+}
+
+/// Two-component variable-coefficient operator `out_n = div(beta grad phi_n)`, n = 0, 1,
+/// over the valid cells of `out`, tile by tile in parallel, through
+/// [`Array4Mut::stencil2_mut_with`](amrex_array4::Array4Mut::stencil2_mut_with): `beta` is
+/// cell-centred (one component, shared by both components of `phi`) and averaged onto the
+/// faces, `beta_{i+1/2} = (beta_i + beta_{i+1}) / 2`. `phi` and `beta` need one ghost
+/// cell. Per cell it reads 24 bytes (`phi` twice, `beta` once) and writes 16.
+pub fn div_beta_grad(out: &mut MultiFab, phi: &MultiFab, beta: &MultiFab, tiling: Tiling) {
+    out.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
+        let (p, b) = (phi.array(t.mfi()), beta.array(t.mfi()));
+        let bx = t.region();
+        t.array_mut().stencil2_mut_with(
+            p,
+            b,
+            bx,
+            |o, s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 1>| *o = div_beta_grad_cell(s, c),
+        );
+    });
+}
+
+/// The `div(beta grad phi)` of one cell (see [`div_beta_grad`]), in the order of the
+/// reference loop in `tests/stencils.rs`: x, y, then z faces, high face minus low face.
+#[inline(always)]
+#[must_use]
+pub fn div_beta_grad_cell(s: Stencil<'_, f64, 1>, b: Stencil<'_, f64, 1>) -> f64 {
+    let (pc, bc) = (*s.center(), *b.center());
+    let flux = |di: i32, dj: i32, dk: i32| {
+        let bp = 0.5 * (bc + b.at(di, dj, dk));
+        let bm = 0.5 * (bc + b.at(-di, -dj, -dk));
+        bp * (s.at(di, dj, dk) - pc) - bm * (pc - s.at(-di, -dj, -dk))
+    };
+    (flux(1, 0, 0) + flux(0, 1, 0)) + flux(0, 0, 1)
+}
+
+/// The MultiFabs of [`div_beta_grad`] over an `n`³ periodic domain, max grid 64: `phi`
+/// (2 components, 1 ghost, smooth, ghosts filled), `beta` (1 component, 1 ghost, ghosts
+/// filled) and `out` (2 components).
+#[derive(Debug)]
+pub struct VarCoefCase {
+    /// Input, 2 components.
+    pub phi: MultiFab,
+    /// Cell-centred coefficient, 1 component.
+    pub beta: MultiFab,
+    /// Output, 2 components.
+    pub out: MultiFab,
+}
+
+impl VarCoefCase {
+    /// Builds the case for an `n`³ domain.
+    #[must_use]
+    pub fn new(n: i32) -> Self {
+        let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+        let ba = BoxArray::from_domain(domain, 64);
+        let dm = DistributionMapping::single(&ba);
+        let mut phi = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+        let mut beta = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+        let out = MultiFab::new(&ba, &dm, 2, IntVect::ZERO);
+        let h = 1.0 / f64::from(n);
+        phi.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+            let bx = t.region();
+            t.array_mut().for_each_mut(bx, |i, j, k, c, v| {
+                let (x, y, z) = (f64::from(i) * h, f64::from(j) * h, f64::from(k) * h);
+                *v = (x * (1.0 - x) + y * y * (1.0 - y) + z) * (1.0 + c as f64);
+            });
+        });
+        beta.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+            let bx = t.region();
+            t.array_mut().for_each_mut(bx, |i, j, k, _, v| {
+                *v = 1.0 + 0.5 * f64::from((i + 2 * j + 3 * k) % 7) / 7.0;
+            });
+        });
+        let period = Periodicity::all(domain);
+        phi.fill_boundary(period).expect("fill_boundary");
+        beta.fill_boundary(period).expect("fill_boundary");
+        Self { phi, beta, out }
+    }
+}
+
 /// The MultiFabs both MultiFab benchmarks (the criterion bench and the table binary) run
 /// on, over an `n`³ periodic domain: `x = 1`, `y = 2` (max grid 64, no ghosts) for saxpy
 /// and the reductions, `phi = 0.5` (1 ghost) and `lap` for the Laplacian, and `fb = 1`

@@ -1,15 +1,20 @@
-//! MultiFab bandwidth table: saxpy, the 7-point Laplacian through `Array4` tiles, `norm2`
+//! MultiFab bandwidth table: saxpy (built in, on slabs; and through `zip_mut_with` on
+//! MFIter's default tiles and on whole boxes), the 7-point Laplacian through `Array4` tiles, a
+//! 2-component `div(beta grad phi)` (cell-centred beta, `stencil2_mut_with`), `norm2`
 //! and `sum` on N³ cells (max grid size 64), and `fill_boundary` on N³ (max grid size 32,
 //! 2 ghost cells, periodic), with 1 and 2 threads, each against a STREAM triad measured
 //! in the same run and pool, so the ratio column compares like with like.
 //!
 //! `cargo run --release -p amrex-benches --bin multifab_table [-- N REPS]` (N = 256 and
-//! REPS = 5 by default; the best of REPS runs is reported). `LAP_TILE_Y=ty` tiles the
-//! Laplacian `(1024000, ty, 8)` instead of AMReX's default `(1024000, 8, 8)`.
+//! REPS = 5 by default; the best of REPS runs is reported). `LAP_TILE_Y=ty` and
+//! `LAP_TILE_Z=tz` tile the Laplacian `(1024000, ty, tz)` instead of AMReX's default
+//! `(1024000, 8, 8)`.
 
 use core::hint::black_box;
 
-use amrex_benches::{MultiFabCase, best, env_or, laplacian, triad};
+use amrex_benches::{
+    MultiFabCase, VarCoefCase, best, div_beta_grad, env_or, laplacian, saxpy_tiles, triad,
+};
 use amrex_multifab::{IntVect, Tiling};
 
 fn main() {
@@ -19,9 +24,13 @@ fn main() {
         .collect();
     let n = i32::try_from(args.first().copied().unwrap_or(256)).expect("N fits i32");
     let reps = args.get(1).copied().unwrap_or(5);
-    let tiling = match env_or("LAP_TILE_Y", 0) {
-        0 => Tiling::Default,
-        ty => Tiling::Size(IntVect::new(1_024_000, ty, 8)),
+    let tiling = match (env_or("LAP_TILE_Y", 0), env_or("LAP_TILE_Z", 0)) {
+        (0, 0) => Tiling::Default,
+        (ty, tz) => Tiling::Size(IntVect::new(
+            1_024_000,
+            if ty == 0 { 8 } else { ty },
+            if tz == 0 { 8 } else { tz },
+        )),
     };
     let MultiFabCase {
         domain,
@@ -33,6 +42,11 @@ fn main() {
         period,
     } = MultiFabCase::new(n);
     let cells = domain.num_pts() as f64;
+    let VarCoefCase {
+        phi: phi2,
+        beta,
+        out: mut div2,
+    } = VarCoefCase::new(n);
 
     let len = domain.num_pts() as usize;
     let (mut a, b, c) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
@@ -64,10 +78,28 @@ fn main() {
                 24.0,
                 best(reps, || y.saxpy(1e-3, &x, 0, 0..1, 0).unwrap()),
             );
+            // The same saxpy on MFIter's default tiles and on whole boxes (docs/multifab.md,
+            // "Tiling": why the built-in operations run on slabs).
+            row(
+                "saxpy tiles",
+                24.0,
+                best(reps, || saxpy_tiles(&mut y, 1e-3, &x, Tiling::Default)),
+            );
+            row(
+                "saxpy boxes",
+                24.0,
+                best(reps, || saxpy_tiles(&mut y, 1e-3, &x, Tiling::None)),
+            );
             row(
                 "laplacian",
                 16.0,
                 best(reps, || laplacian(&mut lap, &phi, tiling)),
+            );
+            // 2-component div(beta grad phi): phi (2) and beta (1) read, out (2) written.
+            row(
+                "div_beta_grad2",
+                40.0,
+                best(reps, || div_beta_grad(&mut div2, &phi2, &beta, tiling)),
             );
             let t = best(reps, || {
                 black_box(x.norm2(0..1, 0).unwrap());

@@ -268,6 +268,19 @@ impl<P: ParticleLayout, A: Arena> ArrayOfStructs<P, A> {
             .unwrap_or_else(|e| fail("resize", e));
     }
 
+    /// Resizes to `n` particles of which the last `neighbors` are neighbours (new slots
+    /// are all-zero particles); for the conversions, which overwrite every particle.
+    pub(crate) fn try_resize_with_neighbors(
+        &mut self,
+        n: usize,
+        neighbors: usize,
+    ) -> Result<(), ArenaError> {
+        debug_assert!(neighbors <= n);
+        self.data.try_resize(n, P::zeroed())?;
+        self.num_neighbors = neighbors.min(n);
+        Ok(())
+    }
+
     /// The neighbour count once the length becomes `n`: neighbours sit at the end, so
     /// shrinking drops them first.
     fn neighbors_after(&self, n: usize) -> usize {

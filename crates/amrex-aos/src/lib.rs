@@ -61,6 +61,7 @@ extern crate alloc;
 extern crate std;
 
 mod aos;
+mod convert;
 mod error;
 mod fields;
 pub mod idcpu;

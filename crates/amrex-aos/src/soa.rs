@@ -391,6 +391,19 @@ impl<const NR: usize, const NI: usize, A: Arena> StructOfArrays<NR, NI, A> {
         Ok(())
     }
 
+    /// Resizes to `n` particles of which the last `neighbors` are neighbours (new
+    /// entries are zero); for the conversions, which overwrite every entry.
+    pub(crate) fn resize_with_neighbors(
+        &mut self,
+        n: usize,
+        neighbors: usize,
+    ) -> Result<(), ParticleError> {
+        debug_assert!(neighbors <= n);
+        self.resize(n)?;
+        self.num_neighbors = neighbors.min(n);
+        Ok(())
+    }
+
     /// Appends one particle (after any neighbours; the neighbour count is unchanged).
     ///
     /// # Errors

@@ -17,6 +17,8 @@
 //! For threads, split the work with [`IndexBox::tiles`] (shared views are `Copy + Sync`)
 //! or [`Array4Mut::into_tiles`] / [`Array4Mut::split_at`] (disjoint mutable views).
 
+mod kernel;
+
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
@@ -119,6 +121,110 @@ impl<T, const R: i32> core::fmt::Debug for Stencil<'_, T, R> {
     }
 }
 
+/// One source of a stencil sweep over `bx`: the halo view `bx.grow(R)` of a source
+/// array, checked by the caller, reduced to what the row loop needs.
+///
+/// Invariant: for every `(i, j, k)` in `bx`, every `n < count` (any `n` when `shared`)
+/// and every offset `|di|, |dj|, |dk| <= R`, the element
+/// `corner + (i - lo.x + di) + (j - lo.y + dj)*jstride + (k - lo.z + dk)*kstride
+///  + n'*nstride` (with `n' = 0` when `shared`, else `n`) is a live element of a shared
+/// view valid for `'a`.
+struct Source<'a, T, const R: i32> {
+    /// The element at `bx.lo()`, component 0.
+    corner: NonNull<T>,
+    lo: IntVect,
+    jstride: isize,
+    kstride: isize,
+    /// `0` when every component reads component 0.
+    nstride: isize,
+    /// The halo view, for prefetching.
+    halo: Array4<'a, T>,
+}
+
+impl<'a, T, const R: i32> Source<'a, T, R> {
+    /// `halo` must be `src.sub_box(&bx.grow(R))` for a non-empty `bx` (so it has
+    /// elements). With `shared`, every component reads component 0.
+    #[inline(always)]
+    fn new(halo: Array4<'a, T>, bx: IndexBox, shared: bool) -> Self {
+        let lo = bx.lo();
+        Self {
+            corner: halo.cell_ptr(lo[0], lo[1], lo[2], 0),
+            lo,
+            jstride: halo.jstride() as isize,
+            kstride: halo.kstride() as isize,
+            nstride: if shared { 0 } else { halo.nstride() as isize },
+            halo,
+        }
+    }
+
+    /// The prefetch stream of this source: its leading plane.
+    #[inline(always)]
+    fn prefetch(&self) -> kernel::Stream {
+        kernel::Stream::source(&self.halo, R, self.nstride == 0)
+    }
+
+    /// The stencils of row `(j, k, n)`.
+    ///
+    /// # Safety
+    /// `(lo.x, j, k)` is in the box the source was made for, and `n` is below the
+    /// source's component count (any `n` for a shared source).
+    #[inline(always)]
+    unsafe fn row(&self, j: i32, k: i32, n: usize) -> RowPtr<'a, T, R> {
+        let off = (j as isize - self.lo[1] as isize) * self.jstride
+            + (k as isize - self.lo[2] as isize) * self.kstride
+            + n as isize * self.nstride;
+        // SAFETY: the caller's row is in the box and `n` a valid component, so by the
+        // invariant `corner + off` is an element of the halo (offsets 0).
+        let start = unsafe { self.corner.offset(off) };
+        RowPtr {
+            start,
+            jstride: self.jstride,
+            kstride: self.kstride,
+            _marker: PhantomData,
+        }
+    }
+}
+
+/// The first cell of one row of a [`Source`].
+///
+/// Invariant: for `ii` below the row length of the box, `start + ii` plus any offset
+/// within `R` is a live element of a shared view valid for `'a`.
+struct RowPtr<'a, T, const R: i32> {
+    start: NonNull<T>,
+    jstride: isize,
+    kstride: isize,
+    _marker: PhantomData<&'a T>,
+}
+
+impl<T, const R: i32> Clone for RowPtr<'_, T, R> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, const R: i32> Copy for RowPtr<'_, T, R> {}
+
+impl<'a, T, const R: i32> RowPtr<'a, T, R> {
+    /// The stencil at cell `ii` of the row.
+    ///
+    /// # Safety
+    /// `ii` is below the row length of the box the source was made for.
+    #[inline(always)]
+    unsafe fn at(self, ii: usize) -> Stencil<'a, T, R> {
+        // SAFETY: `ii` is in the row, so `start + ii` is an element of the halo
+        // (invariant, offsets 0).
+        let ptr = unsafe { self.start.add(ii) };
+        // Invariant of `Stencil`: every offset within `R` of this cell is live for 'a
+        // (invariant of `RowPtr`).
+        Stencil {
+            ptr,
+            jstride: self.jstride,
+            kstride: self.kstride,
+            _marker: PhantomData,
+        }
+    }
+}
+
 impl<'a, T> Array4Mut<'a, T> {
     /// Calls `f(&mut self(i, j, k, n), stencil)` for every cell of `bx` and every
     /// component of `self`, where `stencil.at(di, dj, dk)` reads `src(i+di, j+dj, k+dk, n)`
@@ -141,6 +247,18 @@ impl<'a, T> Array4Mut<'a, T> {
     /// ```
     ///
     /// An empty `bx` does nothing.
+    ///
+    /// # Performance
+    /// The sweep runs row by row (`i` innermost, then `j`, `k`, `n`). Each row prefetches
+    /// the source rows a few kilobytes ahead on the *leading* plane `k + R` (the only
+    /// plane a sweep reads for the first time) and the destination row it will write, so
+    /// that the loads of the other planes hit the cache while memory streams in. On
+    /// x86-64 with `std`, the sweep is compiled twice and the AVX2 copy runs where the
+    /// CPU has AVX2 (detected at run time): the compiler vectorises `f` four `f64` wide
+    /// instead of two. Both copies run the same arithmetic in the same order (Rust never
+    /// contracts `a * b + c` into a fused multiply-add), so the results are bit-identical.
+    /// Call this on tiles small enough for `2R + 1` planes of the tile (plus halo) to stay
+    /// in cache, e.g. `MFIter`'s default `(1024000, 8, 8)` tiles.
     ///
     /// # Panics
     /// If `bx` is not inside `self`, `bx.grow(R)` is not inside `src`, `src` has fewer
@@ -168,30 +286,104 @@ impl<'a, T> Array4Mut<'a, T> {
             halo.ncomp(),
             dst.ncomp()
         );
-        let (jstride, kstride) = (halo.jstride() as isize, halo.kstride() as isize);
-        let lo = bx.lo();
-        for n in 0..dst.ncomp() {
-            for k in lo[2]..=bx.hi()[2] {
-                for j in lo[1]..=bx.hi()[1] {
-                    // The row start `(lo.x, j, k, n)` is inside `halo` (bx ⊂ halo).
-                    let row = halo.cell_ptr(lo[0], j, k, n);
-                    for (ii, d) in dst.row_mut(j, k, n).iter_mut().enumerate() {
-                        // SAFETY: `(lo.x + ii, j, k)` is in `bx`, so the pointer is a
-                        // cell of `halo`, which is `bx` grown by `R` inside `src`.
-                        let centre = unsafe { row.add(ii) };
-                        // Invariant of `Stencil`: every offset within `R` of a cell of
-                        // `bx` is in `halo`, a live shared view for this call.
-                        let s = Stencil {
-                            ptr: centre,
-                            jstride,
-                            kstride,
-                            _marker: PhantomData,
-                        };
-                        f(d, s);
-                    }
-                }
+        let a = Source::<U, R>::new(halo, bx, false);
+        let pf = [a.prefetch()];
+        kernel::sweep(&mut dst, bx, &pf, |row, j, k, n| {
+            // SAFETY: `sweep` passes rows of `bx` and components of `dst`, which has no
+            // more components than `src`.
+            let ar = unsafe { a.row(j, k, n) };
+            for (ii, d) in row.iter_mut().enumerate() {
+                // SAFETY: `ii < nx`, the length of the rows of `bx`.
+                f(d, unsafe { ar.at(ii) });
             }
+        });
+    }
+
+    /// [`stencil_mut_with`](Self::stencil_mut_with) with a second source, typically a
+    /// coefficient: calls `f(&mut self(i, j, k, n), s, c)` where `s` is the stencil of
+    /// `src` at `(i, j, k, n)` (radius `R`) and `c` the stencil of `coef` at `(i, j, k)`
+    /// (radius `RC`) and component `n`, or component 0 for every `n` when `coef` has a
+    /// single component (one coefficient shared by all components, as for
+    /// `div(beta grad phi)` on a vector `phi`).
+    ///
+    /// ```
+    /// use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil};
+    /// let valid = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
+    /// let grown = valid.grow(1);
+    /// // Two components: phi_n = (n + 1) x.
+    /// let phi: Vec<f64> = (0..2)
+    ///     .flat_map(|n| grown.iter().map(move |p| f64::from((n + 1) * p.x())))
+    ///     .collect();
+    /// let beta: Vec<f64> = grown.iter().map(|p| f64::from(p.x())).collect();
+    /// let (phi, beta) = (Array4::new(&phi, grown, 2), Array4::new(&beta, grown, 1));
+    /// let mut div = vec![0.0; 128];
+    /// let mut out = Array4Mut::new(&mut div, valid, 2);
+    /// // d/dx(beta dphi/dx) with beta on faces = mean of the two cells.
+    /// out.stencil2_mut_with(phi, beta, valid, |o, s: Stencil<'_, f64, 1>, b: Stencil<'_, f64, 1>| {
+    ///     let bm = 0.5 * (b.center() + b.at(-1, 0, 0));
+    ///     let bp = 0.5 * (b.center() + b.at(1, 0, 0));
+    ///     *o = bp * (s.at(1, 0, 0) - s.center()) - bm * (s.center() - s.at(-1, 0, 0));
+    /// });
+    /// // d/dx(x * (n + 1)) = n + 1
+    /// assert!(div[..64].iter().all(|&v| v == 1.0) && div[64..].iter().all(|&v| v == 2.0));
+    /// ```
+    ///
+    /// An empty `bx` does nothing. The sweep, prefetching and AVX2 dispatch are those of
+    /// `stencil_mut_with` (both sources' leading planes are prefetched).
+    ///
+    /// # Panics
+    /// If `bx` is not inside `self`, `bx.grow(R)` is not inside `src`, `bx.grow(RC)` is
+    /// not inside `coef`, `src` has fewer components than `self`, `coef` has neither one
+    /// component nor at least as many as `self`, or a radius is negative.
+    #[inline]
+    #[track_caller]
+    pub fn stencil2_mut_with<U, V, const R: i32, const RC: i32>(
+        &mut self,
+        src: Array4<'_, U>,
+        coef: Array4<'_, V>,
+        bx: IndexBox,
+        mut f: impl FnMut(&mut T, Stencil<'_, U, R>, Stencil<'_, V, RC>),
+    ) {
+        assert!(
+            R >= 0 && RC >= 0,
+            "Array4Mut::stencil2_mut_with: radius {R} or {RC} is negative"
+        );
+        if bx.is_empty() {
+            return;
         }
+        let mut dst = self.sub_box_mut(&bx);
+        let halo = src.sub_box(&bx.grow(R));
+        let chalo = coef.sub_box(&bx.grow(RC));
+        assert!(
+            halo.ncomp() >= dst.ncomp(),
+            "Array4Mut::stencil2_mut_with: the source has {} components, the destination {}",
+            halo.ncomp(),
+            dst.ncomp()
+        );
+        let shared = chalo.ncomp() == 1;
+        assert!(
+            shared || chalo.ncomp() >= dst.ncomp(),
+            "Array4Mut::stencil2_mut_with: the coefficient has {} components, the destination {}",
+            chalo.ncomp(),
+            dst.ncomp()
+        );
+        let a = Source::<U, R>::new(halo, bx, false);
+        let c = Source::<V, RC>::new(chalo, bx, shared);
+        let pf = [a.prefetch(), c.prefetch()];
+        kernel::sweep(&mut dst, bx, &pf, |row, j, k, n| {
+            // SAFETY: `sweep` passes rows of `bx` and components of `dst`; `src` has at
+            // least as many, and `coef` too unless it is shared (component 0 for all).
+            let ar = unsafe { a.row(j, k, n) };
+            // SAFETY: as above.
+            let cr = unsafe { c.row(j, k, n) };
+            for (ii, d) in row.iter_mut().enumerate() {
+                // SAFETY: `ii < nx`, the length of the rows of `bx`.
+                let s = unsafe { ar.at(ii) };
+                // SAFETY: as above.
+                let b = unsafe { cr.at(ii) };
+                f(d, s, b);
+            }
+        });
     }
 
     /// Splits the view into disjoint tiles of at most `tile_size` cells (in the order of

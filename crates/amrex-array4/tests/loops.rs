@@ -189,6 +189,172 @@ fn stencil_needs_halo() {
     );
 }
 
+/// `div(beta grad phi)` with face coefficients `0.5 (beta_c + beta_nb)`, written with
+/// checked indexing: the reference for `stencil2_mut_with`.
+fn div_beta_grad_reference(
+    phi: Array4<'_, f64>,
+    beta: Array4<'_, f64>,
+    valid: IndexBox,
+    ncomp: usize,
+) -> Vec<f64> {
+    let mut out = Vec::new();
+    for n in 0..ncomp {
+        let nb = if beta.ncomp() == 1 { 0 } else { n };
+        for p in valid.iter() {
+            let mut acc = 0.0;
+            for d in 0..3 {
+                let e = IntVect::new(i32::from(d == 0), i32::from(d == 1), i32::from(d == 2));
+                let bp = 0.5 * (beta[(p, nb)] + beta[(p + e, nb)]);
+                let bm = 0.5 * (beta[(p, nb)] + beta[(p - e, nb)]);
+                acc = acc + bp * (phi[(p + e, n)] - phi[(p, n)])
+                    - bm * (phi[(p, n)] - phi[(p - e, n)]);
+            }
+            out.push(acc);
+        }
+    }
+    out
+}
+
+fn div_beta_grad_helper(
+    phi: Array4<'_, f64>,
+    beta: Array4<'_, f64>,
+    out: &mut Array4Mut<'_, f64>,
+    valid: IndexBox,
+) {
+    out.stencil2_mut_with(
+        phi,
+        beta,
+        valid,
+        |o, s: Stencil<'_, f64, 1>, b: Stencil<'_, f64, 1>| {
+            let c = *b.center();
+            let mut acc = 0.0;
+            for (di, dj, dk) in [(1, 0, 0), (0, 1, 0), (0, 0, 1)] {
+                let bp = 0.5 * (c + b.at(di, dj, dk));
+                let bm = 0.5 * (c + b.at(-di, -dj, -dk));
+                acc = acc + bp * (s.at(di, dj, dk) - s.center())
+                    - bm * (s.center() - s.at(-di, -dj, -dk));
+            }
+            *o = acc;
+        },
+    );
+}
+
+#[test]
+fn stencil2_div_beta_grad_matches_indexing() {
+    // Odd extents (the vector loop's remainder), a source larger than the halo and a
+    // coefficient with more ghost cells than needed: different strides for each view.
+    let valid = bx([-3, 1, 2], [9, 6, 5]);
+    let gp = valid.grow(1).grow_hi(0, 3);
+    let gb = valid.grow(2);
+    let phi: Vec<f64> = (0..2)
+        .flat_map(|n| {
+            gp.iter().map(move |p| {
+                f64::from(p[0] * p[0] * p[1] - 3 * p[2] * p[1] + p[2] * p[2] * p[2]) * 0.25
+                    + f64::from(n * p[0])
+            })
+        })
+        .collect();
+    let beta1: Vec<f64> = gb
+        .iter()
+        .map(|p| 1.0 + 0.1 * f64::from(p[0] + 2 * p[1] * p[1] - p[2]))
+        .collect();
+    let beta2: Vec<f64> = (0..2)
+        .flat_map(|n| beta1.iter().map(move |b| b + f64::from(n)))
+        .collect();
+    let pa = Array4::new(&phi, gp, 2);
+    for (beta, nb) in [(&beta1, 1), (&beta2, 2)] {
+        let ba = Array4::new(beta, gb, nb);
+        let mut out = vec![0.0; valid.num_pts() as usize * 2];
+        div_beta_grad_helper(pa, ba, &mut Array4Mut::new(&mut out, valid, 2), valid);
+        assert_eq!(
+            out,
+            div_beta_grad_reference(pa, ba, valid, 2),
+            "beta with {nb} components"
+        );
+    }
+}
+
+#[test]
+fn stencil2_on_a_sub_box_writes_only_it() {
+    let whole = bx([0, 0, 0], [10, 4, 3]);
+    let part = bx([2, 1, 1], [8, 3, 2]);
+    let g = whole.grow(1);
+    let phi: Vec<f64> = g
+        .iter()
+        .map(|p| f64::from(p[0] * 3 + p[1] - p[2]))
+        .collect();
+    let beta = vec![2.0; g.num_pts() as usize];
+    let (pa, ba) = (Array4::new(&phi, g, 1), Array4::new(&beta, g, 1));
+    let mut out = vec![-1.0; whole.num_pts() as usize];
+    let mut oa = Array4Mut::new(&mut out, whole, 1);
+    div_beta_grad_helper(pa, ba, &mut oa, part);
+    let want = div_beta_grad_reference(pa, ba, part, 1);
+    let oa = oa.as_const();
+    for (p, w) in part.iter().zip(&want) {
+        assert_eq!(oa[(p, 0)], *w);
+    }
+    for p in whole.iter().filter(|p| !part.contains(*p)) {
+        assert_eq!(oa[(p, 0)], -1.0);
+    }
+}
+
+#[test]
+#[should_panic(expected = "the coefficient has 2 components, the destination 3")]
+fn stencil2_coefficient_components_checked() {
+    let valid = bx([0; 3], [1; 3]);
+    let g = valid.grow(1);
+    let src = vec![0.0; g.num_pts() as usize * 3];
+    let coef = vec![0.0; g.num_pts() as usize * 2];
+    let mut out = vec![0.0; 8 * 3];
+    Array4Mut::new(&mut out, valid, 3).stencil2_mut_with(
+        Array4::new(&src, g, 3),
+        Array4::new(&coef, g, 2),
+        valid,
+        |o, s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 0>| *o = s.center() * c.center(),
+    );
+}
+
+#[test]
+#[should_panic(expected = "not inside the view's bounds")]
+fn stencil2_needs_coefficient_halo() {
+    let valid = bx([0; 3], [1; 3]);
+    let g = valid.grow(1);
+    let src = vec![0.0; g.num_pts() as usize];
+    let coef = vec![0.0; 8];
+    let mut out = vec![0.0; 8];
+    Array4Mut::new(&mut out, valid, 1).stencil2_mut_with(
+        Array4::new(&src, g, 1),
+        Array4::new(&coef, valid, 1),
+        valid,
+        |o, s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 1>| *o = s.center() * c.at(1, 0, 0),
+    );
+}
+
+#[test]
+fn stencil_long_rows_and_many_planes() {
+    // Rows longer than the prefetch distance and more rows than it covers, radius 2,
+    // three components: every cell against checked indexing.
+    let valid = bx([-5, -2, 0], [700, 3, 4]);
+    let g = valid.grow(2);
+    let src: Vec<f64> = (0..g.num_pts() * 3)
+        .map(|v| (v % 977) as f64 * 0.5)
+        .collect();
+    let sa = Array4::new(&src, g, 3);
+    let mut out = vec![0.0; valid.num_pts() as usize * 3];
+    let mut oa = Array4Mut::new(&mut out, valid, 3);
+    oa.stencil_mut_with(sa, valid, |o, s: Stencil<'_, f64, 2>| {
+        *o = s.at(-2, 0, 0) - s.at(2, 1, 0) + s.at(0, -2, 2) * s.at(1, 0, -2);
+    });
+    let oa = oa.as_const();
+    for n in 0..3 {
+        for p in valid.iter() {
+            let at = |d: [i32; 3]| sa[(p + IntVect::from(d), n)];
+            let want = at([-2, 0, 0]) - at([2, 1, 0]) + at([0, -2, 2]) * at([1, 0, -2]);
+            assert_eq!(oa[(p, n)], want);
+        }
+    }
+}
+
 #[test]
 fn split_at_gives_disjoint_views() {
     let b = bx([0, 0, 0], [5, 3, 1]);
