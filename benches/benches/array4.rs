@@ -12,13 +12,22 @@
 //! bandwidth (Laplacian: one read and one write per cell; saxpy: two reads and one
 //! write) and its ratio of throughput to the slice loop (1.0 = as fast).
 //!
+//! A third group runs the MultiFab stencils of `benches/src/lib.rs` (the 7-point
+//! Laplacian, `stencil_mut_with`, 16 B per cell; the 2-component `div(beta grad phi)`,
+//! `stencil2_mut_with`, 40 B per cell) on 256³ cells (max grid 64, `MFIter`'s default
+//! tiles) against a STREAM triad in the same run, with 1 and 2 threads, and prints each
+//! ratio to the triad (issue #14's targets: 0.8 and 0.6).
+//!
 //! `cargo bench -p amrex-benches --bench array4 -- --warm-up-time 1 --measurement-time 3`
 
 use core::hint::black_box;
 use core::time::Duration;
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil, for_each_cell};
-use amrex_benches::{Recorder, env_or};
+use amrex_benches::{
+    MultiFabCase, Recorder, VarCoefCase, div_beta_grad, env_or, laplacian as mf_laplacian, triad,
+};
+use amrex_multifab::Tiling;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Per-call times recorded by each (kernel, variant), for the summary.
@@ -243,6 +252,69 @@ fn saxpy(c: &mut Criterion) {
     black_box(&y);
 }
 
+// ---------------------------------------------------------------- MultiFab stencils
+
+/// Per-call times of the MultiFab stencils and their triad: (threads, kernel).
+static MF_TIMES: Recorder<(usize, &str)> = Recorder::new();
+
+fn multifab_stencils(c: &mut Criterion) {
+    let n = 256;
+    let MultiFabCase { phi, mut lap, .. } = MultiFabCase::new(n);
+    let VarCoefCase {
+        phi: phi2,
+        beta,
+        out: mut div2,
+    } = VarCoefCase::new(n);
+    let cells = u64::from(n.unsigned_abs()).pow(3);
+    let len = cells as usize;
+    let (mut a, b, cc) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        let mut g = c.benchmark_group(format!("multifab stencils {threads} thr"));
+        g.sample_size(10);
+        let mut run = |name: &'static str, bytes: u64, f: &mut (dyn FnMut() + Send)| {
+            g.throughput(Throughput::Bytes(bytes * cells));
+            g.bench_function(name, |bch| {
+                bch.iter_custom(|it| pool.install(|| MF_TIMES.timed((threads, name), it, &mut *f)));
+            });
+        };
+        run("stream triad", 24, &mut || triad(&mut a, &b, &cc, 3.0));
+        run("laplacian", 16, &mut || {
+            mf_laplacian(&mut lap, &phi, Tiling::Default)
+        });
+        run("div_beta_grad2", 40, &mut || {
+            div_beta_grad(&mut div2, &phi2, &beta, Tiling::Default)
+        });
+        g.finish();
+    }
+    println!(
+        "\nMultiFab stencils, 256³, default tiles: median (best) per call; ratio to the triad"
+    );
+    for threads in [1usize, 2] {
+        let Some((tm, tb)) = MF_TIMES.median_min(&(threads, "stream triad")) else {
+            continue;
+        };
+        for (name, bytes) in [("laplacian", 16.0), ("div_beta_grad2", 40.0)] {
+            let Some((m, bst)) = MF_TIMES.median_min(&(threads, name)) else {
+                continue;
+            };
+            let ratio = |t: Duration, base: Duration| {
+                (bytes / t.as_secs_f64()) / (24.0 / base.as_secs_f64())
+            };
+            println!(
+                "  {threads} thr {name:<15} {:>7.2} ({:>7.2}) ms  ratio {:.2} ({:.2})",
+                m.as_secs_f64() * 1e3,
+                bst.as_secs_f64() * 1e3,
+                ratio(m, tm),
+                ratio(bst, tb)
+            );
+        }
+    }
+}
+
 /// The same-run summary: median (and best) per call of every variant, and its ratio to
 /// the slice loop. Criterion's warm-up calls are recorded too; they rarely move the
 /// median, and on a shared machine the best time is the better estimate.
@@ -281,5 +353,5 @@ fn summary(_: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, laplacian, saxpy, summary);
+criterion_group!(benches, laplacian, saxpy, summary, multifab_stencils);
 criterion_main!(benches);
