@@ -1009,7 +1009,12 @@ fn write_my_fabs<A: HostAccessible>(
                 })
                 .collect::<Result<Vec<f64>, _>>()
         };
-        part.fabs.push((g, offset, minmax(false)?, minmax(true)?));
+        part.fabs.push(parallel::BoxRecord {
+            g,
+            offset,
+            min: minmax(false)?,
+            max: minmax(true)?,
+        });
         offset += len;
     }
     w.flush().map_err(io_err(&dpath))?;
@@ -1034,25 +1039,16 @@ fn assemble_header<A: HostAccessible>(
     let all = comm
         .all_gather_bytes(&part.encode(nc))
         .map_err(PlotfileError::Comm)?;
-    let mut slots: Vec<Option<(FabOnDisk, Vec<f64>, Vec<f64>)>> =
+    let mut slots: Vec<Option<(usize, parallel::BoxRecord)>> =
         (0..ba.len()).map(|_| None).collect();
     // Every rank decodes the same bytes, so every rank finds the same error, if any.
     for (rank, bytes) in all.iter().enumerate() {
         let p = parallel::LocalPart::decode(bytes, nc)
             .ok_or_else(|| invalid(&hpath, format!("rank {rank}'s box records do not parse")))?;
-        let file = data_file_name(prefix, p.file);
-        for (g, offset, mins, maxs) in p.fabs {
+        for b in p.fabs {
+            let g = b.g;
             match slots.get_mut(g) {
-                Some(s @ None) => {
-                    *s = Some((
-                        FabOnDisk {
-                            file: file.clone(),
-                            offset,
-                        },
-                        mins,
-                        maxs,
-                    ));
-                }
+                Some(s @ None) => *s = Some((p.file, b)),
                 _ => {
                     return Err(invalid(
                         &hpath,
@@ -1065,10 +1061,13 @@ fn assemble_header<A: HostAccessible>(
     let mut fabs = Vec::with_capacity(ba.len());
     let (mut mins, mut maxs) = (Vec::with_capacity(ba.len()), Vec::with_capacity(ba.len()));
     for (g, s) in slots.into_iter().enumerate() {
-        let (fod, lo, hi) = s.ok_or_else(|| invalid(&hpath, format!("no rank wrote box {g}")))?;
-        fabs.push(fod);
-        mins.push(lo);
-        maxs.push(hi);
+        let (file, b) = s.ok_or_else(|| invalid(&hpath, format!("no rank wrote box {g}")))?;
+        fabs.push(FabOnDisk {
+            file: data_file_name(prefix, file),
+            offset: b.offset,
+        });
+        mins.push(b.min);
+        maxs.push(b.max);
     }
     Ok(VisMfHeader {
         version: 1,

@@ -101,7 +101,17 @@ pub(crate) fn read_text_on(comm: &Communicator, path: &Path) -> Result<String, P
 #[derive(Debug, Default)]
 pub(crate) struct LocalPart {
     pub(crate) file: usize,
-    pub(crate) fabs: Vec<(usize, u64, Vec<f64>, Vec<f64>)>,
+    pub(crate) fabs: Vec<BoxRecord>,
+}
+
+/// One FAB a rank wrote: its global index, byte offset, and per component minimum and
+/// maximum over the valid box.
+#[derive(Debug, PartialEq)]
+pub(crate) struct BoxRecord {
+    pub(crate) g: usize,
+    pub(crate) offset: u64,
+    pub(crate) min: Vec<f64>,
+    pub(crate) max: Vec<f64>,
 }
 
 impl LocalPart {
@@ -112,10 +122,10 @@ impl LocalPart {
         let mut put = |x: u64| out.extend_from_slice(&x.to_le_bytes());
         put(self.file as u64);
         put(self.fabs.len() as u64);
-        for (g, off, mins, maxs) in &self.fabs {
-            put(*g as u64);
-            put(*off);
-            for x in mins.iter().chain(maxs) {
+        for b in &self.fabs {
+            put(b.g as u64);
+            put(b.offset);
+            for x in b.min.iter().chain(&b.max) {
                 put(x.to_bits());
             }
         }
@@ -139,14 +149,19 @@ impl LocalPart {
         let mut fabs = Vec::with_capacity(n);
         for _ in 0..n {
             let g = usize::try_from(words.next()?).ok()?;
-            let off = words.next()?;
-            let mins = (0..ncomp)
+            let offset = words.next()?;
+            let min = (0..ncomp)
                 .map(|_| words.next().map(f64::from_bits))
                 .collect::<Option<Vec<f64>>>()?;
-            let maxs = (0..ncomp)
+            let max = (0..ncomp)
                 .map(|_| words.next().map(f64::from_bits))
                 .collect::<Option<Vec<f64>>>()?;
-            fabs.push((g, off, mins, maxs));
+            fabs.push(BoxRecord {
+                g,
+                offset,
+                min,
+                max,
+            });
         }
         Some(Self { file, fabs })
     }
@@ -204,15 +219,25 @@ mod tests {
         let p = LocalPart {
             file: 3,
             fabs: vec![
-                (7, 0, vec![-0.0, f64::NAN], vec![1.0, f64::INFINITY]),
-                (9, 8278, vec![2.0, 3.0], vec![4.0, 5.0]),
+                BoxRecord {
+                    g: 7,
+                    offset: 0,
+                    min: vec![-0.0, f64::NAN],
+                    max: vec![1.0, f64::INFINITY],
+                },
+                BoxRecord {
+                    g: 9,
+                    offset: 8278,
+                    min: vec![2.0, 3.0],
+                    max: vec![4.0, 5.0],
+                },
             ],
         };
         let q = LocalPart::decode(&p.encode(2), 2).unwrap();
         assert_eq!(q.file, 3);
         assert_eq!(q.fabs.len(), 2);
         assert_eq!(q.fabs[1], p.fabs[1]);
-        assert!(q.fabs[0].2[0].is_sign_negative() && q.fabs[0].2[1].is_nan());
+        assert!(q.fabs[0].min[0].is_sign_negative() && q.fabs[0].min[1].is_nan());
         assert!(LocalPart::decode(&p.encode(2), 3).is_none());
         assert!(LocalPart::decode(&[1, 2, 3], 2).is_none());
     }
