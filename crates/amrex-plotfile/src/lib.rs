@@ -17,9 +17,9 @@
 //! [`BaseFab`](amrex_multifab::BaseFab). The reader accepts IEEE floats and doubles in
 //! either byte order, VisMF header versions 1–4 and 1-, 2- and 3-dimensional plotfiles
 //! (missing directions become `0..=0`); the writer writes what AMReX 24.10 writes by
-//! default (version 1 headers, one `Cell_D_00000` per level and process, native doubles, valid cells
-//! only), the `Header` and `Cell_H` formatted like AMReX's (numbers as C++ streams print
-//! them).
+//! default (version 1 headers, one `Cell_D_00000` per level — one `Cell_D_<rank>` per
+//! rank on many —, native doubles, valid cells only), the `Header` and `Cell_H` formatted
+//! like AMReX's (numbers as C++ streams print them).
 //!
 //! # Distrust on both sides
 //!
