@@ -97,8 +97,13 @@ fn no_components_beyond_positions() {
     assert_eq!(back.as_slice(), aos.as_slice());
 }
 
+/// Fewer cases under Miri, and no failure persistence there (it needs the file system).
 fn config() -> ProptestConfig {
-    ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 64 })
+    let mut c = ProptestConfig::with_cases(if cfg!(miri) { 3 } else { 64 });
+    if cfg!(miri) {
+        c.failure_persistence = None;
+    }
+    c
 }
 
 proptest! {
