@@ -12,7 +12,8 @@
 //!    ghost cells), after exchanging data with the `MultiFab` through global-index
 //!    regions;
 //! 3. DLPack: every local box exported zero-copy, read and scaled through the tensors,
-//!    and the `MultiFab` reductions see the change.
+//!    and the `MultiFab` reductions see the change;
+//! 4. a plotfile of the final state (`plt00040`, or `$HEAT_PLOTFILE`), read back.
 //!
 //! The same program runs on many processes: built with `--features mpi` and started by
 //! `mpirun -n 4`, `amrex::multifab::init()` starts MPI, `DistributionMapping::new`
@@ -24,6 +25,7 @@ use amrex::multifab::{
     BoxArray, DistributionMapping, Ghosts, IndexBox, IntVect, MultiFab, Periodicity, ReduceOp,
     Tiling,
 };
+use amrex::plotfile::{self, Geometry};
 use core::f64::consts::PI;
 use ndarray::{Array4, Ix4, Zip};
 
@@ -176,6 +178,23 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     );
     assert!((via_dlpack - before_sum).abs() <= 1e-9 * before_sum.abs().max(1.0));
     assert_eq!(after_max, 2.0 * before_max);
+
+    // A plotfile of the final state (every rank writes its own boxes; yt and AMReX read
+    // it), read back on the same ranks.
+    let dir = std::env::var("HEAT_PLOTFILE").unwrap_or_else(|_| format!("plt{STEPS:05}"));
+    let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
+    plotfile::write_single_level_plotfile(
+        &dir,
+        &phi,
+        &["phi"],
+        &geom,
+        DT * STEPS as f64,
+        STEPS as i64,
+    )?;
+    let back = plotfile::read_plotfile_on(&dir, &comm)?;
+    let (written, read) = (phi.sum(0..1, 0)?, back.levels[0].sum(0..1, 0)?);
+    say!("4. plotfile {dir}: written and read back, sum {read:.6e}");
+    assert_eq!(read.to_bits(), written.to_bits(), "plotfile round trip");
     say!("all checks passed");
     Ok(())
 }

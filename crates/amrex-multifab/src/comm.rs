@@ -516,7 +516,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             })
             .collect();
         let t1 = profile::now();
-        record_traffic(&sends, plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64);
+        record_traffic(
+            &sends,
+            plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64,
+        );
         let exchange = self
             .dm
             .communicator()
@@ -686,7 +689,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             })
             .collect();
         let t1 = profile::now();
-        record_traffic(&sends, plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64);
+        record_traffic(
+            &sends,
+            plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64,
+        );
         let exchange = comm
             .start_exchange(TAG_PARALLEL_COPY, sends, recvs)
             .map_err(|e| comm_err(WHAT, e))?;

@@ -105,7 +105,10 @@ impl DistributionMapping {
     /// A mapping of `ba` onto the ranks of `comm` built with `strategy`.
     #[must_use]
     pub fn with_strategy_on(ba: &BoxArray, comm: &Communicator, strategy: Strategy) -> Self {
-        let pmap = Self::with_strategy(ba, comm.size(), strategy).inner.pmap.clone();
+        let pmap = Self::with_strategy(ba, comm.size(), strategy)
+            .inner
+            .pmap
+            .clone();
         Self::from_pmap_on(pmap, comm)
     }
 
@@ -143,6 +146,17 @@ impl DistributionMapping {
     #[must_use]
     pub fn is_distributed_over_comm(&self) -> bool {
         self.inner.comm.size() == self.inner.nranks
+    }
+
+    /// This process's rank in the map: its rank in the communicator, or 0 for a map made
+    /// for inspection (its FabArrays hold rank 0's boxes).
+    #[must_use]
+    pub fn my_rank(&self) -> usize {
+        if self.is_distributed_over_comm() {
+            self.inner.comm.rank()
+        } else {
+            0
+        }
     }
 
     /// AMReX's default mapping (Morton space-filling curve) of `ba` onto `nranks` ranks

@@ -102,15 +102,6 @@ impl<T: Element, A: Arena> fmt::Debug for FabArray<T, A> {
     }
 }
 
-/// This process's rank in `dm`'s communicator, or 0 for a map made for inspection.
-pub(crate) fn my_rank(dm: &DistributionMapping) -> usize {
-    if dm.is_distributed_over_comm() {
-        dm.communicator().rank()
-    } else {
-        0
-    }
-}
-
 impl<T: Element> FabArray<T, HostArena> {
     /// A FabArray on the host, every element zero.
     ///
@@ -140,7 +131,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         ngrow: IntVect,
         arena: A,
     ) -> Self {
-        match Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, my_rank(dm), arena) {
+        match Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, dm.my_rank(), arena) {
             Ok(fa) => fa,
             Err(e) => panic!("FabArray::new: {e}"),
         }
@@ -160,7 +151,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         ngrow: IntVect,
         arena: A,
     ) -> Result<Self, ArenaError> {
-        Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, my_rank(dm), arena)
+        Self::try_new_on_rank_in(ba, dm, ncomp, ngrow, dm.my_rank(), arena)
     }
 
     /// The part of a FabArray that rank `rank` holds (the boxes `dm` maps to it), to

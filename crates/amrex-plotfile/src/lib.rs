@@ -709,11 +709,7 @@ fn read_local_fabs(
 ) -> Result<MultiFab, PlotfileError> {
     let dir = prefix.parent().unwrap_or(Path::new("."));
     // The rank `FabArray::new` allocates for (a map made for inspection: rank 0).
-    let me = if dm.is_distributed_over_comm() {
-        dm.communicator().rank()
-    } else {
-        0
-    };
+    let me = dm.my_rank();
     let mine = dm.local_indices(me);
     // Open every data file this rank needs and check, before allocating anything, that
     // the bytes its FABs need are there: each FAB's data lies inside its file. The
