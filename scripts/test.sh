@@ -26,7 +26,7 @@ log "cargo test --workspace"
 cargo test --workspace --features "$FEATURES"
 
 log "MPI: clippy with feature mpi, then each MPI test under mpirun -n 1, 2 and 4 (scripts/test-mpi.sh)"
-cargo clippy -p amrex-multifab --features mpi --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --features "amrex/mpi,amrex/ndarray,amrex-plotfile/mpi,amrex-benches/mpi" -- -D warnings
 bash scripts/test-mpi.sh
 
 log "cargo test: the single-precision builds (lib and integration tests; doctests assume f64)"

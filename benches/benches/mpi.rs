@@ -16,7 +16,8 @@
 //! several ranks in step; the timing loop here is the same best/median over repetitions
 //! after a warm-up call.
 
-use std::time::{Duration, Instant};
+use core::time::Duration;
+use std::time::Instant;
 
 use amrex_benches::{env_or, median_min, triad};
 use amrex_multifab::{
@@ -86,13 +87,13 @@ fn main() {
         let (med, best) = time(reps, || mf.fill_boundary(period).unwrap());
         let prof = comm_profile();
         let (sum_med, _) = time(reps, || {
-            std::hint::black_box(mf.sum(.., 0).unwrap());
+            core::hint::black_box(mf.sum(.., 0).unwrap());
         });
         let mut fast = MultiFab::new(&ba, &dm, 1, IntVect::splat(2));
         fast.fill(1.0);
         fast.set_reduction(Reduction::Fast);
         let (fast_med, _) = time(reps, || {
-            std::hint::black_box(fast.sum(.., 0).unwrap());
+            core::hint::black_box(fast.sum(.., 0).unwrap());
         });
         comm.barrier();
         let tri = triad_gbs(reps, triad_len);
@@ -169,7 +170,7 @@ fn main() {
             let (med, best) = time(reps, || s.fill_boundary(period).unwrap());
             let prof = comm_profile();
             let (sum_med, _) = time(reps, || {
-                std::hint::black_box(s.sum(.., 0).unwrap());
+                core::hint::black_box(s.sum(.., 0).unwrap());
             });
             (med, best, prof, sum_med, triad_gbs(reps, triad_len))
         });
