@@ -287,9 +287,22 @@ unsafe fn run_tag<T: Element>(
 ) {
     let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
     let s = tag.shift;
+    // Rows this short are latency-bound: fetch the lines of the rows ahead.
+    let short = hi[0] - lo[0] < 8;
+    /// How many rows ahead (found by measurement on 256³, max grid 32, 2 ghosts).
+    const AHEAD: i32 = 24;
     for n in 0..nc {
         for k in lo[2]..=hi[2] {
             for j in lo[1]..=hi[1] {
+                if short {
+                    // The row AHEAD rows on (past the tag's last row, some row of a later
+                    // plane: a prefetch may point anywhere).
+                    let off = dst.layout.offset_unchecked(lo[0], j + AHEAD, k, dcomp + n);
+                    prefetch(dst.ptr.as_ptr().wrapping_offset(off).cast());
+                    let (i, j, k) = (lo[0] + s[0], j + AHEAD + s[1], k + s[2]);
+                    let off = src.layout.offset_unchecked(i, j, k, scomp + n);
+                    prefetch(src.ptr.as_ptr().wrapping_offset(off).cast());
+                }
                 // SAFETY: rows inside the boxes (caller); disjoint source and destination.
                 let d = unsafe { dst.row_mut(lo[0], hi[0], j, k, dcomp + n) };
                 // SAFETY: as above.
@@ -299,6 +312,17 @@ unsafe fn run_tag<T: Element>(
             }
         }
     }
+}
+
+#[inline(always)]
+fn prefetch(p: *const i8) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: a prefetch is a hint: it never faults and accesses no memory observably.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = p;
 }
 
 #[inline(always)]
