@@ -833,7 +833,91 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::distribution::Strategy;
+    use alloc::collections::BTreeMap;
+    use amrex_arena::HostArena;
     use amrex_box::IndexBox;
+
+    /// The message path without MPI: rank 0's and rank 1's parts of a FabArray built in
+    /// one process, their messages packed by one part and unpacked by the other exactly
+    /// as the engine does, give every fab the values a FabArray holding every box gets.
+    /// (This also puts `pack` and `unpack_tag` under Miri.)
+    #[test]
+    fn messages_packed_by_one_rank_unpack_on_the_other() {
+        let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 5, 3));
+        let ba = BoxArray::from_domain(domain, 3);
+        let dm = DistributionMapping::with_strategy(&ba, 2, Strategy::RoundRobin);
+        let (ng, nc) = (IntVect::splat(1), 2);
+        let period = Periodicity::all(domain);
+        let value = |g: usize, p: IntVect, n: usize| {
+            (g * 1000) as f64 + f64::from(p[0] * 100 + p[1] * 10 + p[2]) + n as f64 * 0.5
+        };
+        let fill = |fa: &mut FabArray<f64>| {
+            for l in 0..fa.local_size() {
+                let g = fa.global_index(l);
+                let vb = fa.box_of(g);
+                let mut a = fa.array_mut_at(l);
+                a.for_each_mut(vb, |i, j, k, n, v| *v = value(g, IntVect::new(i, j, k), n));
+            }
+        };
+        let mut full = FabArray::<f64>::new(&ba, &DistributionMapping::single(&ba), nc, ng);
+        fill(&mut full);
+        full.fill_boundary(period).unwrap();
+        let mut parts: Vec<FabArray<f64>> = (0..2)
+            .map(|r| FabArray::try_new_on_rank_in(&ba, &dm, nc, ng, r, HostArena).unwrap())
+            .collect();
+        let plans: Vec<_> = (0..2)
+            .map(|r| dm.fill_boundary_plan(&ba, ng, period, FillPattern::Full, r))
+            .collect();
+        let mut messages = BTreeMap::new();
+        for (r, part) in parts.iter_mut().enumerate() {
+            fill(part);
+            let raws = part.raws_mut();
+            for (to, tags) in plans[r].sends() {
+                // SAFETY: as in `fill_boundary_nowait`: sources inside local fabs.
+                let bytes = unsafe { pack(&raws, &part.g2l, tags, 0, nc) };
+                messages.insert((r, *to), bytes);
+            }
+        }
+        assert!(!messages.is_empty(), "the case must exchange messages");
+        for (r, part) in parts.iter_mut().enumerate() {
+            let raws = part.raws_mut();
+            for tag in plans[r].local() {
+                let (d, s) = (raws[part.g2l[tag.dst] as usize], raws[part.g2l[tag.src] as usize]);
+                // SAFETY: as in `fill_boundary_nowait`.
+                unsafe { run_tag(&d, 0, &s, 0, nc, tag, CopyOp::Copy) };
+            }
+            for (from, tags) in plans[r].recvs() {
+                let vals = as_elements::<f64>(&messages[&(*from, r)]);
+                let mut at = 0;
+                for tag in tags {
+                    let n = tag_len(tag, nc);
+                    // SAFETY: as in `fill_boundary_finish`.
+                    unsafe {
+                        unpack_tag(
+                            &raws[part.g2l[tag.dst] as usize],
+                            0,
+                            nc,
+                            tag,
+                            &vals[at..at + n],
+                            CopyOp::Copy,
+                        );
+                    }
+                    at += n;
+                }
+                assert_eq!(at, vals.len(), "message from {from} to {r} fully used");
+            }
+            for l in 0..part.local_size() {
+                let g = part.global_index(l);
+                let f = full.local_index(g).unwrap();
+                assert_eq!(
+                    part.fab(l).as_slice().unwrap(),
+                    full.fab(f).as_slice().unwrap(),
+                    "box {g} on rank {r}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn fingerprints_tell_layouts_apart() {
