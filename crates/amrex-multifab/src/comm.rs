@@ -883,7 +883,10 @@ mod tests {
         for (r, part) in parts.iter_mut().enumerate() {
             let raws = part.raws_mut();
             for tag in plans[r].local() {
-                let (d, s) = (raws[part.g2l[tag.dst] as usize], raws[part.g2l[tag.src] as usize]);
+                let (d, s) = (
+                    raws[part.g2l[tag.dst] as usize],
+                    raws[part.g2l[tag.src] as usize],
+                );
                 // SAFETY: as in `fill_boundary_nowait`.
                 unsafe { run_tag(&d, 0, &s, 0, nc, tag, CopyOp::Copy) };
             }
