@@ -431,6 +431,44 @@ pub(crate) fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T
     }
 }
 
+/// Step 2: packs the plan's sends from `src` (its fabs, global-to-local map and first
+/// component), `nc` components each, posts them and the receives, and records the
+/// traffic. Returns the exchange and the profile clock after packing.
+///
+/// # Safety
+/// As [`pack`], for every send tag of `plan`.
+unsafe fn post<T: Element>(
+    comm: &Communicator,
+    what: &str,
+    tag: u16,
+    plan: &CopyPlan,
+    (raws, g2l, scomp): (&[RawFab<T>], &[u32], usize),
+    nc: usize,
+) -> Result<(Exchange, u64), FabError> {
+    let sends = par_map(plan.sends().len(), |i| {
+        let (rank, ref tags) = plan.sends()[i];
+        // SAFETY: the caller's promise.
+        (rank, unsafe { pack(raws, g2l, tags, scomp, nc) })
+    });
+    let recvs = plan
+        .recvs()
+        .iter()
+        .map(|(rank, tags)| {
+            let n: usize = tags.iter().map(|t| tag_len(t, nc)).sum();
+            (*rank, n * core::mem::size_of::<T>())
+        })
+        .collect();
+    let t1 = profile::now();
+    record_traffic(
+        &sends,
+        plan.local_cells() * (nc * core::mem::size_of::<T>()) as u64,
+    );
+    let exchange = comm
+        .start_exchange(tag, sends, recvs)
+        .map_err(|e| comm_err(what, e))?;
+    Ok((exchange, t1))
+}
+
 /// Where a destination's tag takes its values from.
 #[derive(Clone, Copy)]
 enum Source {
@@ -524,31 +562,18 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let t0 = profile::now();
         let raws = self.raws_mut();
         let g2l = &self.g2l;
-        let sends = par_map(plan.sends().len(), |i| {
-            let (rank, ref tags) = plan.sends()[i];
-            // SAFETY: the sources of sent tags are valid cells of local fabs (the plan),
-            // inside their fabs; `&mut self` keeps other writers away, and this step
-            // only reads.
-            (rank, unsafe { pack(&raws, g2l, tags, c.start, c.len()) })
-        });
-        let recvs = plan
-            .recvs()
-            .iter()
-            .map(|(rank, tags)| {
-                let n: usize = tags.iter().map(|t| tag_len(t, c.len())).sum();
-                (*rank, n * core::mem::size_of::<T>())
-            })
-            .collect();
-        let t1 = profile::now();
-        record_traffic(
-            &sends,
-            plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64,
-        );
-        let exchange = self
-            .dm
-            .communicator()
-            .start_exchange(TAG_FILL_BOUNDARY, sends, recvs)
-            .map_err(|e| comm_err(WHAT, e))?;
+        // SAFETY: the sources of sent tags are valid cells of local fabs (the plan),
+        // inside their fabs; `&mut self` keeps other writers away while packing reads.
+        let (exchange, t1) = unsafe {
+            post(
+                self.dm.communicator(),
+                WHAT,
+                TAG_FILL_BOUNDARY,
+                &plan,
+                (&raws, g2l, c.start),
+                c.len(),
+            )?
+        };
         let plan_ref: &CopyPlan = &plan;
         par_for(plan_ref.local_groups().len(), |gi| {
             let (dst, ref range) = plan_ref.local_groups()[gi];
@@ -696,30 +721,18 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         check_messages(WHAT, self, &plan)?;
         let t0 = profile::now();
         let (draws, sraws) = (self.raws_mut(), src.raws());
-        let sends = par_map(plan.sends().len(), |i| {
-            let (rank, ref tags) = plan.sends()[i];
-            // SAFETY: sent tags read local source fabs inside their grown boxes
-            // (src_ng <= src.ngrow); `src` is borrowed shared, so nobody writes it.
-            (rank, unsafe {
-                pack(&sraws, &src.g2l, tags, scomp, c.len())
-            })
-        });
-        let recvs = plan
-            .recvs()
-            .iter()
-            .map(|(rank, tags)| {
-                let n: usize = tags.iter().map(|t| tag_len(t, c.len())).sum();
-                (*rank, n * core::mem::size_of::<T>())
-            })
-            .collect();
-        let t1 = profile::now();
-        record_traffic(
-            &sends,
-            plan.local_cells() * (c.len() * core::mem::size_of::<T>()) as u64,
-        );
-        let exchange = comm
-            .start_exchange(TAG_PARALLEL_COPY, sends, recvs)
-            .map_err(|e| comm_err(WHAT, e))?;
+        // SAFETY: sent tags read local source fabs inside their grown boxes (src_ng <=
+        // src.ngrow); `src` is borrowed shared, so nobody writes it.
+        let (exchange, t1) = unsafe {
+            post(
+                &comm,
+                WHAT,
+                TAG_PARALLEL_COPY,
+                &plan,
+                (&sraws, &src.g2l, scomp),
+                c.len(),
+            )?
+        };
 
         // Every destination's tags, local and received, in the single-process order.
         let mut order: Vec<Vec<(u32, Source)>> = alloc::vec![Vec::new(); self.local_size()];

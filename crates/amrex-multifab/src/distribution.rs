@@ -120,16 +120,20 @@ impl DistributionMapping {
     #[must_use]
     #[track_caller]
     pub fn from_pmap_on(pmap: Vec<u32>, comm: &Communicator) -> Self {
-        let nranks = comm.size();
+        Self::with_comm(pmap, comm.size(), comm.clone(), "from_pmap_on")
+    }
+
+    #[track_caller]
+    fn with_comm(pmap: Vec<u32>, nranks: usize, comm: Communicator, what: &str) -> Self {
         assert!(
             pmap.iter().all(|&r| (r as usize) < nranks),
-            "DistributionMapping::from_pmap_on: a rank is not below {nranks}"
+            "DistributionMapping::{what}: a rank is not below {nranks}"
         );
         Self {
             inner: Arc::new(DmInner {
                 pmap,
                 nranks,
-                comm: comm.clone(),
+                comm,
                 cache: PlanCache::default(),
             }),
         }
@@ -216,18 +220,7 @@ impl DistributionMapping {
     #[must_use]
     #[track_caller]
     pub fn from_pmap(pmap: Vec<u32>, nranks: usize) -> Self {
-        assert!(
-            pmap.iter().all(|&r| (r as usize) < nranks),
-            "DistributionMapping::from_pmap: a rank is not below {nranks}"
-        );
-        Self {
-            inner: Arc::new(DmInner {
-                pmap,
-                nranks,
-                comm: Communicator::single(),
-                cache: PlanCache::default(),
-            }),
-        }
+        Self::with_comm(pmap, nranks, Communicator::single(), "from_pmap")
     }
 
     /// Number of boxes mapped.
