@@ -297,9 +297,16 @@ unsafe fn run_tag<T: Element>(
                 if short {
                     // The row AHEAD rows on (past the tag's last row, some row of a later
                     // plane: a prefetch may point anywhere).
-                    let off = dst.layout.offset_unchecked(lo[0], j + AHEAD, k, dcomp + n);
+                    // (Wrapping: near the edge of the index space the row ahead may not
+                    // exist; its address is only a hint.)
+                    let ja = j.wrapping_add(AHEAD);
+                    let off = dst.layout.offset_unchecked(lo[0], ja, k, dcomp + n);
                     prefetch(dst.ptr.as_ptr().wrapping_offset(off).cast());
-                    let (i, j, k) = (lo[0] + s[0], j + AHEAD + s[1], k + s[2]);
+                    let (i, j, k) = (
+                        lo[0].wrapping_add(s[0]),
+                        ja.wrapping_add(s[1]),
+                        k.wrapping_add(s[2]),
+                    );
                     let off = src.layout.offset_unchecked(i, j, k, scomp + n);
                     prefetch(src.ptr.as_ptr().wrapping_offset(off).cast());
                 }
