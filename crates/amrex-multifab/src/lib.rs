@@ -62,7 +62,7 @@
 //!   without it everything runs sequentially and the crate is `no_std` + `alloc`.
 //! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
 //!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
-//! - `mpi` (implies `std`): [`Communicator::world`] and [`Communicator::from_mpi`] over
+//! - `mpi` (implies `std`): `Communicator::world` and `Communicator::from_mpi` over
 //!   MPI (rsmpi); needs an MPI library and libclang to build (see `docs/mpi.md`). Without
 //!   it, [`Communicator`] is the single-process one and [`init`] / [`finalize`] do nothing.
 #![no_std]

@@ -6,8 +6,8 @@
 //! - [`Communicator::single`] (also [`Default`]) is one process: rank 0 of 1. Every
 //!   collective returns its own input, and an exchange may not name any rank (a message to
 //!   oneself is a local copy, which callers do themselves). This part is `no_std` + `alloc`.
-//! - With the `mpi` feature, [`Communicator::world`] (MPI's world, initialised on first
-//!   use) and [`Communicator::from_mpi`] (bring your own rsmpi communicator) give a
+//! - With the `mpi` feature, `Communicator::world` (MPI's world, initialised on first
+//!   use) and `Communicator::from_mpi` (bring your own rsmpi communicator) give a
 //!   communicator over MPI. It always works on its own duplicate of the MPI communicator,
 //!   so its messages never match anybody else's.
 //!
@@ -216,7 +216,7 @@ impl core::error::Error for CommError {}
 ///
 /// Cheap to clone (an `Arc` inside for MPI; nothing for one process). `Default` is
 /// [`Communicator::single`]. Two handles compare equal when they are the same
-/// communicator (clones of one handle, or both single-process); [`Communicator::world`]
+/// communicator (clones of one handle, or both single-process); `Communicator::world`
 /// returns the same one each time.
 #[derive(Clone)]
 pub struct Communicator {
@@ -273,7 +273,7 @@ impl Communicator {
     }
 
     /// The communicator [`DistributionMapping::new`](crate::DistributionMapping::new)
-    /// uses: MPI's world once [`crate::init`] or [`Communicator::world`] has run in this
+    /// uses: MPI's world once [`crate::init`] or `Communicator::world` has run in this
     /// process (feature `mpi`), else [`Communicator::single`]. So a program that calls
     /// `init()` first runs unchanged on one process or under `mpirun`.
     pub fn current() -> Self {
@@ -594,7 +594,7 @@ impl Drop for InitGuard {
 }
 
 /// AMReX's `amrex::Initialize`: with the `mpi` feature, initialises MPI (once per process;
-/// see [`Communicator::world`]) and returns a guard whose drop finalises it; without it,
+/// see `Communicator::world`) and returns a guard whose drop finalises it; without it,
 /// a guard holding [`Communicator::single`]. So one program runs either way, unchanged.
 pub fn init() -> Result<InitGuard, CommError> {
     #[cfg(feature = "mpi")]
@@ -607,7 +607,7 @@ pub fn init() -> Result<InitGuard, CommError> {
 /// AMReX's `amrex::Finalize`: with the `mpi` feature, finalises MPI if this crate
 /// initialised it (and drops the cached world communicator); idempotent. **Collective**
 /// over MPI's world. Call it at the end of `main` if you did not keep [`init`]'s guard.
-/// MPI cannot be used afterwards ([`Communicator::world`] returns
+/// MPI cannot be used afterwards (`Communicator::world` returns
 /// [`CommError::Finalized`]). Without the feature it does nothing.
 pub fn finalize() {
     #[cfg(feature = "mpi")]
