@@ -205,6 +205,16 @@ impl Fingerprint {
         self
     }
 
+    /// A component range as resolved, or as asked for when it was refused.
+    fn comps(&mut self, c: &Result<Range<usize>, FabError>) -> &mut Self {
+        let (s, e) = match c {
+            Ok(r) => (r.start, r.end),
+            Err(FabError::ComponentsOutside { start, end, .. }) => (*start, *end),
+            Err(_) => (usize::MAX, usize::MAX),
+        };
+        self.word(s as u64).word(e as u64)
+    }
+
     fn period(&mut self, p: Periodicity) -> &mut Self {
         self.iv(p.period())
     }
@@ -539,7 +549,20 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> Result<(), FabError> {
         const WHAT: &str = "fill_boundary";
         let ng = ng.into();
-        let c = component_range(comps, self.ncomp)?;
+        // The arguments are checked after the ranks agree on them (the fingerprint holds
+        // everything the checks read), so all ranks refuse together or none does.
+        let c = component_range(comps, self.ncomp);
+        let mut fp = Fingerprint::new();
+        fp.word(1)
+            .layout(&self.ba, &self.dm)
+            .word(self.ncomp as u64)
+            .iv(self.ngrow)
+            .comps(&c)
+            .iv(ng)
+            .period(period)
+            .word(u64::from(pattern == FillPattern::Cross));
+        agree(self.dm.communicator(), WHAT, &fp)?;
+        let c = c?;
         check_ghost(ng, self.ngrow)?;
         if self.pending.is_some() {
             return Err(FabError::Comm(
@@ -548,17 +571,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                     .to_string(),
             ));
         }
-        let mut fp = Fingerprint::new();
-        fp.word(1)
-            .layout(&self.ba, &self.dm)
-            .word(self.ncomp as u64)
-            .iv(self.ngrow)
-            .word(c.start as u64)
-            .word(c.end as u64)
-            .iv(ng)
-            .period(period)
-            .word(u64::from(pattern == FillPattern::Cross));
-        agree(self.dm.communicator(), WHAT, &fp)?;
         if ng == IntVect::ZERO || c.is_empty() {
             return Ok(());
         }
@@ -690,11 +702,28 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> Result<(), FabError> {
         const WHAT: &str = "parallel_copy";
         let (src_ng, dst_ng) = (src_ng.into(), ng.into());
-        let c = component_range(comps, self.ncomp)?;
+        // Checked after the ranks agree on the arguments, as in `fill_boundary_nowait`.
+        let c = component_range(comps, self.ncomp);
+        let comm = self.dm.communicator().clone();
+        let mut fp = Fingerprint::new();
+        fp.word(2)
+            .layout(&self.ba, &self.dm)
+            .layout(&src.ba, &src.dm)
+            .word(self.ncomp as u64)
+            .word(src.ncomp as u64)
+            .iv(self.ngrow)
+            .iv(src.ngrow)
+            .word(scomp as u64)
+            .comps(&c)
+            .iv(src_ng)
+            .iv(dst_ng)
+            .period(period)
+            .word(u64::from(op == CopyOp::Add));
+        agree(&comm, WHAT, &fp)?;
+        let c = c?;
         operand_comps(scomp, c.len(), src.ncomp)?;
         check_ghost(src_ng, src.ngrow)?;
         check_ghost(dst_ng, self.ngrow)?;
-        let comm = self.dm.communicator().clone();
         if *src.dm.communicator() != comm || self.rank != src.rank {
             return Err(FabError::Comm(format!(
                 "{WHAT}: the source (rank {} of a map over {} ranks) and the destination \
@@ -705,20 +734,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 self.dm.nranks()
             )));
         }
-        let mut fp = Fingerprint::new();
-        fp.word(2)
-            .layout(&self.ba, &self.dm)
-            .layout(&src.ba, &src.dm)
-            .word(self.ncomp as u64)
-            .word(src.ncomp as u64)
-            .word(scomp as u64)
-            .word(c.start as u64)
-            .word(c.end as u64)
-            .iv(src_ng)
-            .iv(dst_ng)
-            .period(period)
-            .word(u64::from(op == CopyOp::Add));
-        agree(&comm, WHAT, &fp)?;
         if c.is_empty() {
             return Ok(());
         }
@@ -833,7 +848,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         A: Clone,
     {
         let ng = ng.into();
-        let c = component_range(comps, self.ncomp)?;
+        let c = component_range(comps, self.ncomp);
+        let mut fp = Fingerprint::new();
+        fp.word(3)
+            .layout(&self.ba, &self.dm)
+            .word(self.ncomp as u64)
+            .iv(self.ngrow)
+            .comps(&c)
+            .iv(ng)
+            .period(period);
+        agree(self.dm.communicator(), "sum_boundary", &fp)?;
+        let c = c?;
         check_ghost(ng, self.ngrow)?;
         let mut tmp = FabArray::<T, A>::try_new_on_rank_in(
             &self.ba,

@@ -293,21 +293,24 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         f: impl Fn(R, T) -> R + Sync + Send,
         combine: impl Fn(R, R) -> R + Sync + Send,
     ) -> Result<R, FabError> {
-        let c = component_range(comps, self.ncomp)?;
-        let items = self.op_items(ng)?;
-        let raws = self.raws();
-        let parts = par_map(items.len(), |it| {
-            let (l, bx) = items[it];
-            let r: RawFab<T> = raws[l];
-            let merge = merge_level(&bx, &[&r]);
-            let mut acc = [id; L];
-            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
-                // SAFETY: `&self`: nobody writes during the reduction.
-                fold_lanes(unsafe { r.run(i0, j, k, len, c.start + n) }, &mut acc, &f);
+        let local = (|| {
+            let c = component_range(comps, self.ncomp)?;
+            let items = self.op_items(ng)?;
+            let raws = self.raws();
+            let parts = par_map(items.len(), |it| {
+                let (l, bx) = items[it];
+                let r: RawFab<T> = raws[l];
+                let merge = merge_level(&bx, &[&r]);
+                let mut acc = [id; L];
+                for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
+                    // SAFETY: `&self`: nobody writes during the reduction.
+                    fold_lanes(unsafe { r.run(i0, j, k, len, c.start + n) }, &mut acc, &f);
+                });
+                combine_lanes(acc, id, &combine)
             });
-            combine_lanes(acc, id, &combine)
-        });
-        self.combine_boxes(&items, parts, id, combine)
+            Ok((items, parts))
+        })();
+        self.combine_boxes(local, id, combine)
     }
 
     /// The one combine step of every reduction: the parts of each box (its slabs, in
@@ -316,32 +319,44 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// ([`Reduction::Fast`]). **Collective**.
     fn combine_boxes<R: bytemuck::Pod + Send + Sync>(
         &self,
-        items: &[(usize, IndexBox)],
-        parts: Vec<R>,
+        local: Result<(Vec<(usize, IndexBox)>, Vec<R>), FabError>,
         id: R,
         combine: impl Fn(R, R) -> R,
     ) -> Result<R, FabError> {
-        let mut per_box = alloc::vec![id; self.local_size()];
-        for (&(l, _), p) in items.iter().zip(parts) {
-            per_box[l] = combine(per_box[l], p);
-        }
+        // A rank whose arguments were refused still takes part in the gather (with no
+        // values), so that every rank learns of it and none waits.
+        let per_box = local.as_ref().ok().map(|(items, parts)| {
+            let mut per_box = alloc::vec![id; self.local_size()];
+            for (&(l, _), &p) in items.iter().zip(parts) {
+                per_box[l] = combine(per_box[l], p);
+            }
+            per_box
+        });
         let comm = self.dm.communicator();
         if comm.is_single() {
+            let per_box = match (per_box, local) {
+                (Some(v), _) => v,
+                (None, Err(e)) => return Err(e),
+                (None, Ok(_)) => unreachable!("per-box values exist when the parts do"),
+            };
             // Local indices run in increasing global order.
             return Ok(match self.reduction {
                 Reduction::Reproducible => per_box.into_iter().fold(id, &combine),
                 Reduction::Fast => combine(id, per_box.into_iter().fold(id, &combine)),
             });
         }
-        // Every rank sends its layout's fingerprint with its values, so every rank sees
-        // the same verdict if the ranks disagree (and none waits in a later collective).
-        let mine: Vec<R> = match self.reduction {
-            Reduction::Reproducible => per_box,
-            Reduction::Fast => alloc::vec![per_box.into_iter().fold(id, &combine)],
+        // Every rank sends its layout's fingerprint and whether it accepted the arguments
+        // with its values, so every rank reaches the same verdict.
+        let mine: Vec<R> = match (self.reduction, per_box) {
+            (_, None) => Vec::new(),
+            (Reduction::Reproducible, Some(v)) => v,
+            (Reduction::Fast, Some(v)) => alloc::vec![v.into_iter().fold(id, &combine)],
         };
-        let mut payload = Vec::with_capacity(16 + mine.len() * core::mem::size_of::<R>());
+        let accepted = u64::from(local.is_ok());
+        let mut payload = Vec::with_capacity(24 + mine.len() * core::mem::size_of::<R>());
         payload.extend_from_slice(&self.layout_fingerprint().to_le_bytes());
         payload.extend_from_slice(&(self.reduction as u64).to_le_bytes());
+        payload.extend_from_slice(&accepted.to_le_bytes());
         payload.extend_from_slice(bytemuck::cast_slice(&mine));
         let all = comm
             .all_gather_bytes(&payload)
@@ -349,11 +364,23 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let head = |b: &[u8]| b.get(..16).map(<[u8]>::to_vec);
         if all.iter().any(|b| head(b) != head(&payload)) {
             return Err(FabError::Comm(alloc::string::String::from(
-                "reduction: the ranks disagree on the BoxArray, the DistributionMapping or                  the reduction mode of what should be one FabArray",
+                "reduction: the ranks disagree on the BoxArray, the DistributionMapping or \
+                 the reduction mode of what should be one FabArray",
             )));
         }
+        let refused = all
+            .iter()
+            .position(|b| b.get(16..24) != Some(&1_u64.to_le_bytes()[..]));
+        if let Some(rank) = refused {
+            return Err(match local {
+                Err(e) => e,
+                Ok(_) => FabError::Comm(alloc::format!(
+                    "reduction: rank {rank} refused the arguments"
+                )),
+            });
+        }
         let values = |b: &[u8]| -> Vec<R> {
-            b[16..]
+            b[24..]
                 .chunks_exact(core::mem::size_of::<R>())
                 .map(bytemuck::pod_read_unaligned)
                 .collect()
@@ -726,25 +753,28 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
-        let c = component_range(comps, self.ncomp)?;
-        self.check_other(y, ycomp, c.len(), ng)?;
-        let items = self.op_items(ng)?;
-        let (xr, yr) = (self.raws(), y.raws());
         let zero = T::Acc::default();
-        let parts = par_map(items.len(), |it| {
-            let (l, bx) = items[it];
-            let (a, b) = (xr[l], yr[l]);
-            let merge = merge_level(&bx, &[&a, &b]);
-            let mut acc = [zero; L];
-            for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
-                // SAFETY: both only read; `&self` and `&y` keep writers away.
-                let ra = unsafe { a.run(i0, j, k, len, c.start + n) };
-                // SAFETY: as above.
-                let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
-                fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
+        let local = (|| {
+            let c = component_range(comps, self.ncomp)?;
+            self.check_other(y, ycomp, c.len(), ng)?;
+            let items = self.op_items(ng)?;
+            let (xr, yr) = (self.raws(), y.raws());
+            let parts = par_map(items.len(), |it| {
+                let (l, bx) = items[it];
+                let (a, b) = (xr[l], yr[l]);
+                let merge = merge_level(&bx, &[&a, &b]);
+                let mut acc = [zero; L];
+                for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
+                    // SAFETY: both only read; `&self` and `&y` keep writers away.
+                    let ra = unsafe { a.run(i0, j, k, len, c.start + n) };
+                    // SAFETY: as above.
+                    let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
+                    fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
+                });
+                combine_lanes(acc, zero, |a, b| a + b)
             });
-            combine_lanes(acc, zero, |a, b| a + b)
-        });
-        self.combine_boxes(&items, parts, zero, |a, b| a + b)
+            Ok((items, parts))
+        })();
+        self.combine_boxes(local, zero, |a, b| a + b)
     }
 }

@@ -29,11 +29,27 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         region: IndexBox,
     ) -> Result<Vec<T>, FabError> {
+        let distributed = !self.dm.communicator().is_single();
+        let local = self.read_local(comps, region, distributed);
+        if distributed {
+            self.merge_ranks(local, region)
+        } else {
+            local.map(|(out, _)| out)
+        }
+    }
+
+    /// This rank's part of [`read_region`](Self::read_region), with what covered each
+    /// cell when `distributed`.
+    fn read_local(
+        &self,
+        comps: impl RangeBounds<usize>,
+        region: IndexBox,
+        distributed: bool,
+    ) -> Result<(Vec<T>, Vec<u64>), FabError> {
         let c = component_range(comps, self.ncomp)?;
         let (comp, nc) = (c.start, c.len());
         let npts = region.checked_num_pts_usize().ok_or(FabError::TooLarge)?;
         let len = npts.checked_mul(nc).ok_or(FabError::TooLarge)?;
-        let distributed = !self.dm.communicator().is_single();
         let mut out = vec![T::ZERO; len];
         // What covers each cell here: 0 nothing, else (1 ghost / 2 valid, box index),
         // ordered as one process overwrites: valid over ghost, then the later box.
@@ -68,32 +84,56 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 }
             }
         }
-        if distributed {
-            self.merge_ranks(out, &cover, npts)
-        } else {
-            Ok(out)
-        }
+        Ok((out, cover))
     }
 
     /// Merges every rank's part of a region read (`cover` says what covered each cell):
     /// the largest cover wins, so the result is what one process holding every box
-    /// reads.
-    fn merge_ranks(&self, mine: Vec<T>, cover: &[u64], npts: usize) -> Result<Vec<T>, FabError> {
-        let mut payload =
-            Vec::with_capacity(cover.len() * 8 + mine.len() * core::mem::size_of::<T>());
-        payload.extend_from_slice(bytemuck::cast_slice(cover));
-        payload.extend_from_slice(bytemuck::cast_slice(&mine));
+    /// reads. A rank that refused the read (or read another region, or has another
+    /// layout) sends only its header, so every rank reaches the same verdict.
+    fn merge_ranks(
+        &self,
+        local: Result<(Vec<T>, Vec<u64>), FabError>,
+        region: IndexBox,
+    ) -> Result<Vec<T>, FabError> {
+        let mut head = [0_u64; 4];
+        head[0] = crate::comm::layout_fingerprint(&self.ba, &self.dm, self.ncomp, self.ngrow);
+        head[1] = (region.lo()[0] as u32 as u64) << 32 | region.lo()[1] as u32 as u64;
+        head[2] = (region.lo()[2] as u32 as u64) << 32 | region.hi()[0] as u32 as u64;
+        head[3] = (region.hi()[1] as u32 as u64) << 32 | region.hi()[2] as u32 as u64;
+        let mut payload: Vec<u8> = bytemuck::cast_slice(&head).to_vec();
+        payload.push(u8::from(local.is_ok()));
+        if let Ok((mine, cover)) = &local {
+            payload.extend_from_slice(bytemuck::cast_slice(&cover[..]));
+            payload.extend_from_slice(bytemuck::cast_slice(&mine[..]));
+        }
         let all = self
             .dm
             .communicator()
             .all_gather_bytes(&payload)
             .map_err(|e| FabError::Comm(alloc::format!("read_region: {e}")))?;
-        let mut out = mine;
+        if all.iter().any(|b| b.get(..32) != payload.get(..32)) {
+            return Err(FabError::Comm(alloc::string::String::from(
+                "read_region: the ranks disagree on the region or on the layout of what \
+                 should be one FabArray",
+            )));
+        }
+        if let Some(rank) = all.iter().position(|b| b.get(32) != Some(&1)) {
+            return Err(match local {
+                Err(e) => e,
+                Ok(_) => FabError::Comm(alloc::format!(
+                    "read_region: rank {rank} refused the arguments"
+                )),
+            });
+        }
+        let (mut out, cover) = local?;
+        let npts = cover.len();
         out.fill(T::ZERO);
         let nc = out.len() / npts.max(1);
         let mut best = vec![0_u64; npts];
         for part in &all {
-            if part.len() != payload.len() {
+            let part = &part[33..];
+            if part.len() != payload.len() - 33 {
                 return Err(FabError::Comm(alloc::string::String::from(
                     "read_region: the ranks read regions of different sizes",
                 )));

@@ -416,6 +416,29 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
             }
         }
     }
+    // Arguments that only rank 0 gets wrong: rank 0 refuses them, every other rank
+    // learns of it, and none waits for rank 0.
+    let ba = BoxArray::from_domain(domain, 8);
+    let dm = DistributionMapping::on(&ba, c);
+    let mut mf = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+    let bad = if c.rank() == 0 { 1..3 } else { 0..1 };
+    let results = [
+        (
+            "fill_boundary",
+            mf.fill_boundary_with(period, FillPattern::Full, bad.clone(), 1),
+        ),
+        ("sum", mf.sum(bad.clone(), 0).map(drop)),
+        ("read_region", mf.read_region(bad.clone(), domain).map(drop)),
+        ("sum_boundary", mf.sum_boundary_with(period, bad.clone(), 1)),
+    ];
+    for (what, r) in results {
+        match (c.rank(), r) {
+            (0, Err(FabError::ComponentsOutside { .. })) => {}
+            (_, Err(FabError::Comm(_))) if c.size() > 1 => {}
+            (r, Ok(())) if r > 0 && c.size() == 1 => {}
+            (r, other) => panic!("{what} on rank {r} of {}: {other:?}", c.size()),
+        }
+    }
     // Same BoxArray, a different map on rank 0.
     let ba = BoxArray::from_domain(domain, 8);
     let pmap: Vec<u32> = (0..ba.len())
