@@ -144,7 +144,7 @@ pub(super) fn sweep<T>(
         unsafe { sweep_avx2(dst, bx, streams, row) };
         return;
     }
-    sweep_rows(dst, bx, streams, true, row);
+    sweep_rows(dst, bx, streams, row);
 }
 
 /// [`sweep_rows`] compiled with AVX2, so that the row closure (and the user's kernel
@@ -158,7 +158,7 @@ fn sweep_avx2<T>(
     streams: &[Stream],
     row: impl FnMut(&mut [T], i32, i32, usize),
 ) {
-    sweep_rows(dst, bx, streams, true, row);
+    sweep_rows(dst, bx, streams, row);
 }
 
 /// [`sweep_rows`] compiled with AVX-512F (eight `f64` wide), same arithmetic.
@@ -170,17 +170,14 @@ fn sweep_avx512<T>(
     streams: &[Stream],
     row: impl FnMut(&mut [T], i32, i32, usize),
 ) {
-    sweep_rows(dst, bx, streams, true, row);
+    sweep_rows(dst, bx, streams, row);
 }
 
-/// The body of [`sweep`]; with `prefetch_dst`, the destination rows are prefetched
-/// too.
 #[inline(always)]
 fn sweep_rows<T>(
     dst: &mut Array4Mut<'_, T>,
     bx: IndexBox,
     streams: &[Stream],
-    prefetch_dst: bool,
     mut row: impl FnMut(&mut [T], i32, i32, usize),
 ) {
     let (lo, hi) = (bx.lo(), bx.hi());
@@ -204,9 +201,7 @@ fn sweep_rows<T>(
             for s in streams {
                 s.fetch(jf, kf, nf, last);
             }
-            if prefetch_dst {
-                prefetch_span(dbase.wrapping_add(jf * djs + kf * dks + nf * dns), nx * sz);
-            }
+            prefetch_span(dbase.wrapping_add(jf * djs + kf * dks + nf * dns), nx * sz);
         }
     };
     // Warm-up: the first rows' leading rows and destinations (a tile is often only a
@@ -267,239 +262,4 @@ fn prefetch_span(p: *const u8, bytes: usize) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = (p, bytes);
-}
-
-/// Cells per chunk of a buffered sweep ([`sweep_into`]): the results of up to this many
-/// cells of a row are computed into a buffer on the stack, then copied to the row.
-const CHUNK: usize = 128;
-/// Elements larger than this many bytes are not buffered (the buffer would be over
-/// 4 KiB): they are written in place.
-const MAX_BUFFERED: usize = 32;
-
-/// Whether streaming stores may write elements of type `T`: `f64` and `f32`, whose bytes
-/// are all initialised (no padding), so the buffer can be read as raw vectors.
-#[inline(always)]
-fn streamable<T: 'static>() -> bool {
-    use core::any::TypeId;
-    cfg!(all(target_arch = "x86_64", not(miri)))
-        && (TypeId::of::<T>() == TypeId::of::<f64>() || TypeId::of::<T>() == TypeId::of::<f32>())
-}
-
-/// Writes `cell(&setup(j, k, n), ii)` to `dst(lo.x + ii, j, k, n)` for every row of `bx`
-/// (the bounds of `dst`) and every component of `dst`, in the order and with the
-/// prefetching of [`sweep`]. The results go through a buffer on the stack, which aliases
-/// nothing, so the compiler vectorises `cell` without run-time overlap checks against
-/// the sources; with `streaming` (and `T` is `f64` or `f32`), the buffer is copied to the
-/// destination with non-temporal stores, which write memory without reading the lines
-/// first (16 instead of 24 bytes of traffic per `f64` written), and the destination is not
-/// prefetched.
-#[inline(always)]
-pub(super) fn sweep_into<T: Copy + 'static, P>(
-    dst: &mut Array4Mut<'_, T>,
-    bx: IndexBox,
-    streams: &[Stream],
-    streaming: bool,
-    setup: impl Fn(i32, i32, usize) -> P,
-    cell: impl FnMut(&P, usize) -> T,
-) {
-    #[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-    if std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F (just detected), which is all that calling a
-        // function compiled with `target_feature(enable = "avx512f")` requires.
-        unsafe { sweep_into_avx512(dst, bx, streams, streaming, setup, cell) };
-        return;
-    }
-    #[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (just detected), which is all that calling a
-        // function compiled with `target_feature(enable = "avx2")` requires.
-        unsafe { sweep_into_avx2(dst, bx, streams, streaming, setup, cell) };
-        return;
-    }
-    sweep_into_rows::<T, P, BASE>(dst, bx, streams, streaming, setup, cell);
-}
-
-/// Instruction-set levels of the copies of [`sweep_into_rows`].
-const BASE: u8 = 0;
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-const AVX2: u8 = 1;
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-const AVX512: u8 = 2;
-
-/// [`sweep_into_rows`] compiled with AVX2 (same arithmetic, see [`sweep_avx2`]).
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx2")]
-fn sweep_into_avx2<T: Copy + 'static, P>(
-    dst: &mut Array4Mut<'_, T>,
-    bx: IndexBox,
-    streams: &[Stream],
-    streaming: bool,
-    setup: impl Fn(i32, i32, usize) -> P,
-    cell: impl FnMut(&P, usize) -> T,
-) {
-    sweep_into_rows::<T, P, AVX2>(dst, bx, streams, streaming, setup, cell);
-}
-
-/// [`sweep_into_rows`] compiled with AVX-512F (same arithmetic, see [`sweep_avx512`]).
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx512f")]
-fn sweep_into_avx512<T: Copy + 'static, P>(
-    dst: &mut Array4Mut<'_, T>,
-    bx: IndexBox,
-    streams: &[Stream],
-    streaming: bool,
-    setup: impl Fn(i32, i32, usize) -> P,
-    cell: impl FnMut(&P, usize) -> T,
-) {
-    sweep_into_rows::<T, P, AVX512>(dst, bx, streams, streaming, setup, cell);
-}
-
-/// The body of [`sweep_into`]; `L` is the instruction-set level of the copy it is inlined
-/// into (`AVX512` only inside [`sweep_into_avx512`]).
-#[inline(always)]
-fn sweep_into_rows<T: Copy + 'static, P, const L: u8>(
-    dst: &mut Array4Mut<'_, T>,
-    bx: IndexBox,
-    streams: &[Stream],
-    streaming: bool,
-    setup: impl Fn(i32, i32, usize) -> P,
-    mut cell: impl FnMut(&P, usize) -> T,
-) {
-    let nt = streaming && streamable::<T>();
-    let nx = (i64::from(bx.hi()[0]) - i64::from(bx.lo()[0]) + 1) as usize;
-    let sz = size_of::<T>();
-    sweep_rows(dst, bx, streams, !nt, |row, j, k, n| {
-        let p = setup(j, k, n);
-        if sz > MAX_BUFFERED {
-            for (ii, d) in row.iter_mut().enumerate() {
-                *d = cell(&p, ii);
-            }
-            return;
-        }
-        let mut buf = [core::mem::MaybeUninit::<T>::uninit(); CHUNK];
-        let mut i0 = 0;
-        while i0 < nx {
-            let len = CHUNK.min(nx - i0);
-            for (ii, b) in buf[..len].iter_mut().enumerate() {
-                b.write(cell(&p, i0 + ii));
-            }
-            let out = &mut row[i0..i0 + len];
-            let (from, to) = (buf.as_ptr().cast::<u8>(), out.as_mut_ptr().cast::<u8>());
-            // `copy_out` reads the buffer as raw bytes, which needs `T` without padding
-            // (`f64`, `f32`: `streamable`); other types are copied as `T`s.
-            if nt {
-                copy_out::<L, true>(from, to, len * sz);
-            } else if streamable::<T>() {
-                copy_out::<L, false>(from, to, len * sz);
-            } else {
-                // SAFETY: the loop above wrote `buf[..len]`, so it holds `len` initialised
-                // `T`s; `out` is `len` elements of the destination row, borrowed mutably,
-                // and the buffer is a local, so the two do not overlap.
-                unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr().cast::<T>(), out.as_mut_ptr(), len) };
-            }
-            i0 += len;
-        }
-    });
-    if nt {
-        store_fence();
-    }
-}
-
-/// Copies `bytes` bytes from `src` (initialised, no padding) to `dst` (valid for writes,
-/// not overlapping `src`) 64 bytes at a time with vector loads and stores (non-temporal
-/// ones with `NT`, for the whole 64-byte lines of `dst`), the rest with `memcpy` (a call:
-/// `copy_nonoverlapping` of a length known only at run time).
-#[inline(always)]
-fn copy_out<const L: u8, const NT: bool>(src: *const u8, dst: *mut u8, bytes: usize) {
-    let head = if NT {
-        (dst.addr().wrapping_neg() % 64).min(bytes)
-    } else {
-        0
-    };
-    if head != 0 {
-        // SAFETY: `head <= bytes` bytes at the start, within the caller's ranges.
-        unsafe { core::ptr::copy_nonoverlapping(src, dst, head) };
-    }
-    let lines = (bytes - head) / 64;
-    for l in 0..lines {
-        let off = head + 64 * l;
-        // SAFETY: `off + 64 <= bytes`, so the line lies within both ranges, and with `NT`
-        // `dst + off` is 64-byte aligned (`head` aligns it).
-        unsafe { copy_line::<L, NT>(src.add(off), dst.add(off)) };
-    }
-    let off = head + 64 * lines;
-    if off != bytes {
-        // SAFETY: the last `bytes - off` bytes, within the caller's ranges.
-        unsafe { core::ptr::copy_nonoverlapping(src.add(off), dst.add(off), bytes - off) };
-    }
-}
-
-/// Copies the 64 bytes at `src` to `dst`, with non-temporal stores when `NT`.
-///
-/// # Safety
-/// `src` is valid for reading 64 initialised bytes, `dst` for writing 64 bytes (and
-/// 64-byte aligned when `NT`), the two do not overlap, and `L` is `AVX512` only on a CPU
-/// with AVX-512F.
-#[inline(always)]
-unsafe fn copy_line<const L: u8, const NT: bool>(src: *const u8, dst: *mut u8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128, _mm_stream_si128};
-        #[cfg(feature = "std")]
-        if L == AVX512 {
-            // SAFETY: the caller's contract, and AVX-512F is present (`L`).
-            unsafe { copy_line_avx512::<NT>(src, dst) };
-            return;
-        }
-        for q in 0..4 {
-            // SAFETY: 16 of the 64 readable bytes (SSE2 is part of x86-64).
-            let v = unsafe { _mm_loadu_si128(src.add(16 * q).cast::<__m128i>()) };
-            let d = dst.wrapping_add(16 * q).cast::<__m128i>();
-            if NT {
-                // SAFETY: 16 of the 64 writable bytes, 16-byte aligned.
-                unsafe { _mm_stream_si128(d, v) };
-            } else {
-                // SAFETY: 16 of the 64 writable bytes.
-                unsafe { _mm_storeu_si128(d, v) };
-            }
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    // SAFETY: the caller's contract (valid, disjoint).
-    unsafe {
-        core::ptr::copy_nonoverlapping(src, dst, 64)
-    };
-}
-
-/// [`copy_line`] with one 64-byte load and store.
-///
-/// # Safety
-/// As [`copy_line`]; the CPU has AVX-512F.
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn copy_line_avx512<const NT: bool>(src: *const u8, dst: *mut u8) {
-    use core::arch::x86_64::{
-        __m512i, _mm512_loadu_si512, _mm512_storeu_si512, _mm512_stream_si512,
-    };
-    // SAFETY: 64 readable bytes (caller).
-    let v = unsafe { _mm512_loadu_si512(src.cast::<__m512i>()) };
-    if NT {
-        // SAFETY: 64 writable, 64-byte aligned bytes (caller).
-        unsafe { _mm512_stream_si512(dst.cast::<__m512i>(), v) };
-    } else {
-        // SAFETY: 64 writable bytes (caller).
-        unsafe { _mm512_storeu_si512(dst.cast::<__m512i>(), v) };
-    }
-}
-
-/// Orders the non-temporal stores of a sweep before every later store (and before the
-/// release that hands the destination to another thread).
-#[inline(always)]
-fn store_fence() {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: `sfence` has no preconditions (SSE is part of x86-64).
-    unsafe {
-        core::arch::x86_64::_mm_sfence()
-    };
 }
