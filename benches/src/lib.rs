@@ -134,23 +134,12 @@ pub fn laplacian(lap: &mut MultiFab, phi: &MultiFab, tiling: Tiling) {
     lap.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
         let p = phi.array(t.mfi());
         let bx = t.region();
-        let nt = std::env::var_os("H14_NT").is_some();
-        if std::env::var_os("H14_OLD").is_some() {
-            t.array_mut()
-                .stencil_mut_with(p, bx, |o, s: Stencil<'_, f64, 1>| {
-                    *o = (s.at(-1, 0, 0) + s.at(1, 0, 0))
-                        + (s.at(0, -1, 0) + s.at(0, 1, 0))
-                        + (s.at(0, 0, -1) + s.at(0, 0, 1))
-                        - 6.0 * s.center();
-                });
-            return;
-        }
         t.array_mut()
-            .stencil_assign_with(p, bx, nt, |s: Stencil<'_, f64, 1>| {
-                (s.at(-1, 0, 0) + s.at(1, 0, 0))
+            .stencil_mut_with(p, bx, |o, s: Stencil<'_, f64, 1>| {
+                *o = (s.at(-1, 0, 0) + s.at(1, 0, 0))
                     + (s.at(0, -1, 0) + s.at(0, 1, 0))
                     + (s.at(0, 0, -1) + s.at(0, 0, 1))
-                    - 6.0 * s.center()
+                    - 6.0 * s.center();
             });
     });
 }
@@ -177,22 +166,11 @@ pub fn div_beta_grad(out: &mut MultiFab, phi: &MultiFab, beta: &MultiFab, tiling
     out.par_for_each_tile(tiling, IntVect::ZERO, |mut t| {
         let (p, b) = (phi.array(t.mfi()), beta.array(t.mfi()));
         let bx = t.region();
-        let nt = std::env::var_os("H14_NT").is_some();
-        if std::env::var_os("H14_OLD").is_some() {
-            t.array_mut().stencil2_mut_with(
-                p,
-                b,
-                bx,
-                |o, s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 1>| *o = div_beta_grad_cell(s, c),
-            );
-            return;
-        }
-        t.array_mut().stencil2_assign_with(
+        t.array_mut().stencil2_mut_with(
             p,
             b,
             bx,
-            nt,
-            |s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 1>| div_beta_grad_cell(s, c),
+            |o, s: Stencil<'_, f64, 1>, c: Stencil<'_, f64, 1>| *o = div_beta_grad_cell(s, c),
         );
     });
 }
