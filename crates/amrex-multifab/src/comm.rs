@@ -14,12 +14,20 @@
 //! 3. **Local copies** while the messages are in flight.
 //! 4. **Unpack** in plan order, whatever the arrival order.
 //!
-//! `fill_boundary` writes each ghost cell from exactly one source cell, so the order of
-//! local and remote copies cannot change its result. `parallel_copy` may write a cell
-//! several times (overlapping grown sources; every `CopyOp::Add`), so it applies, for each
-//! destination box, its local and received tags merged back into the single-process order
-//! ([`CopyPlan::local_order`], [`CopyPlan::recv_order`]): its results, and those of
-//! `sum_boundary`, are bit for bit the single-process ones on any number of ranks.
+//! On a cell-centred BoxArray `fill_boundary` writes each ghost cell from exactly one
+//! source cell, so the order of local and remote copies cannot change its result, and
+//! every local copy runs while the messages are in flight. Where a cell can be written
+//! several times (nodal boxes share their face nodes; `parallel_copy`'s grown sources
+//! overlap; every `CopyOp::Add`), each destination applies its local and received tags
+//! merged back into the single-process order ([`CopyPlan::local_order`],
+//! [`CopyPlan::recv_order`]); destinations without received tags go while the messages
+//! are in flight, the others when they are here. So the results of all three
+//! operations, `sum_boundary` included, are bit for bit the single-process ones on any
+//! number of ranks.
+//!
+//! Between `fill_boundary_nowait` and `fill_boundary_finish`, ghost cells that other
+//! ranks fill are written at the finish: writing them in between (or reading them, as
+//! `sum_boundary` does) gives another result than one process, as in AMReX.
 
 use alloc::format;
 use alloc::string::ToString;
@@ -37,7 +45,7 @@ use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 use crate::ops::{check_ghost, operand_comps};
 use crate::par::{par_for, par_map};
-use crate::parallel::{CommError, Communicator, Exchange};
+use crate::parallel::{CommError, Communicator, Exchange, ReduceOp};
 use crate::periodicity::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 
@@ -168,6 +176,9 @@ pub(crate) struct PendingFill {
     exchange: Exchange,
     plan: Arc<CopyPlan>,
     comps: Range<usize>,
+    /// For BoxArrays whose boxes share cells (nodal ones share faces, so a ghost cell
+    /// can have several sources): the merged order of the destinations still to do.
+    merged: Option<(Order, Vec<bool>)>,
 }
 
 /// FNV-1a over 64-bit words: the fingerprint the ranks compare before an exchange.
@@ -203,6 +214,17 @@ impl Fingerprint {
             self.word(u64::from(r));
         }
         self
+    }
+
+    /// What every distributed operation on `fa` hashes: its layout, the element size,
+    /// the communicator's message limit, and whether the FabArray is this process's own
+    /// rank's part (one built for another rank cannot exchange).
+    fn common<T: Element, A: HostAccessible>(&mut self, fa: &FabArray<T, A>) -> &mut Self {
+        let comm = fa.dm.communicator();
+        self.layout(&fa.ba, &fa.dm)
+            .word(core::mem::size_of::<T>() as u64)
+            .word(comm.message_limit() as u64)
+            .word(u64::from(fa.rank == comm.rank()))
     }
 
     /// A component range as resolved, or as asked for when it was refused.
@@ -495,6 +517,79 @@ enum Source {
     Remote { msg: usize, t: usize, at: usize },
 }
 
+/// For each local destination, its tags as `(position among the destination's tags,
+/// where the values come from)`.
+type Order = Vec<Vec<(u32, Source)>>;
+
+/// Every local destination's tags, local and received, in the single-process order
+/// (`g2l`: the destination FabArray's global-to-local map), and whether each has
+/// received tags.
+fn merged_order(plan: &CopyPlan, g2l: &[u32], nlocal: usize, nc: usize) -> (Order, Vec<bool>) {
+    let mut order: Order = alloc::vec![Vec::new(); nlocal];
+    let mut remote = alloc::vec![false; nlocal];
+    for (i, t) in plan.local().iter().enumerate() {
+        order[g2l[t.dst] as usize].push((plan.local_order()[i], Source::Local(i)));
+    }
+    for (msg, (_, tags)) in plan.recvs().iter().enumerate() {
+        let mut at = 0;
+        for (t, tag) in tags.iter().enumerate() {
+            let l = g2l[tag.dst] as usize;
+            order[l].push((plan.recv_order(msg)[t], Source::Remote { msg, t, at }));
+            remote[l] = true;
+            at += tag_len(tag, nc);
+        }
+    }
+    for o in &mut order {
+        o.sort_unstable_by_key(|&(seq, _)| seq);
+    }
+    (order, remote)
+}
+
+/// Applies, in parallel over the local destinations `l` with `pick(l)`, each one's
+/// tags in `order`: local tags from `src` (fabs, global-to-local map, first component),
+/// received ones from `vals`, into components `dcomp..dcomp + nc` of `draws`.
+///
+/// # Safety
+/// Every tag's destination lies in its fab of `draws` and its source in its fab of
+/// `src` (or its part of `vals`, of the plan's length); nobody else accesses the
+/// destination fabs; the source cells are not written during the call (they are
+/// another FabArray, or valid cells of other fabs, which no tag writes).
+#[expect(clippy::too_many_arguments, reason = "the plan, both sides and the op")]
+unsafe fn apply_in_order<T: Element>(
+    plan: &CopyPlan,
+    order: &[Vec<(u32, Source)>],
+    draws: &[RawFab<T>],
+    (sraws, sg2l, scomp): (&[RawFab<T>], &[u32], usize),
+    vals: &[alloc::borrow::Cow<'_, [T]>],
+    (dcomp, nc): (usize, usize),
+    op: CopyOp,
+    pick: impl Fn(usize) -> bool + Sync + Send,
+) {
+    par_for(order.len(), |l| {
+        if !pick(l) {
+            return;
+        }
+        let d = &draws[l];
+        for &(_, source) in &order[l] {
+            match source {
+                Source::Local(i) => {
+                    let tag = &plan.local()[i];
+                    let s = sraws[sg2l[tag.src] as usize];
+                    // SAFETY: the caller's promise; this task alone writes fab `l`.
+                    unsafe { run_tag(d, dcomp, &s, scomp, nc, tag, op) };
+                }
+                Source::Remote { msg, t, at } => {
+                    let tag = &plan.recvs()[msg].1[t];
+                    let n = tag_len(tag, nc);
+                    // SAFETY: as above; the message has the plan's length (the exchange
+                    // checks it), so the part is in bounds.
+                    unsafe { unpack_tag(d, dcomp, nc, tag, &vals[msg][at..at + n], op) };
+                }
+            }
+        }
+    });
+}
+
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Fills every ghost cell that overlaps the valid region of another box (or of a
     /// periodic image of any box), all components, the full ghost width (AMReX's
@@ -554,7 +649,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = component_range(comps, self.ncomp);
         let mut fp = Fingerprint::new();
         fp.word(1)
-            .layout(&self.ba, &self.dm)
+            .common::<T, A>(self)
             .word(self.ncomp as u64)
             .iv(self.ngrow)
             .comps(&c)
@@ -593,19 +688,43 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 c.len(),
             )?
         };
-        let plan_ref: &CopyPlan = &plan;
-        par_for(plan_ref.local_groups().len(), |gi| {
-            let (dst, ref range) = plan_ref.local_groups()[gi];
-            let d = raws[g2l[dst] as usize];
-            for tag in &plan_ref.local()[range.clone()] {
-                let s = raws[g2l[tag.src] as usize];
-                // SAFETY: `&mut self` is exclusive. This task alone writes destination
-                // fab `dst`, and only its ghost cells (tags lie outside its valid box);
-                // sources lie in valid boxes, which no task writes. Boxes are in their
-                // fabs because ng <= ngrow.
-                unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
+        // A cell-centred BoxArray's ghost cells each have one source, so the order of the
+        // copies does not matter: every local copy goes now. Otherwise (nodal boxes share
+        // faces) each destination's tags keep the single-process order: those without
+        // received tags go now, the others in `fill_boundary_finish`.
+        let merged = if self.ba.ix_type().cell_centered() {
+            let plan_ref: &CopyPlan = &plan;
+            par_for(plan_ref.local_groups().len(), |gi| {
+                let (dst, ref range) = plan_ref.local_groups()[gi];
+                let d = raws[g2l[dst] as usize];
+                for tag in &plan_ref.local()[range.clone()] {
+                    let s = raws[g2l[tag.src] as usize];
+                    // SAFETY: `&mut self` is exclusive. This task alone writes destination
+                    // fab `dst`, and only its ghost cells (tags lie outside its valid
+                    // box); sources lie in valid boxes, which no task writes. Boxes are
+                    // in their fabs because ng <= ngrow.
+                    unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
+                }
+            });
+            None
+        } else {
+            let (order, remote) = merged_order(&plan, g2l, self.local.len(), c.len());
+            // SAFETY: as in the branch above: each task writes the ghost cells of its own
+            // fab, sources are valid cells, which no tag writes.
+            unsafe {
+                apply_in_order(
+                    &plan,
+                    &order,
+                    &raws,
+                    (&raws, g2l, c.start),
+                    &[],
+                    (c.start, c.len()),
+                    CopyOp::Copy,
+                    |l| !remote[l],
+                );
             }
-        });
+            Some((order, remote))
+        };
         profile::add(CALLS, 1);
         profile::add(PACK, t1 - t0);
         profile::add(LOCAL, profile::now() - t1);
@@ -613,6 +732,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             exchange,
             plan,
             comps: c,
+            merged,
         });
         Ok(())
     }
@@ -635,18 +755,39 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let t1 = profile::now();
         let raws = self.raws_mut();
         let nc = p.comps.len();
-        for (i, (_, bytes)) in got.iter().enumerate() {
-            let vals = as_elements::<T>(bytes);
-            let mut at = 0;
-            for tag in &p.plan.recvs()[i].1 {
-                let d = &raws[self.g2l[tag.dst] as usize];
-                let n = tag_len(tag, nc);
-                // SAFETY: received tags fill ghost cells of local fabs inside their fab
-                // boxes (the plan, ng <= ngrow); `&mut self` is exclusive and this loop
-                // is the only writer. The message has exactly the plan's length (the
-                // exchange checks sizes), so `at + n` is in bounds.
-                unsafe { unpack_tag(d, p.comps.start, nc, tag, &vals[at..at + n], CopyOp::Copy) };
-                at += n;
+        if let Some((order, remote)) = &p.merged {
+            let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
+                got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
+            // SAFETY: as in `fill_boundary_nowait`; received tags fill ghost cells of
+            // local fabs inside their fab boxes.
+            unsafe {
+                apply_in_order(
+                    &p.plan,
+                    order,
+                    &raws,
+                    (&raws, &self.g2l, p.comps.start),
+                    &vals,
+                    (p.comps.start, nc),
+                    CopyOp::Copy,
+                    |l| remote[l],
+                );
+            }
+        } else {
+            for (i, (_, bytes)) in got.iter().enumerate() {
+                let vals = as_elements::<T>(bytes);
+                let mut at = 0;
+                for tag in &p.plan.recvs()[i].1 {
+                    let d = &raws[self.g2l[tag.dst] as usize];
+                    let n = tag_len(tag, nc);
+                    // SAFETY: received tags fill ghost cells of local fabs inside their
+                    // fab boxes (the plan, ng <= ngrow); `&mut self` is exclusive and this
+                    // loop is the only writer. The message has exactly the plan's length
+                    // (the exchange checks sizes), so `at + n` is in bounds.
+                    unsafe {
+                        unpack_tag(d, p.comps.start, nc, tag, &vals[at..at + n], CopyOp::Copy);
+                    }
+                    at += n;
+                }
             }
         }
         profile::add(WAIT, t1 - t0);
@@ -683,8 +824,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// [`fill_boundary_with`](Self::fill_boundary_with), or when the two FabArrays live
     /// on different communicators.
     ///
-    /// # Panics
-    /// If the index types differ.
+    /// [`FabError::LayoutMismatch`] when the two BoxArrays have different index types.
     #[expect(
         clippy::too_many_arguments,
         reason = "AMReX's argument list: the source with its component and width, the \
@@ -707,7 +847,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let comm = self.dm.communicator().clone();
         let mut fp = Fingerprint::new();
         fp.word(2)
-            .layout(&self.ba, &self.dm)
+            .common::<T, A>(self)
             .layout(&src.ba, &src.dm)
             .word(self.ncomp as u64)
             .word(src.ncomp as u64)
@@ -721,6 +861,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .word(u64::from(op == CopyOp::Add));
         agree(&comm, WHAT, &fp)?;
         let c = c?;
+        if self.ba.ix_type() != src.ba.ix_type() {
+            return Err(FabError::LayoutMismatch);
+        }
         operand_comps(scomp, c.len(), src.ncomp)?;
         check_ghost(src_ng, src.ngrow)?;
         check_ghost(dst_ng, self.ngrow)?;
@@ -757,55 +900,41 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         };
 
         // Every destination's tags, local and received, in the single-process order.
-        let mut order: Vec<Vec<(u32, Source)>> = alloc::vec![Vec::new(); self.local_size()];
-        for (i, t) in plan.local().iter().enumerate() {
-            order[self.g2l[t.dst] as usize].push((plan.local_order()[i], Source::Local(i)));
-        }
-        for (msg, (_, tags)) in plan.recvs().iter().enumerate() {
-            let mut at = 0;
-            for (t, tag) in tags.iter().enumerate() {
-                let seq = plan.recv_order(msg)[t];
-                order[self.g2l[tag.dst] as usize].push((seq, Source::Remote { msg, t, at }));
-                at += tag_len(tag, c.len());
-            }
-        }
-        for o in &mut order {
-            o.sort_unstable_by_key(|&(seq, _)| seq);
+        let (order, remote) = merged_order(&plan, &self.g2l, self.local_size(), c.len());
+        // Destinations without received tags go while the messages are in flight, the
+        // others (local and received tags merged) once the messages are here.
+        // SAFETY: `self` is borrowed mutably and `src` shared, so they are different
+        // FabArrays; tags lie in the grown boxes (checked widths).
+        unsafe {
+            apply_in_order(
+                &plan,
+                &order,
+                &draws,
+                (&sraws, &src.g2l, scomp),
+                &[],
+                (c.start, c.len()),
+                op,
+                |l| !remote[l],
+            );
         }
         let t2 = profile::now();
         let got = exchange.wait().map_err(|e| comm_err(WHAT, e))?;
         let t3 = profile::now();
         let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
             got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
-        let (dg2l, sg2l) = (&self.g2l, &src.g2l);
-        let (plan_ref, order_ref, vals_ref) = (&*plan, &order, &vals);
-        par_for(order_ref.len(), |l| {
-            let d = &draws[l];
-            for &(_, source) in &order_ref[l] {
-                match source {
-                    Source::Local(i) => {
-                        let tag = &plan_ref.local()[i];
-                        let s = sraws[sg2l[tag.src] as usize];
-                        // SAFETY: `self` is borrowed mutably and `src` shared, so they
-                        // are different FabArrays; this task alone writes fab `l`;
-                        // regions lie in the grown boxes (checked widths).
-                        unsafe { run_tag(d, c.start, &s, scomp, c.len(), tag, op) };
-                    }
-                    Source::Remote { msg, t, at } => {
-                        let tag = &plan_ref.recvs()[msg].1[t];
-                        debug_assert_eq!(dg2l[tag.dst] as usize, l);
-                        let n = tag_len(tag, c.len());
-                        // SAFETY: as above for the destination; the message has the
-                        // plan's length (checked by the exchange), so the part is in
-                        // bounds.
-                        unsafe {
-                            unpack_tag(d, c.start, c.len(), tag, &vals_ref[msg][at..at + n], op);
-                        }
-                    }
-                }
-            }
-        });
-        // Local copies and unpacking are one merged pass here, counted as unpacking.
+        // SAFETY: as above.
+        unsafe {
+            apply_in_order(
+                &plan,
+                &order,
+                &draws,
+                (&sraws, &src.g2l, scomp),
+                &vals,
+                (c.start, c.len()),
+                op,
+                |l| remote[l],
+            );
+        }
         profile::add(CALLS, 1);
         profile::add(PACK, t1 - t0);
         profile::add(LOCAL, t2 - t1);
@@ -851,7 +980,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = component_range(comps, self.ncomp);
         let mut fp = Fingerprint::new();
         fp.word(3)
-            .layout(&self.ba, &self.dm)
+            .common::<T, A>(self)
             .word(self.ncomp as u64)
             .iv(self.ngrow)
             .comps(&c)
@@ -860,15 +989,25 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         agree(self.dm.communicator(), "sum_boundary", &fp)?;
         let c = c?;
         check_ghost(ng, self.ngrow)?;
-        let mut tmp = FabArray::<T, A>::try_new_on_rank_in(
+        let tmp = FabArray::<T, A>::try_new_on_rank_in(
             &self.ba,
             &self.dm,
             c.len(),
             ng,
             self.rank,
             self.arena.clone(),
-        )
-        .map_err(FabError::Arena)?;
+        );
+        // A rank whose allocation failed must not leave the others in parallel_copy.
+        let comm = self.dm.communicator();
+        if !comm.is_single() && comm.all_reduce_u64(u64::from(tmp.is_ok()), ReduceOp::Min) == 0 {
+            return Err(match tmp {
+                Err(e) => FabError::Arena(e),
+                Ok(_) => FabError::Comm(
+                    "sum_boundary: another rank could not allocate its temporary copy".to_string(),
+                ),
+            });
+        }
+        let mut tmp = tmp.map_err(FabError::Arena)?;
         tmp.copy_from(self, c.start, .., ng)?;
         self.set_val(T::ZERO, c.clone(), 0)?;
         self.parallel_copy_with(&tmp, 0, ng, period, CopyOp::Add, c, 0)

@@ -97,6 +97,9 @@ fn sqrt(x: f64) -> f64 {
     }
 }
 
+/// A reduction's work items and their partial results.
+type Parts<R> = (Vec<(usize, IndexBox)>, Vec<R>);
+
 /// How a FabArray's reductions combine partial results over boxes and ranks.
 ///
 /// Within a box, rows fold into eight lanes per slab of about 32 Ki cells, and the slabs
@@ -319,7 +322,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// ([`Reduction::Fast`]). **Collective**.
     fn combine_boxes<R: bytemuck::Pod + Send + Sync>(
         &self,
-        local: Result<(Vec<(usize, IndexBox)>, Vec<R>), FabError>,
+        local: Result<Parts<R>, FabError>,
         id: R,
         combine: impl Fn(R, R) -> R,
     ) -> Result<R, FabError> {
@@ -387,20 +390,24 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         };
         match self.reduction {
             Reduction::Reproducible => {
-                let mut global = alloc::vec![id; self.ba.len()];
-                for (rank, b) in all.iter().enumerate() {
-                    let v = values(b);
-                    let owned = self.dm.local_indices(rank);
-                    if v.len() != owned.len() {
+                // One pass over the map: box g's value is the next one of its rank's.
+                let mut parts: Vec<Vec<R>> = all.iter().map(|b| values(b)).collect();
+                for p in &mut parts {
+                    p.reverse();
+                }
+                let mut global = Vec::with_capacity(self.ba.len());
+                for (g, &r) in self.dm.pmap().iter().enumerate() {
+                    let Some(x) = parts.get_mut(r as usize).and_then(Vec::pop) else {
                         return Err(FabError::Comm(alloc::format!(
-                            "reduction: rank {rank} sent {} box values for {} boxes",
-                            v.len(),
-                            owned.len()
+                            "reduction: rank {r} sent too few box values (box {g})"
                         )));
-                    }
-                    for (g, x) in owned.into_iter().zip(v) {
-                        global[g] = x;
-                    }
+                    };
+                    global.push(x);
+                }
+                if parts.iter().any(|p| !p.is_empty()) {
+                    return Err(FabError::Comm(alloc::string::String::from(
+                        "reduction: a rank sent more box values than it owns boxes",
+                    )));
                 }
                 Ok(global.into_iter().fold(id, &combine))
             }

@@ -102,7 +102,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         head[2] = (region.lo()[2] as u32 as u64) << 32 | region.hi()[0] as u32 as u64;
         head[3] = (region.hi()[1] as u32 as u64) << 32 | region.hi()[2] as u32 as u64;
         let mut payload: Vec<u8> = bytemuck::cast_slice(&head).to_vec();
-        payload.push(u8::from(local.is_ok()));
+        // The flag takes 8 bytes, so the values stay aligned in the received buffers.
+        payload.extend_from_slice(&u64::from(local.is_ok()).to_le_bytes());
         if let Ok((mine, cover)) = &local {
             payload.extend_from_slice(bytemuck::cast_slice(&cover[..]));
             payload.extend_from_slice(bytemuck::cast_slice(&mine[..]));
@@ -118,7 +119,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                  should be one FabArray",
             )));
         }
-        if let Some(rank) = all.iter().position(|b| b.get(32) != Some(&1)) {
+        if let Some(rank) = all
+            .iter()
+            .position(|b| b.get(32..40) != Some(&1_u64.to_le_bytes()[..]))
+        {
             return Err(match local {
                 Err(e) => e,
                 Ok(_) => FabError::Comm(alloc::format!(
@@ -132,8 +136,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let nc = out.len() / npts.max(1);
         let mut best = vec![0_u64; npts];
         for part in &all {
-            let part = &part[33..];
-            if part.len() != payload.len() - 33 {
+            let part = &part[40..];
+            if part.len() != payload.len() - 40 {
                 return Err(FabError::Comm(alloc::string::String::from(
                     "read_region: the ranks read regions of different sizes",
                 )));

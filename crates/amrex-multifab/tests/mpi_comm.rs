@@ -325,12 +325,11 @@ fn world_is_one_communicator(c: &Communicator) {
     let again = Communicator::world().unwrap();
     assert_eq!(&again, c);
     assert_ne!(c, &Communicator::single());
-    let raw = c.mpi().expect("an MPI communicator");
-    assert_eq!(
-        (raw.rank() as usize, raw.size() as usize),
-        (c.rank(), c.size())
-    );
-    assert!(Communicator::single().mpi().is_none());
+    let (rank, size) = c
+        .with_mpi(|raw| (raw.rank() as usize, raw.size() as usize))
+        .expect("an MPI communicator");
+    assert_eq!((rank, size), (c.rank(), c.size()));
+    assert!(Communicator::single().with_mpi(|_| ()).is_none());
 }
 
 /// A user's own communicator (the world split into even and odd ranks): ours is its

@@ -9,8 +9,8 @@
 //! the same order on every rank).
 
 use amrex_multifab::{
-    BoxArray, Communicator, CopyOp, DistributionMapping, FabError, FillPattern, IndexBox, IntVect,
-    MultiFab, Periodicity, Reduction, Strategy,
+    BoxArray, Communicator, CopyOp, DistributionMapping, FabError, FillPattern, IndexBox,
+    IndexType, IntVect, MultiFab, Periodicity, Reduction, Strategy,
 };
 
 /// splitmix64, seeded the same on every rank: every rank draws the same cases.
@@ -213,6 +213,46 @@ fn periodic_faces_edges_corners(c: &Communicator) {
             });
         }
     }
+}
+
+/// Nodal BoxArrays: neighbouring boxes share their face nodes, so a ghost node has
+/// several sources, applied in the single-process order on any number of ranks.
+fn fill_boundary_nodal(c: &Communicator) {
+    let mut rng = Rng(17);
+    for case in 0..8 {
+        let (ba, period) = random_layout(&mut rng);
+        let ba = ba.convert(IndexType::new(rng.coin(), true, rng.coin()));
+        let dm = random_map(&mut rng, &ba, c);
+        let (mut d, mut s) = pair(&ba, &dm, 1, rng.iv(1, 2), 200 + case);
+        let per = if rng.coin() {
+            period
+        } else {
+            Periodicity::non_periodic()
+        };
+        d.fill_boundary(per).unwrap();
+        s.fill_boundary(per).unwrap();
+        assert_same(&format!("nodal fill_boundary case {case}"), &d, &s);
+    }
+}
+
+/// Two FillBoundaries in flight at once (the same message tag), finished in the other
+/// order.
+fn two_in_flight(c: &Communicator) {
+    let mut rng = Rng(29);
+    let (ba, period) = random_layout(&mut rng);
+    let dm = random_map(&mut rng, &ba, c);
+    let (mut a, mut sa) = pair(&ba, &dm, 1, IntVect::splat(1), 401);
+    let (mut b, mut sb) = pair(&ba, &dm, 2, IntVect::splat(2), 402);
+    a.fill_boundary_nowait(period, FillPattern::Full, .., 1)
+        .unwrap();
+    b.fill_boundary_nowait(period, FillPattern::Full, .., 2)
+        .unwrap();
+    b.fill_boundary_finish().unwrap();
+    a.fill_boundary_finish().unwrap();
+    sa.fill_boundary(period).unwrap();
+    sb.fill_boundary(period).unwrap();
+    assert_same("first in flight", &a, &sa);
+    assert_same("second in flight", &b, &sb);
 }
 
 fn fill_boundary_split_phase(c: &Communicator) {
@@ -459,7 +499,9 @@ fn main() {
     let checks: &[Check] = &[
         ("fill_boundary_random", fill_boundary_random),
         ("periodic_faces_edges_corners", periodic_faces_edges_corners),
+        ("fill_boundary_nodal", fill_boundary_nodal),
         ("fill_boundary_split_phase", fill_boundary_split_phase),
+        ("two_in_flight", two_in_flight),
         ("parallel_copy_random", parallel_copy_random),
         ("sum_boundary_random", sum_boundary_random),
         ("reductions", reductions),

@@ -154,6 +154,13 @@ pub enum CommError {
     },
     /// MPI was finalised ([`crate::finalize`]) before this call.
     Finalized,
+    /// MPI was initialised (by its owner) with a thread level below
+    /// `MPI_THREAD_SERIALIZED`, which this crate needs: it drives MPI from whichever
+    /// thread runs an operation, one at a time.
+    ThreadLevel {
+        /// The level MPI provides.
+        provided: &'static str,
+    },
 }
 
 impl fmt::Display for CommError {
@@ -206,6 +213,12 @@ impl fmt::Display for CommError {
                 "ranks disagree on {what}: rank {rank_min} has {value_min:#018x}, rank {rank_max} has {value_max:#018x} (checked across {size} ranks)"
             ),
             CommError::Finalized => f.write_str("MPI was already finalised"),
+            CommError::ThreadLevel { provided } => write!(
+                f,
+                "MPI provides {provided}, but amrex needs MPI_THREAD_SERIALIZED (initialise \
+                 MPI with mpi::initialize_with_threading(Threading::Serialized), or let \
+                 amrex_multifab::init() do it)"
+            ),
         }
     }
 }

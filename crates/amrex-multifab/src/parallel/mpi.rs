@@ -329,6 +329,20 @@ impl Communicator {
                 w.universe = Some(universe);
             }
         }
+        // This crate drives MPI from whichever thread runs an operation (one at a time):
+        // it needs SERIALIZED, which an MPI initialised by someone else may not give.
+        let level = {
+            let _g = lock();
+            mpi::environment::threading_support()
+        };
+        if !matches!(level, Threading::Serialized | Threading::Multiple) {
+            return Err(CommError::ThreadLevel {
+                provided: match level {
+                    Threading::Single => "MPI_THREAD_SINGLE",
+                    _ => "MPI_THREAD_FUNNELED",
+                },
+            });
+        }
         let comm = Communicator::from_mpi(&SimpleCommunicator::world());
         abort_on_panic();
         w.world = Some(comm.clone());
@@ -347,13 +361,17 @@ impl Communicator {
         }
     }
 
-    /// The rsmpi communicator this one runs on (our duplicate), or `None` for a
-    /// single-process communicator. Calls you make on it are outside this crate's MPI
-    /// lock: make them from the thread that drives this crate's collectives.
-    pub fn mpi(&self) -> Option<&SimpleCommunicator> {
+    /// Runs `f` on the rsmpi communicator this one runs on (our duplicate) while holding
+    /// this crate's MPI lock, so that `f`'s MPI calls never run at the same time as this
+    /// crate's (`MPI_THREAD_SERIALIZED`); `None` for a single-process communicator.
+    /// `f` must not call this crate's communicator methods (the lock is not reentrant).
+    pub fn with_mpi<R>(&self, f: impl FnOnce(&SimpleCommunicator) -> R) -> Option<R> {
         match &self.kind {
             Kind::Single => None,
-            Kind::Mpi(c) => Some(c.raw()),
+            Kind::Mpi(c) => {
+                let _g = lock();
+                Some(f(c.raw()))
+            }
         }
     }
 }
