@@ -36,6 +36,18 @@ struct Inner {
     boxes: Vec<IndexBox>,
     typ: IndexType,
     index: BinIndex,
+    /// A hash of the boxes, which distributed operations compare between ranks.
+    fingerprint: u64,
+}
+
+/// The fingerprint of a list of boxes (their corners and index types).
+fn fingerprint(boxes: &[IndexBox]) -> u64 {
+    let mut fp = crate::comm::Fingerprint::new();
+    fp.word(boxes.len() as u64);
+    for b in boxes {
+        fp.iv(b.lo()).iv(b.hi()).word(u64::from(b.ix_type().bits()));
+    }
+    fp.value()
 }
 
 impl fmt::Debug for BoxArray {
@@ -109,6 +121,11 @@ impl fmt::Display for BoxArrayError {
 impl core::error::Error for BoxArrayError {}
 
 impl BoxArray {
+    /// The hash of the boxes that distributed operations compare between ranks.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.inner.fingerprint
+    }
+
     /// A `BoxArray` over the given boxes, in that order.
     ///
     /// # Panics
@@ -148,7 +165,12 @@ impl BoxArray {
         }
         let index = BinIndex::build(&boxes);
         Ok(Self {
-            inner: Arc::new(Inner { boxes, typ, index }),
+            inner: Arc::new(Inner {
+                fingerprint: fingerprint(&boxes),
+                boxes,
+                typ,
+                index,
+            }),
         })
     }
 
@@ -285,6 +307,7 @@ impl BoxArray {
                     boxes: vec![],
                     typ,
                     index: BinIndex::empty(),
+                    fingerprint: fingerprint(&[]),
                 }),
             };
         }

@@ -182,38 +182,35 @@ pub(crate) struct PendingFill {
 }
 
 /// FNV-1a over 64-bit words: the fingerprint the ranks compare before an exchange.
-struct Fingerprint(u64);
+pub(crate) struct Fingerprint(u64);
 
 impl Fingerprint {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
     }
 
-    fn word(&mut self, w: u64) -> &mut Self {
+    pub(crate) fn value(&self) -> u64 {
+        self.0
+    }
+
+    pub(crate) fn word(&mut self, w: u64) -> &mut Self {
         for b in w.to_le_bytes() {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
         self
     }
 
-    fn iv(&mut self, v: IntVect) -> &mut Self {
+    pub(crate) fn iv(&mut self, v: IntVect) -> &mut Self {
         for d in 0..3 {
             self.word(v[d] as u32 as u64);
         }
         self
     }
 
+    /// A BoxArray and its map, by the fingerprints each computed once when it was made
+    /// (so an operation costs no pass over the boxes).
     fn layout(&mut self, ba: &BoxArray, dm: &DistributionMapping) -> &mut Self {
-        self.word(ba.len() as u64).word(dm.len() as u64);
-        for b in ba.boxes() {
-            self.iv(b.lo())
-                .iv(b.hi())
-                .word(u64::from(b.ix_type().bits()));
-        }
-        for &r in dm.pmap() {
-            self.word(u64::from(r));
-        }
-        self
+        self.word(ba.fingerprint()).word(dm.fingerprint())
     }
 
     /// What every distributed operation on `fa` hashes: its layout, the element size,

@@ -65,6 +65,8 @@ struct DmInner {
     nranks: usize,
     comm: Communicator,
     cache: PlanCache,
+    /// A hash of the map, which distributed operations compare between ranks.
+    fingerprint: u64,
 }
 
 impl fmt::Debug for DistributionMapping {
@@ -129,14 +131,25 @@ impl DistributionMapping {
             pmap.iter().all(|&r| (r as usize) < nranks),
             "DistributionMapping::{what}: a rank is not below {nranks}"
         );
+        let mut fp = crate::comm::Fingerprint::new();
+        fp.word(pmap.len() as u64).word(nranks as u64);
+        for &r in &pmap {
+            fp.word(u64::from(r));
+        }
         Self {
             inner: Arc::new(DmInner {
+                fingerprint: fp.value(),
                 pmap,
                 nranks,
                 comm,
                 cache: PlanCache::default(),
             }),
         }
+    }
+
+    /// The hash of the map that distributed operations compare between ranks.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        self.inner.fingerprint
     }
 
     /// The communicator whose ranks this map names.
