@@ -225,7 +225,7 @@ impl Fingerprint {
     }
 
     /// A component range as resolved, or as asked for when it was refused.
-    fn comps(&mut self, c: &Result<Range<usize>, FabError>) -> &mut Self {
+    pub(crate) fn comps(&mut self, c: &Result<Range<usize>, FabError>) -> &mut Self {
         let (s, e) = match c {
             Ok(r) => (r.start, r.end),
             Err(FabError::ComponentsOutside { start, end, .. }) => (*start, *end),

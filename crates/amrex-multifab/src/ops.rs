@@ -97,6 +97,26 @@ fn sqrt(x: f64) -> f64 {
     }
 }
 
+/// Which reduction: part of what the ranks check they agree on.
+#[derive(Clone, Copy)]
+enum Kind {
+    Min,
+    Max,
+    Sum,
+    Norm0,
+    Norm1,
+    Norm2,
+    Dot,
+}
+
+/// The reduction, its components (as resolved, or as asked for when refused), the other
+/// operand's first component and the ghost width, hashed.
+fn reduction_key(kind: Kind, c: &Result<Range<usize>, FabError>, other: usize, ng: IntVect) -> u64 {
+    let mut fp = crate::comm::Fingerprint::new();
+    fp.word(kind as u64).comps(c).word(other as u64).iv(ng);
+    fp.value()
+}
+
 /// A reduction's work items and their partial results.
 type Parts<R> = (Vec<(usize, IndexBox)>, Vec<R>);
 
@@ -290,14 +310,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// the tasks.
     fn reduce<R: bytemuck::Pod + Send + Sync>(
         &self,
+        kind: Kind,
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         id: R,
         f: impl Fn(R, T) -> R + Sync + Send,
         combine: impl Fn(R, R) -> R + Sync + Send,
     ) -> Result<R, FabError> {
+        let c = component_range(comps, self.ncomp);
+        let key = reduction_key(kind, &c, 0, ng);
         let local = (|| {
-            let c = component_range(comps, self.ncomp)?;
+            let c = c?;
             let items = self.op_items(ng)?;
             let raws = self.raws();
             let parts = par_map(items.len(), |it| {
@@ -313,7 +336,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             });
             Ok((items, parts))
         })();
-        self.combine_boxes(local, id, combine)
+        self.combine_boxes(key, local, id, combine)
     }
 
     /// The one combine step of every reduction: the parts of each box (its slabs, in
@@ -322,6 +345,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// ([`Reduction::Fast`]). **Collective**.
     fn combine_boxes<R: bytemuck::Pod + Send + Sync>(
         &self,
+        key: u64,
         local: Result<Parts<R>, FabError>,
         id: R,
         combine: impl Fn(R, R) -> R,
@@ -356,24 +380,25 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             (Reduction::Fast, Some(v)) => alloc::vec![v.into_iter().fold(id, &combine)],
         };
         let accepted = u64::from(local.is_ok());
-        let mut payload = Vec::with_capacity(24 + mine.len() * core::mem::size_of::<R>());
+        let mut payload = Vec::with_capacity(32 + mine.len() * core::mem::size_of::<R>());
         payload.extend_from_slice(&self.layout_fingerprint().to_le_bytes());
         payload.extend_from_slice(&(self.reduction as u64).to_le_bytes());
+        payload.extend_from_slice(&key.to_le_bytes());
         payload.extend_from_slice(&accepted.to_le_bytes());
         payload.extend_from_slice(bytemuck::cast_slice(&mine));
         let all = comm
             .all_gather_bytes(&payload)
             .map_err(|e| FabError::Comm(alloc::format!("reduction: {e}")))?;
-        let head = |b: &[u8]| b.get(..16).map(<[u8]>::to_vec);
+        let head = |b: &[u8]| b.get(..24).map(<[u8]>::to_vec);
         if all.iter().any(|b| head(b) != head(&payload)) {
             return Err(FabError::Comm(alloc::string::String::from(
-                "reduction: the ranks disagree on the BoxArray, the DistributionMapping or \
-                 the reduction mode of what should be one FabArray",
+                "reduction: the ranks disagree on the BoxArray, the DistributionMapping, \
+                 the reduction mode or the reduction and its arguments",
             )));
         }
         let refused = all
             .iter()
-            .position(|b| b.get(16..24) != Some(&1_u64.to_le_bytes()[..]));
+            .position(|b| b.get(24..32) != Some(&1_u64.to_le_bytes()[..]));
         if let Some(rank) = refused {
             return Err(match local {
                 Err(e) => e,
@@ -383,7 +408,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             });
         }
         let values = |b: &[u8]| -> Vec<R> {
-            b[24..]
+            b[32..]
                 .chunks_exact(core::mem::size_of::<R>())
                 .map(bytemuck::pod_read_unaligned)
                 .collect()
@@ -677,7 +702,14 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
-        self.reduce(comps, ng.into(), T::HIGHEST, T::min_of, T::min_of)
+        self.reduce(
+            Kind::Min,
+            comps,
+            ng.into(),
+            T::HIGHEST,
+            T::min_of,
+            T::min_of,
+        )
     }
 
     /// Largest value (AMReX's `max`); the element type's lowest value when there is no
@@ -687,7 +719,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
-        self.reduce(comps, ng.into(), T::LOWEST, T::max_of, T::max_of)
+        self.reduce(Kind::Max, comps, ng.into(), T::LOWEST, T::max_of, T::max_of)
     }
 
     /// `Σ x`, accumulated in [`Element::Acc`] (AMReX's `sum`).
@@ -697,6 +729,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
         self.reduce(
+            Kind::Sum,
             comps,
             ng.into(),
             T::Acc::default(),
@@ -712,6 +745,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
         self.reduce(
+            Kind::Norm0,
             comps,
             ng.into(),
             T::ZERO,
@@ -727,6 +761,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
         self.reduce(
+            Kind::Norm1,
             comps,
             ng.into(),
             T::Acc::default(),
@@ -742,6 +777,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<f64, FabError> {
         let s = self.reduce(
+            Kind::Norm2,
             comps,
             ng.into(),
             T::Acc::default(),
@@ -761,8 +797,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
         let zero = T::Acc::default();
+        let c = component_range(comps, self.ncomp);
+        let key = reduction_key(Kind::Dot, &c, ycomp, ng);
         let local = (|| {
-            let c = component_range(comps, self.ncomp)?;
+            let c = c?;
             self.check_other(y, ycomp, c.len(), ng)?;
             let items = self.op_items(ng)?;
             let (xr, yr) = (self.raws(), y.raws());
@@ -782,6 +820,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             });
             Ok((items, parts))
         })();
-        self.combine_boxes(local, zero, |a, b| a + b)
+        self.combine_boxes(key, local, zero, |a, b| a + b)
     }
 }
