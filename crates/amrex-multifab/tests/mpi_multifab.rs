@@ -479,6 +479,13 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
             (r, other) => panic!("{what} on rank {r} of {}: {other:?}", c.size()),
         }
     }
+    // Different reductions on rank 0 and the others.
+    let r = if c.rank() == 0 {
+        mf.sum(0..1, 0)
+    } else {
+        mf.max(0..1, 0)
+    };
+    assert_eq!(r.is_err(), c.size() > 1, "sum against max: {r:?}");
     // Same BoxArray, a different map on rank 0.
     let ba = BoxArray::from_domain(domain, 8);
     let pmap: Vec<u32> = (0..ba.len())
