@@ -213,12 +213,15 @@ impl Fingerprint {
         self.word(ba.fingerprint()).word(dm.fingerprint())
     }
 
-    /// What every distributed operation on `fa` hashes: its layout, the element size,
-    /// the communicator's message limit, and whether the FabArray is this process's own
-    /// rank's part (one built for another rank cannot exchange).
+    /// What every distributed operation on `fa` hashes: its layout, components and ghost
+    /// width, the element size, the communicator's message limit, and whether the
+    /// FabArray is this process's own rank's part (one built for another rank cannot
+    /// exchange).
     fn common<T: Element, A: HostAccessible>(&mut self, fa: &FabArray<T, A>) -> &mut Self {
         let comm = fa.dm.communicator();
         self.layout(&fa.ba, &fa.dm)
+            .word(fa.ncomp as u64)
+            .iv(fa.ngrow)
             .word(core::mem::size_of::<T>() as u64)
             .word(comm.message_limit() as u64)
             .word(u64::from(fa.rank == comm.rank()))
@@ -647,8 +650,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let mut fp = Fingerprint::new();
         fp.word(1)
             .common::<T, A>(self)
-            .word(self.ncomp as u64)
-            .iv(self.ngrow)
             .comps(&c)
             .iv(ng)
             .period(period)
@@ -845,11 +846,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let mut fp = Fingerprint::new();
         fp.word(2)
             .common::<T, A>(self)
-            .layout(&src.ba, &src.dm)
-            .word(self.ncomp as u64)
-            .word(src.ncomp as u64)
-            .iv(self.ngrow)
-            .iv(src.ngrow)
+            .common::<T, B>(src)
             .word(scomp as u64)
             .comps(&c)
             .iv(src_ng)
@@ -978,8 +975,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let mut fp = Fingerprint::new();
         fp.word(3)
             .common::<T, A>(self)
-            .word(self.ncomp as u64)
-            .iv(self.ngrow)
             .comps(&c)
             .iv(ng)
             .period(period);
