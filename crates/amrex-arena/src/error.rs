@@ -113,6 +113,19 @@ pub enum ErrorKind {
         /// The length.
         len: usize,
     },
+    /// The arena's memory has no device kernels in this build (HIP and Level Zero device
+    /// memory, for now): copy to a host arena to compute on it.
+    NoKernels(Backend),
+    /// The run-time compiler refused the kernels' source (a bug in this crate, or a
+    /// compiler too old for the device); `log` is the compiler's log.
+    KernelCompile {
+        /// The backend.
+        backend: Backend,
+        /// The architecture compiled for (`90` for `sm_90`).
+        arch: u32,
+        /// The compiler's log.
+        log: &'static str,
+    },
     /// Anything else, with a short description.
     Unsupported(&'static str),
 }
@@ -207,6 +220,16 @@ impl fmt::Display for ArenaError {
             }
             ErrorKind::OutOfBounds { index, len } => {
                 write!(f, "index {index} out of bounds for length {len}")
+            }
+            ErrorKind::NoKernels(b) => write!(
+                f,
+                "{b}: no device kernels for this memory in this build (copy it to a host arena to compute on it)"
+            ),
+            ErrorKind::KernelCompile { backend, arch, log } => {
+                write!(
+                    f,
+                    "{backend}: compiling the kernels for sm_{arch} failed: {log}"
+                )
             }
             ErrorKind::Unsupported(what) => write!(f, "unsupported: {what}"),
         }

@@ -109,11 +109,16 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+#[cfg(feature = "std")]
+mod any;
 mod arena;
 mod backend;
 mod error;
 mod host;
+pub mod kernels;
 
+#[cfg(feature = "std")]
+pub use any::AnyArena;
 pub use arena::{Arena, HostAccessible, MemoryKind, copy_between, dangling};
 pub use error::{ArenaError, Backend, ErrorKind};
 pub use host::HostArena;

@@ -3,6 +3,7 @@
 //! Not for production use. Enable it only as a dev-dependency:
 //! `amrex-arena = { workspace = true, features = ["testing"] }`.
 
+use crate::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary, host};
 use crate::{Arena, ArenaError, ErrorKind, HostArena, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::alloc::Layout;
@@ -84,6 +85,45 @@ impl Arena for FakeDeviceArena {
     }
     fn synchronize(&self) -> Result<(), ArenaError> {
         Ok(())
+    }
+}
+
+fn shown(r: Region) -> Region {
+    r.at(NonNull::new(show(r.ptr)).expect("unshifted pointer is non-null"))
+}
+
+/// The host loops on the unshifted memory, so containers' device paths (regions built
+/// from device pointers, one kernel call per box) run without a GPU.
+impl Kernels for FakeDeviceArena {
+    unsafe fn apply<T: KernelElement>(&self, dst: Region, op: Unary<T>) -> Result<(), ArenaError> {
+        // SAFETY: forwarded obligations; unshifting gives the host allocation.
+        unsafe { host::apply(shown(dst), op) }
+    }
+    unsafe fn combine<T: KernelElement>(
+        &self,
+        dst: Region,
+        src: Region,
+        op: Binary<T>,
+    ) -> Result<(), ArenaError> {
+        // SAFETY: as above.
+        unsafe { host::combine(shown(dst), shown(src), op) }
+    }
+    unsafe fn reduce<T: KernelElement>(&self, src: Region, op: Reduce) -> Result<f64, ArenaError> {
+        // SAFETY: as above.
+        unsafe { host::reduce::<T>(shown(src), op) }
+    }
+    unsafe fn dot<T: KernelElement>(&self, x: Region, y: Region) -> Result<f64, ArenaError> {
+        // SAFETY: as above.
+        unsafe { host::dot::<T>(shown(x), shown(y)) }
+    }
+    unsafe fn copy_regions<T: KernelElement>(
+        &self,
+        pairs: &[(Region, Region)],
+        _ordered: bool,
+    ) -> Result<(), ArenaError> {
+        let shifted: std::vec::Vec<_> = pairs.iter().map(|&(d, s)| (shown(d), shown(s))).collect();
+        // SAFETY: as above.
+        unsafe { host::copy_regions::<T>(&shifted) }
     }
 }
 

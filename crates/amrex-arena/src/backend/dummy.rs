@@ -79,6 +79,24 @@ macro_rules! dummy_arenas {
                 match self.never {}
             }
         }
+
+        impl $crate::kernels::Kernels for $name {
+            unsafe fn apply<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Unary<T>) -> Result<(), $crate::ArenaError> {
+                match self.never {}
+            }
+            unsafe fn combine<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Region, _: $crate::kernels::Binary<T>) -> Result<(), $crate::ArenaError> {
+                match self.never {}
+            }
+            unsafe fn reduce<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Reduce) -> Result<f64, $crate::ArenaError> {
+                match self.never {}
+            }
+            unsafe fn dot<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Region) -> Result<f64, $crate::ArenaError> {
+                match self.never {}
+            }
+            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, _: &[($crate::kernels::Region, $crate::kernels::Region)], _: bool) -> Result<(), $crate::ArenaError> {
+                match self.never {}
+            }
+        }
     )+
 
         /// Always fails: the backend is not compiled in.

@@ -525,3 +525,6 @@ impl Arena for ZeHostArena {
 // SAFETY: host USM is ordinary host memory for its whole lifetime; the bulk operations
 // above are synchronous CPU copies.
 unsafe impl HostAccessible for ZeHostArena {}
+
+crate::kernels::host_kernels!(ZeHostArena);
+crate::kernels::no_kernels!(crate::Backend::LevelZero; ZeDeviceArena, ZeSharedArena);

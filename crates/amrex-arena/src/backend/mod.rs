@@ -25,6 +25,26 @@ pub mod cuda {
         /// CUDA managed memory (`kDLCUDAManaged`).
         CudaManagedArena: crate::MemoryKind::Managed,
     );
+
+    /// Always fails: the backend is not compiled in.
+    ///
+    /// # Safety
+    /// None needed; the signature matches the real backend's.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotCompiled`](crate::ErrorKind::NotCompiled).
+    pub unsafe fn wait_on_stream(ordinal: i32, stream: usize) -> Result<(), crate::ArenaError> {
+        let _ = (ordinal, stream);
+        Err(crate::ArenaError::not_compiled(crate::Backend::Cuda))
+    }
+
+    /// Always fails: the backend is not compiled in.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotCompiled`](crate::ErrorKind::NotCompiled).
+    pub fn nvrtc_version() -> Result<(i32, i32), crate::ArenaError> {
+        Err(crate::ArenaError::not_compiled(crate::Backend::Cuda))
+    }
 }
 
 #[cfg(feature = "hip")]

@@ -367,3 +367,6 @@ impl Arena for HipPinnedArena {
 // SAFETY: `hipHostMalloc` memory is ordinary host memory for its whole lifetime, and the
 // bulk operations above are synchronous CPU copies.
 unsafe impl HostAccessible for HipPinnedArena {}
+
+crate::kernels::host_kernels!(HipPinnedArena);
+crate::kernels::no_kernels!(crate::Backend::Hip; HipDeviceArena, HipManagedArena);

@@ -14,6 +14,9 @@ use core::{alloc::Layout, ffi::c_void, fmt, ptr::NonNull};
 use cudarc::driver::sys::{self, CUresult};
 use std::sync::{Arc, OnceLock};
 
+mod kernels;
+pub use kernels::{Image, NVRTC_NAMES, compile_kernels, nvrtc_version, wait_on_stream};
+
 /// Driver library names tried, in order (all of them are also in `cudarc`'s list).
 #[cfg(target_os = "windows")]
 pub const LIBRARY_NAMES: &[&str] = &["nvcuda.dll"];
@@ -39,6 +42,15 @@ const SYMBOLS: &[&str] = &[
     "cuMemcpyDtoD_v2",
     "cuMemsetD8_v2",
     "cuGetErrorName",
+    "cuDeviceGetAttribute",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuLaunchKernel",
+    "cuStreamSynchronize",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventDestroy_v2",
+    "cuStreamWaitEvent",
 ];
 
 /// `cuMemAlloc` and `cuMemAllocManaged` align to at least 256 bytes.
@@ -263,7 +275,10 @@ macro_rules! device_like {
                 self.ctx.make_current()?;
                 // SAFETY: `dst` is ours with `len` bytes, `src` readable host memory.
                 let r = unsafe { sys::cuMemcpyHtoD_v2(dptr(dst), src.cast(), len) };
-                check(r, "cuMemcpyHtoD")
+                check(r, "cuMemcpyHtoD")?;
+                // From pageable memory the copy may return before the data lands; the
+                // host may read managed memory right after.
+                self.settle()
             }
 
             unsafe fn copy_to_host(&self, dst: *mut u8, src: NonNull<u8>, len: usize) -> Result<(), ArenaError> {
