@@ -86,7 +86,7 @@ fn for_runs(bx: &IndexBox, nc: usize, merge: u8, mut f: impl FnMut(i32, i32, i32
 
 /// `√x`: the standard library's with `std` (libm's x86 version is inline assembly, which
 /// Miri cannot run), libm's without.
-fn sqrt(x: f64) -> f64 {
+pub(crate) fn sqrt(x: f64) -> f64 {
     #[cfg(feature = "std")]
     {
         x.sqrt()
@@ -155,7 +155,7 @@ pub(crate) fn operand_comps(
     component_range(first..first.saturating_add(n), ncomp)
 }
 
-impl<T: Element, A: HostAccessible> FabArray<T, A> {
+impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
     /// Checks a ghost width against this FabArray's, as every operation does.
     ///
     /// # Errors
@@ -163,7 +163,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     pub fn check_ghost_width(&self, ng: IntVect) -> Result<(), FabError> {
         check_ghost(ng, self.ngrow)
     }
+}
 
+impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// The work items of an operation over ghost width `ng`: `(local fab, region)`.
     fn op_items(&self, ng: IntVect) -> Result<Vec<(usize, IndexBox)>, FabError> {
         check_ghost(ng, self.ngrow)?;

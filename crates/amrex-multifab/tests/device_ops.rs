@@ -1,0 +1,374 @@
+//! `DeviceOps` against the host operations, element by element: on the test arena
+//! (host memory behind pointers that fault if the host dereferences them) everywhere, and
+//! on CUDA device and managed memory where a GPU and NVRTC are present (skipped with a
+//! printed reason otherwise).
+
+use amrex_arena::kernels::Kernels;
+use amrex_arena::testing::FakeDeviceArena;
+use amrex_multifab::{
+    BoxArray, CopyOp, DeviceOps, DistributionMapping, FabArray, FabError, FillPattern, IndexBox,
+    IndexType, IntVect, MultiFab, Periodicity,
+};
+
+/// Prints where a device test runs: `ran on kDLCUDA:0` for a real device (the GPU check
+/// counts these lines), and the stand-in's name for the test arena, which only looks like
+/// CUDA memory.
+fn say_where<A: Kernels>(arena: &A) {
+    let name = core::any::type_name::<A>();
+    if name.ends_with("FakeDeviceArena") {
+        eprintln!(
+            "on the test arena (host memory reported as {})",
+            arena.device()
+        );
+    } else {
+        eprintln!("ran on {}", arena.device());
+    }
+}
+
+/// Deterministic values with many distinct bit patterns (xorshift).
+fn fill_random(mf: &mut MultiFab, seed: u64) {
+    let mut s = seed | 1;
+    for fab in mf.fabs_mut() {
+        for v in fab.as_mut_slice().unwrap() {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            *v = (s >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0;
+        }
+    }
+}
+
+fn same_bits(what: &str, dev: &MultiFab, host: &MultiFab) {
+    for (l, (d, h)) in dev.fabs().zip(host.fabs()).enumerate() {
+        let (d, h) = (d.as_slice().unwrap(), h.as_slice().unwrap());
+        for (e, (x, y)) in d.iter().zip(h).enumerate() {
+            assert_eq!(
+                x.to_bits(),
+                y.to_bits(),
+                "{what}: box {l} element {e}: device {x} host {y}"
+            );
+        }
+    }
+}
+
+fn close(what: &str, d: f64, h: f64) {
+    let tol = 1e-12 * h.abs().max(1.0);
+    assert!((d - h).abs() <= tol, "{what}: device {d} host {h}");
+}
+
+fn setup(ix: IndexType) -> (BoxArray, DistributionMapping) {
+    let n = if cfg!(miri) { 6 } else { 24 };
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let ba = BoxArray::from_domain(domain, n / 2).convert(ix);
+    let dm = DistributionMapping::new(&ba);
+    (ba, dm)
+}
+
+fn on<A: Kernels>(arena: &A, host: &MultiFab) -> FabArray<f64, A> {
+    let mut d = FabArray::try_new_in(
+        host.box_array(),
+        host.distribution_map(),
+        host.ncomp(),
+        host.n_grow(),
+        arena.clone(),
+    )
+    .unwrap();
+    d.copy_from_host(host).unwrap();
+    d
+}
+
+fn exercise<A: Kernels + 'static>(arena: A) {
+    say_where(&arena);
+    let (ba, dm) = setup(IndexType::CELL);
+    let (nc, ng) = (3, IntVect::splat(2));
+    let mut h = MultiFab::new(&ba, &dm, nc, ng);
+    let mut hx = MultiFab::new(&ba, &dm, nc, ng);
+    fill_random(&mut h, 1);
+    fill_random(&mut hx, 2);
+    let mut d = on(&arena, &h);
+    let x = on(&arena, &hx);
+    same_bits("upload", &d.to_host().unwrap(), &h);
+
+    h.set_val(1.5, 1..2, 1).unwrap();
+    DeviceOps::set_val(&mut d, 1.5, 1..2, 1).unwrap();
+    same_bits("set_val", &d.to_host().unwrap(), &h);
+    h.plus(0.25, .., 2).unwrap();
+    DeviceOps::plus(&mut d, 0.25, .., 2).unwrap();
+    same_bits("plus", &d.to_host().unwrap(), &h);
+    h.mult(-3.0, 0..1, 0).unwrap();
+    DeviceOps::mult(&mut d, -3.0, 0..1, 0).unwrap();
+    same_bits("mult", &d.to_host().unwrap(), &h);
+    h.saxpy(0.7, &hx, 1, 0..2, 1).unwrap();
+    DeviceOps::saxpy(&mut d, 0.7, &x, 1, 0..2, 1).unwrap();
+    same_bits("saxpy", &d.to_host().unwrap(), &h);
+    h.xpay(1.3, &hx, 0, 2..3, 0).unwrap();
+    DeviceOps::xpay(&mut d, 1.3, &x, 0, 2..3, 0).unwrap();
+    same_bits("xpay", &d.to_host().unwrap(), &h);
+    h.copy_from(&hx, 2, 0..1, 2).unwrap();
+    DeviceOps::copy_from(&mut d, &x, 2, 0..1, 2).unwrap();
+    same_bits("copy_from", &d.to_host().unwrap(), &h);
+    h.add(&hx, 0, 1..3, 1).unwrap();
+    DeviceOps::add(&mut d, &x, 0, 1..3, 1).unwrap();
+    same_bits("add", &d.to_host().unwrap(), &h);
+
+    let domain = ba.minimal_box();
+    for (periodic, pattern, comps, w) in [
+        ([true; 3], FillPattern::Full, 0..3, 2),
+        ([false, true, false], FillPattern::Full, 1..3, 1),
+        ([true; 3], FillPattern::Cross, 0..2, 2),
+    ] {
+        fill_random(&mut h, 7);
+        d.copy_from_host(&h).unwrap();
+        let period = Periodicity::new(domain, periodic);
+        h.fill_boundary_with(period, pattern, comps.clone(), w)
+            .unwrap();
+        DeviceOps::fill_boundary_with(&mut d, period, pattern, comps, w).unwrap();
+        same_bits("fill_boundary", &d.to_host().unwrap(), &h);
+    }
+    h.fill_boundary(Periodicity::new(domain, [true; 3]))
+        .unwrap();
+    DeviceOps::fill_boundary(&mut d, Periodicity::new(domain, [true; 3])).unwrap();
+    same_bits("fill_boundary (all)", &d.to_host().unwrap(), &h);
+
+    for ngr in [0, 2] {
+        close(
+            "sum",
+            DeviceOps::sum(&d, .., ngr).unwrap(),
+            h.sum(.., ngr).unwrap(),
+        );
+        close(
+            "norm2",
+            DeviceOps::norm2(&d, 1..2, ngr).unwrap(),
+            h.norm2(1..2, ngr).unwrap(),
+        );
+        close(
+            "norm1",
+            DeviceOps::norm1(&d, .., ngr).unwrap(),
+            h.norm1(.., ngr).unwrap(),
+        );
+        close(
+            "dot",
+            DeviceOps::dot(&d, &x, 1, 0..2, ngr).unwrap(),
+            h.dot(&hx, 1, 0..2, ngr).unwrap(),
+        );
+        assert_eq!(
+            DeviceOps::norm0(&d, .., ngr).unwrap(),
+            h.norm0(.., ngr).unwrap()
+        );
+        assert_eq!(
+            DeviceOps::min(&d, 2..3, ngr).unwrap(),
+            h.min(2..3, ngr).unwrap()
+        );
+        assert_eq!(
+            DeviceOps::max(&d, 0..1, ngr).unwrap(),
+            h.max(0..1, ngr).unwrap()
+        );
+    }
+    // No component: the identities, as on the host.
+    assert_eq!(
+        DeviceOps::min(&d, 1..1, 0).unwrap(),
+        h.min(1..1, 0).unwrap()
+    );
+    assert_eq!(DeviceOps::sum(&d, 1..1, 0).unwrap(), 0.0);
+
+    // Bad arguments: the host's errors, and nothing written.
+    let before = d.to_host().unwrap();
+    assert!(matches!(
+        DeviceOps::set_val(&mut d, 9.0, 2..4, 0),
+        Err(FabError::ComponentsOutside { .. })
+    ));
+    assert!(matches!(
+        DeviceOps::plus(&mut d, 9.0, .., 3),
+        Err(FabError::GhostOutside { .. })
+    ));
+    let other_ba = BoxArray::from_domain(domain, 4);
+    let other = on(
+        &arena,
+        &MultiFab::new(&other_ba, &DistributionMapping::new(&other_ba), nc, ng),
+    );
+    assert!(matches!(
+        DeviceOps::saxpy(&mut d, 1.0, &other, 0, .., 0),
+        Err(FabError::LayoutMismatch)
+    ));
+    assert!(matches!(
+        DeviceOps::copy_from(&mut d, &x, 2, 0..2, 0),
+        Err(FabError::ComponentsOutside { .. })
+    ));
+    same_bits("after refused calls", &d.to_host().unwrap(), &before);
+}
+
+/// Nodal data: shared face nodes have several sources; the device applies the tags in the
+/// host's order, so the last source wins on both.
+fn exercise_nodal<A: Kernels + 'static>(arena: A) {
+    say_where(&arena);
+    let (ba, dm) = setup(IndexType::NODE);
+    let mut h = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+    fill_random(&mut h, 3);
+    let mut d = on(&arena, &h);
+    let period = Periodicity::new(ba.minimal_box(), [true, false, true]);
+    h.fill_boundary(period).unwrap();
+    DeviceOps::fill_boundary(&mut d, period).unwrap();
+    same_bits("nodal fill_boundary", &d.to_host().unwrap(), &h);
+}
+
+/// `parallel_copy` between two BoxArrays (different box sizes, overlapping source ghost
+/// regions, periodic images), copy and add, as the host does it.
+fn exercise_parallel_copy<A: Kernels + 'static>(arena: A) {
+    say_where(&arena);
+    let n = if cfg!(miri) { 6 } else { 20 };
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
+    let sba = BoxArray::from_domain(domain, n / 2);
+    let dba = BoxArray::from_domain(domain, n / 2 - 1);
+    let (sdm, ddm) = (
+        DistributionMapping::new(&sba),
+        DistributionMapping::new(&dba),
+    );
+    let mut hs = MultiFab::new(&sba, &sdm, 3, IntVect::splat(2));
+    fill_random(&mut hs, 11);
+    let ds = on(&arena, &hs);
+    let period = Periodicity::new(domain, [true, false, true]);
+    for (op, src_ng, ng, scomp, comps) in [
+        (CopyOp::Copy, 0, 0, 0, 0..3),
+        (CopyOp::Copy, 2, 1, 1, 0..2),
+        (CopyOp::Add, 1, 2, 0, 1..3),
+    ] {
+        let mut hd = MultiFab::new(&dba, &ddm, 3, IntVect::splat(2));
+        fill_random(&mut hd, 12);
+        let mut dd = on(&arena, &hd);
+        hd.parallel_copy_with(&hs, scomp, src_ng, period, op, comps.clone(), ng)
+            .unwrap();
+        DeviceOps::parallel_copy_with(&mut dd, &ds, scomp, src_ng, period, op, comps, ng).unwrap();
+        same_bits("parallel_copy", &dd.to_host().unwrap(), &hd);
+    }
+    let mut hd = MultiFab::new(&dba, &ddm, 3, IntVect::splat(2));
+    let mut dd = on(&arena, &hd);
+    hd.parallel_copy(&hs, period).unwrap();
+    DeviceOps::parallel_copy(&mut dd, &ds, period).unwrap();
+    same_bits("parallel_copy (all)", &dd.to_host().unwrap(), &hd);
+    assert!(matches!(
+        DeviceOps::parallel_copy_with(&mut dd, &ds, 2, 0, period, CopyOp::Copy, 0..2, 0),
+        Err(FabError::ComponentsOutside { .. })
+    ));
+    assert!(matches!(
+        DeviceOps::parallel_copy_with(&mut dd, &ds, 0, 3, period, CopyOp::Copy, .., 0),
+        Err(FabError::GhostOutside { .. })
+    ));
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "slow under Miri; `fake_device_matches_the_host` runs the same unsafe paths"
+)]
+fn fake_device_parallel_copy_matches_the_host() {
+    exercise_parallel_copy(FakeDeviceArena);
+}
+
+amrex_arena::device_tests! { exercise_parallel_copy;
+    cuda_device_parallel_copy: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+}
+
+/// `f32` FabArrays take the `_f32` kernels.
+fn exercise_f32<A: Kernels + 'static>(arena: A) {
+    say_where(&arena);
+    let (ba, dm) = setup(IndexType::CELL);
+    let ng = IntVect::splat(1);
+    let mut h = FabArray::<f32>::new(&ba, &dm, 2, ng);
+    for (i, v) in h
+        .fabs_mut()
+        .flat_map(|f| f.as_mut_slice().unwrap().iter_mut())
+        .enumerate()
+    {
+        *v = (i % 97) as f32 * 0.37 - 11.0;
+    }
+    let mut d = FabArray::<f32, A>::try_new_in(&ba, &dm, 2, ng, arena.clone()).unwrap();
+    d.copy_from_host(&h).unwrap();
+    let x = FabArray::<f32, A>::try_new_in(&ba, &dm, 2, ng, arena).unwrap();
+    h.mult(1.25, .., 1).unwrap();
+    DeviceOps::mult(&mut d, 1.25, .., 1).unwrap();
+    DeviceOps::saxpy(&mut d, 2.0, &x, 0, .., 1).unwrap(); // x is zero: no change
+    let back = d.to_host().unwrap();
+    for (a, b) in back.fabs().zip(h.fabs()) {
+        assert_eq!(a.as_slice().unwrap(), b.as_slice().unwrap());
+    }
+    assert_eq!(DeviceOps::max(&d, .., 1).unwrap(), h.max(.., 1).unwrap());
+    close(
+        "f32 sum",
+        DeviceOps::sum(&d, .., 0).unwrap(),
+        h.sum(.., 0).unwrap(),
+    );
+}
+
+#[test]
+fn fake_device_matches_the_host() {
+    exercise(FakeDeviceArena);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "slow under Miri; `fake_device_matches_the_host` runs the same unsafe paths"
+)]
+fn fake_device_nodal_fill_boundary_matches_the_host() {
+    exercise_nodal(FakeDeviceArena);
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "slow under Miri; `fake_device_matches_the_host` runs the same unsafe paths"
+)]
+fn fake_device_f32() {
+    exercise_f32(FakeDeviceArena);
+}
+
+/// A CUDA arena whose kernels can be built here: a device, and NVRTC (a machine with a
+/// GPU but without NVRTC skips, saying so, rather than failing in the first kernel).
+fn cuda<A>(arena: Result<A, amrex_arena::ArenaError>) -> Result<A, amrex_arena::ArenaError> {
+    let arena = arena?;
+    amrex_arena::cuda::nvrtc_version()?;
+    Ok(arena)
+}
+
+amrex_arena::device_tests! { exercise;
+    cuda_device_matches_the_host: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    cuda_managed_matches_the_host: cuda(amrex_arena::cuda::CudaManagedArena::new(0));
+}
+
+amrex_arena::device_tests! { exercise_nodal;
+    cuda_device_nodal_fill_boundary: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+}
+
+amrex_arena::device_tests! { exercise_f32;
+    cuda_device_f32: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+}
+
+/// Memory with no kernels (HIP and Level Zero device memory for now) is refused with a
+/// clear error, not run on the host.
+#[test]
+fn arenas_without_kernels_say_so() {
+    let e =
+        amrex_arena::ArenaError::new(amrex_arena::ErrorKind::NoKernels(amrex_arena::Backend::Hip));
+    assert!(e.to_string().contains("no device kernels"), "{e}");
+}
+
+/// The `DeviceOps` documentation example, on the test arena: a periodic fill_boundary
+/// fills every ghost cell.
+#[test]
+fn the_doc_example_holds_on_the_test_arena() {
+    let domain = IndexBox::new(
+        IntVect::ZERO,
+        IntVect::splat(if cfg!(miri) { 7 } else { 31 }),
+    );
+    let n = domain.length_dir(0) as i32;
+    let ba = BoxArray::from_domain(domain, n / 2);
+    let dm = DistributionMapping::new(&ba);
+    let mut mf =
+        FabArray::<f64, _>::try_new_in(&ba, &dm, 1, IntVect::splat(1), FakeDeviceArena).unwrap();
+    DeviceOps::set_val(&mut mf, 1.0, .., 0).unwrap();
+    assert_eq!(DeviceOps::min(&mf, .., 1).unwrap(), 0.0); // ghost cells not filled yet
+    DeviceOps::fill_boundary(&mut mf, Periodicity::all(domain)).unwrap();
+    assert_eq!(DeviceOps::min(&mf, .., 1).unwrap(), 1.0); // every ghost cell filled
+    assert_eq!(DeviceOps::sum(&mf, .., 0).unwrap(), f64::from(n * n * n));
+    assert_eq!(mf.to_host().unwrap().min(.., 1).unwrap(), 1.0);
+}
