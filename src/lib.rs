@@ -78,8 +78,11 @@
 //! - `ndarray`: `ndarray` views and conversions in `dlpack`, `array4`, `podvector` and
 //!   `multifab`.
 //!
-//! GPU backends are features of the member crates (`amrex-arena/cuda`, `hip`,
-//! `level-zero`, and the same names on `amrex-podvector`, `amrex-aos`, `amrex-basefab`).
+//! - `mpi`: distributed FabArrays over MPI (needs an MPI library).
+//! - `cuda`, `hip`, `level-zero`: the GPU arenas in every container crate (the runtimes
+//!   are loaded at run time, so builds need no SDK); device FabArrays then run
+//!   [`multifab::DeviceOps`] on their arena (CUDA kernels; HIP and Level Zero have
+//!   memory and copies, no kernels yet).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

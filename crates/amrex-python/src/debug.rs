@@ -100,9 +100,9 @@ pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::interop::Tensor> {
     use amrex_dlpack_core::ToDlpack;
     let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let t = v.to_dlpack().map_err(crate::interop::dlpack_err)?;
-    Ok(crate::interop::Tensor {
-        inner: amrex_dlpack_capsule::Imported::Versioned(t),
-    })
+    Ok(crate::interop::Tensor::new(
+        amrex_dlpack_capsule::Imported::Versioned(t),
+    ))
 }
 
 /// An owned `ndarray::Array2<f64>` of shape `(rows, cols)` holding `10 * i + j`, optionally
@@ -120,7 +120,7 @@ pub(crate) fn _debug_rust_ndarray(
         a.invert_axis(ndarray::Axis(0));
     }
     let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
-    Ok(crate::interop::Tensor {
-        inner: amrex_dlpack_capsule::Imported::Versioned(t),
-    })
+    Ok(crate::interop::Tensor::new(
+        amrex_dlpack_capsule::Imported::Versioned(t),
+    ))
 }

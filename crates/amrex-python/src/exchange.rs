@@ -204,12 +204,7 @@ unsafe extern "C" fn to_py_object(
         // ownership of the tensor is stolen"); `from_raw` validates it and calls the
         // deleter itself when it refuses.
         let t = unsafe { ManagedTensor::from_raw(tensor) }.map_err(crate::interop::dlpack_err)?;
-        let obj = Bound::new(
-            py,
-            Tensor {
-                inner: Imported::Versioned(t),
-            },
-        )?;
+        let obj = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
         // SAFETY: `out_py_object` is a valid place for one pointer (checked); the caller
         // receives the new strong reference.
         unsafe { out_py_object.write(obj.into_ptr().cast()) };

@@ -34,6 +34,11 @@ pub(crate) fn fab_err(e: FabError) -> PyErr {
 /// Which array module holds arrays of `device`: NumPy for host-accessible memory, CuPy
 /// for CUDA and ROCm device memory, dpnp for oneAPI.
 fn xp_name(device: Device, host_accessible: bool) -> &'static str {
+    // CUDA managed memory is host accessible (NumPy views it), but it lives on the
+    // device while kernels use it: its array module is CuPy, as in pyAMReX.
+    if device.device_type == DLDeviceType::CUDA_MANAGED {
+        return "cupy";
+    }
     if host_accessible {
         return "numpy";
     }
@@ -116,9 +121,33 @@ pub(crate) fn to_xp<'py>(
     }
 }
 
+/// The `stream` a consumer on our kernels' stream passes to a producer on `device`:
+/// 1 (CUDA's legacy default stream, which our CUDA kernels and copies use) for CUDA
+/// device and managed memory, 0 (the default stream) for ROCm, none otherwise (host
+/// memory, oneAPI: the protocol allows no stream there).
+fn consumer_stream(device_type: i32) -> Option<i64> {
+    match DLDeviceType(device_type) {
+        DLDeviceType::CUDA | DLDeviceType::CUDA_MANAGED => Some(1),
+        DLDeviceType::ROCM => Some(0),
+        _ => None,
+    }
+}
+
+/// The device `obj.__dlpack_device__()` reports; `None` when it has no such method or
+/// the call fails (the producer's `__dlpack__` then decides alone, as before).
+fn producer_device_type(obj: &Bound<'_, PyAny>) -> Option<i32> {
+    let py = obj.py();
+    let f = obj.getattr(pyo3::intern!(py, "__dlpack_device__")).ok()?;
+    let (t, _id): (i32, i32) = f.call0().ok()?.extract().ok()?;
+    Some(t)
+}
+
 /// Gets an unused DLPack capsule from `obj`: the capsule itself, or what its
-/// `__dlpack__(max_version=(1, 3))` returns (retrying without arguments for producers that
-/// predate DLPack 1.0 and raise `TypeError`). Every refusal names what it received.
+/// `__dlpack__(max_version=(1, 3))` returns (retrying without `max_version` for
+/// producers that predate DLPack 1.0 and raise `TypeError`). Producers on CUDA or ROCm
+/// (by `__dlpack_device__()`) also get the `stream` our kernels run on (see
+/// [`consumer_stream`]), so their queued work is ordered before ours. Every refusal
+/// names what it received.
 fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyCapsule>> {
     if let Ok(capsule) = obj.cast::<PyCapsule>() {
         check_capsule_name(capsule, "the argument")?;
@@ -131,18 +160,34 @@ fn capsule_of<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyCapsule>> {
             type_name(obj)
         ))
     })?;
-    // One shared `{"max_version": (1, 3)}`: callees receive keyword arguments by value
-    // (vectorcall) or a copy (`**kwargs`), so it is never mutated.
-    static KWARGS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
-    let kwargs = KWARGS.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
-        Ok(d.unbind())
-    })?;
-    let out = match method.call((), Some(kwargs.bind(py))) {
-        Ok(c) => c,
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0()?,
-        Err(e) => return Err(e),
+    let stream = producer_device_type(obj).and_then(consumer_stream);
+    let out = match stream {
+        None => {
+            // One shared `{"max_version": (1, 3)}`: callees receive keyword arguments by
+            // value (vectorcall) or a copy (`**kwargs`), so it is never mutated.
+            static KWARGS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+            let kwargs = KWARGS.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+                let d = PyDict::new(py);
+                d.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
+                Ok(d.unbind())
+            })?;
+            match method.call((), Some(kwargs.bind(py))) {
+                Ok(c) => c,
+                Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0()?,
+                Err(e) => return Err(e),
+            }
+        }
+        Some(s) => {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("stream", s)?;
+            let plain = kwargs.copy()?;
+            kwargs.set_item("max_version", PyTuple::new(py, [1u32, 3])?)?;
+            match method.call((), Some(&kwargs)) {
+                Ok(c) => c,
+                Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call((), Some(&plain))?,
+                Err(e) => return Err(e),
+            }
+        }
     };
     let from = format!("what {}.__dlpack__() returned", type_name(obj));
     let capsule = out.cast::<PyCapsule>().map_err(|_| {
@@ -180,12 +225,20 @@ fn check_capsule_name(capsule: &Bound<'_, PyCapsule>, from: &str) -> PyResult<()
 }
 
 /// Takes ownership of the tensor behind any DLPack producer.
+///
+/// The C exchange API of the object's type is used when it has one (DLPack 1.3), but
+/// only for memory without a stream: its `managed_tensor_from_py_object_no_sync` orders
+/// nothing, so a CUDA or ROCm tensor it hands over is released again (its deleter runs)
+/// and asked for through `__dlpack__(stream=...)` instead, which makes the producer order
+/// its queued work before our stream's.
 pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
-    // The C exchange API of the object's type, when it has one (DLPack 1.3); a producer
-    // whose table cannot describe this object (`BufferError`) gets the capsule path, as
-    // tvm-ffi does.
+    // A producer whose table cannot describe this object (`BufferError`) gets the capsule
+    // path, as tvm-ffi does.
     match crate::exchange::try_import(obj) {
-        Ok(Some(t)) => return Ok(Imported::Versioned(t)),
+        Ok(Some(t)) if consumer_stream(t.device().device_type.0).is_none() => {
+            return Ok(Imported::Versioned(t));
+        }
+        Ok(Some(t)) => drop(t),
         Ok(None) => {}
         Err(e) if e.is_instance_of::<PyBufferError>(obj.py()) => {}
         Err(e) => return Err(e),
@@ -202,10 +255,28 @@ pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
 #[derive(Debug)]
 pub(crate) struct Tensor {
     pub(crate) inner: Imported,
+    /// For memory reached through an arena: host copies and stream waits through it.
+    pub(crate) copier: Option<&'static crate::arena::ArenaCopier>,
 }
 
 impl Tensor {
-    pub(crate) fn export(&self) -> PyResult<Export<'static>> {
+    /// A tensor of host memory (or of memory the protocol needs no arena for).
+    pub(crate) fn new(inner: Imported) -> Self {
+        Self {
+            inner,
+            copier: None,
+        }
+    }
+
+    /// A tensor of memory from `arena`.
+    pub(crate) fn on(inner: Imported, arena: &amrex_arena::AnyArena) -> Self {
+        Self {
+            inner,
+            copier: crate::arena::copier_of(arena),
+        }
+    }
+
+    pub(crate) fn export(&self) -> PyResult<Export<'_>> {
         let v = self.inner.view();
         if v.ndim() > crate::protocol::MAX_NDIM {
             return Err(PyBufferError::new_err(format!(
@@ -223,7 +294,7 @@ impl Tensor {
             shape: Dims::new(v.shape()),
             strides: Dims::new(&strides),
             read_only: self.inner.is_read_only(),
-            copier: None,
+            copier: self.copier.map(|c| c as &dyn crate::protocol::DeviceCopier),
         })
     }
 }
@@ -331,14 +402,21 @@ impl Tensor {
 /// capsule) zero-copy.
 #[pyfunction]
 pub(crate) fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    Ok(Tensor {
-        inner: import(obj)?,
-    })
+    let t = import(obj)?;
+    let device = t.view().device();
+    // Device memory keeps its device's arena for host copies and stream waits, when this
+    // machine has that backend; without it the tensor still re-exports zero-copy.
+    if crate::arena::needs_arena(device)
+        && let Ok(arena) = crate::arena::import_arena(device, None)
+    {
+        return Ok(Tensor::on(t, &arena));
+    }
+    Ok(Tensor::new(t))
 }
 
 /// `amrex_rs.xp_for(obj=None)`: the array module for `obj`'s memory (anything with
-/// `__dlpack_device__`): NumPy for host-accessible memory, CuPy for CUDA and ROCm device
-/// memory, dpnp for oneAPI. `None` means this module's own default memory (the host
+/// `__dlpack_device__`): NumPy for host-accessible memory, CuPy for CUDA (device and
+/// managed) and ROCm device memory, dpnp for oneAPI. `None` means this module's own default memory (the host
 /// arena), which is what `amrex_rs.xp` resolves to. The module is imported on this call,
 /// never by `import amrex_rs`.
 #[pyfunction]

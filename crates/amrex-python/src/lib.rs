@@ -16,8 +16,10 @@
 //! the typed stubs and this extension as `amrex_rs._core`. See `docs/python.md`.
 //!
 //! # Features
-//! None.
+//! - `cuda`, `hip`, `level-zero`: the GPU arenas of `amrex-arena` (loaded at run time, so
+//!   a build with them still runs on machines without a GPU).
 
+mod arena;
 mod array4;
 mod basefab;
 mod debug;
@@ -53,6 +55,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(debug::_debug_rust_ndarray, m)?)?;
     m.add_class::<debug::DebugDeviceArray>()?;
     fastcall::install::<debug::DebugDeviceArray>(m.py())?;
+    arena::register(m)?;
     vector::register(m)?;
     views::register(m)?;
     geometry::register(m)?;

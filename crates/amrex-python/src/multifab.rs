@@ -6,17 +6,21 @@
 //! runs a MultiFab operation it holds the GIL, so only NumPy code that releases the GIL in
 //! another thread could race with it.
 
+use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::geometry::{PyBox, int_vect_of};
 use crate::indexing::Region;
 use crate::interop::{Tensor, fab_err, to_xp};
+use amrex_arena::{AnyArena, Arena};
 use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::ToDlpack;
-use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, Mfi, MultiFab, Periodicity, Tiling};
+use amrex_multifab::{
+    BoxArray, DeviceOps, DistributionMapping, FabArray, Ghosts, Mfi, MultiFab, Periodicity, Tiling,
+};
 use core::ops::Range;
 use ndarray::ShapeBuilder;
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
@@ -171,12 +175,31 @@ impl PyMfi {
 #[pyclass(module = "amrex_rs", name = "MultiFab")]
 #[derive(Debug)]
 pub(crate) struct PyMultiFab {
-    pub(crate) mf: MultiFab,
+    store: Store,
+}
+
+/// A MultiFab's data: host memory (every operation), or memory of another arena (device,
+/// pinned or managed: the operations of `DeviceOps`, exports and host copies).
+#[derive(Debug)]
+enum Store {
+    Host(MultiFab),
+    Arena(FabArray<f64, AnyArena>),
+}
+
+/// Evaluates `$e` with `$m` bound to the MultiFab whichever memory it is in (layout
+/// queries and exports, which every arena has).
+macro_rules! either {
+    ($s:expr, $m:ident => $e:expr) => {
+        match &$s.store {
+            Store::Host($m) => $e,
+            Store::Arena($m) => $e,
+        }
+    };
 }
 
 /// Components `comp..comp+nc` checked by the library's component rule.
-fn check_comps(mf: &MultiFab, comp: usize, nc: usize) -> PyResult<()> {
-    component_range(comp..comp.saturating_add(nc), mf.ncomp())
+fn check_comps(ncomp: usize, comp: usize, nc: usize) -> PyResult<()> {
+    component_range(comp..comp.saturating_add(nc), ncomp)
         .map(drop)
         .map_err(fab_err)
 }
@@ -184,12 +207,33 @@ fn check_comps(mf: &MultiFab, comp: usize, nc: usize) -> PyResult<()> {
 impl PyMultiFab {
     /// Wraps a MultiFab made in Rust (a plotfile level).
     pub(crate) fn from_multifab(mf: MultiFab) -> Self {
-        Self { mf }
+        Self {
+            store: Store::Host(mf),
+        }
+    }
+
+    /// The host MultiFab, or `NotImplementedError` for one in device memory.
+    pub(crate) fn host(&self) -> PyResult<&MultiFab> {
+        match &self.store {
+            Store::Host(m) => Ok(m),
+            Store::Arena(m) => Err(not_on_device(m)),
+        }
+    }
+
+    fn host_mut(&mut self) -> PyResult<&mut MultiFab> {
+        match &mut self.store {
+            Store::Host(m) => Ok(m),
+            Store::Arena(m) => Err(not_on_device(m)),
+        }
+    }
+
+    fn ncomp_(&self) -> usize {
+        either!(self, m => m.ncomp())
     }
 
     fn nc(&self, comp: usize, ncomp: Option<usize>) -> PyResult<usize> {
-        let nc = ncomp.unwrap_or(self.mf.ncomp().saturating_sub(comp));
-        check_comps(&self.mf, comp, nc)?;
+        let nc = ncomp.unwrap_or(self.ncomp_().saturating_sub(comp));
+        check_comps(self.ncomp_(), comp, nc)?;
         Ok(nc)
     }
 
@@ -198,23 +242,29 @@ impl PyMultiFab {
             None => Ok(IntVect::ZERO),
             Some(n) => {
                 let ng = int_vect_of(n)?;
-                self.mf.check_ghost_width(ng).map_err(fab_err)?;
+                either!(self, m => m.check_ghost_width(ng)).map_err(fab_err)?;
                 Ok(ng)
             }
         }
     }
 
     /// Whether `pred` holds for any value of `comp..comp+nc` over `ng` ghost cells.
-    fn any_value(&self, comp: usize, nc: usize, ng: IntVect, pred: fn(f64) -> bool) -> bool {
-        (0..self.mf.local_size()).any(|l| {
-            let region = self.mf.box_of(self.mf.global_index(l)).grow_iv(ng);
+    fn any_value(
+        &self,
+        comp: usize,
+        nc: usize,
+        ng: IntVect,
+        pred: fn(f64) -> bool,
+    ) -> PyResult<bool> {
+        let mf = self.host()?;
+        Ok((0..mf.local_size()).any(|l| {
+            let region = mf.box_of(mf.global_index(l)).grow_iv(ng);
             let mut found = false;
-            self.mf
-                .array_at(l)
+            mf.array_at(l)
                 .components(comp, nc)
                 .for_each(region, |_, _, _, _, v| found |= pred(*v));
             found
-        })
+        }))
     }
 
     /// Zero-copy tensors of every local box.
@@ -224,16 +274,21 @@ impl PyMultiFab {
         } else {
             Ghosts::Exclude
         };
-        // SAFETY: Python code holds the GIL while it reads or writes the arrays and while
-        // this MultiFab's methods run, so the sharing the function warns about happens
-        // only as in pyAMReX (NumPy threads that release the GIL); no Rust reference into
-        // the tensors is kept across MultiFab calls.
-        let ts = unsafe { self.mf.to_dlpack_per_box_detached(ghosts) };
-        ts.into_iter()
-            .map(|t| Tensor {
-                inner: Imported::Versioned(t),
-            })
-            .collect()
+        match &self.store {
+            // SAFETY: Python code holds the GIL while it reads or writes the arrays and
+            // while this MultiFab's methods run, so the sharing the function warns about
+            // happens only as in pyAMReX (NumPy threads that release the GIL); no Rust
+            // reference into the tensors is kept across MultiFab calls.
+            Store::Host(m) => unsafe { m.to_dlpack_per_box_detached(ghosts) }
+                .into_iter()
+                .map(|t| Tensor::new(Imported::Versioned(t)))
+                .collect(),
+            // SAFETY: as above.
+            Store::Arena(m) => unsafe { m.to_dlpack_per_box_detached(ghosts) }
+                .into_iter()
+                .map(|t| Tensor::on(Imported::Versioned(t), m.arena()))
+                .collect(),
+        }
     }
 }
 
@@ -242,14 +297,16 @@ type Pair<'a, 'py> = (PyRefMut<'py, PyMultiFab>, PyRef<'py, PyMultiFab>, &'a str
 
 #[pymethods]
 impl PyMultiFab {
-    /// `MultiFab(ba, dm, ncomp, ngrow)`: zero-initialised; `ngrow` is an int or IntVect.
+    /// `MultiFab(ba, dm, ncomp, ngrow, arena=None)`: zero-initialised; `ngrow` is an int
+    /// or IntVect; `arena` an `Arena` or `"host"`, `"pinned"`, `"device"`, `"managed"`.
     #[new]
-    #[pyo3(signature = (ba, dm, ncomp=1, ngrow=None))]
+    #[pyo3(signature = (ba, dm, ncomp=1, ngrow=None, arena=None))]
     fn py_new(
         ba: &PyBoxArray,
         dm: &PyDistributionMapping,
         ncomp: usize,
         ngrow: Option<&Bound<'_, PyAny>>,
+        arena: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let ng = ngrow.map_or(Ok(IntVect::ZERO), int_vect_of)?;
         if dm.0.len() != ba.0.len() {
@@ -260,43 +317,75 @@ impl PyMultiFab {
         if !ng.all_ge(IntVect::ZERO) {
             return Err(PyValueError::new_err("ngrow must be non-negative"));
         }
+        let arena = arena_arg(arena)?;
+        if matches!(arena, AnyArena::Host(_)) {
+            return Ok(Self::from_multifab(MultiFab::new(&ba.0, &dm.0, ncomp, ng)));
+        }
+        let mf = FabArray::try_new_in(&ba.0, &dm.0, ncomp, ng, arena).map_err(arena_err)?;
         Ok(Self {
-            mf: MultiFab::new(&ba.0, &dm.0, ncomp, ng),
+            store: Store::Arena(mf),
         })
+    }
+
+    /// The arena the data lives in.
+    #[getter]
+    fn arena(&self) -> PyArena {
+        match &self.store {
+            Store::Host(_) => PyArena(AnyArena::default()),
+            Store::Arena(m) => PyArena(m.arena().clone()),
+        }
+    }
+
+    /// A host copy (valid and ghost cells); for a host MultiFab, a copy too.
+    fn to_host(&self) -> PyResult<Self> {
+        let mf = match &self.store {
+            Store::Host(m) => {
+                let mut c =
+                    MultiFab::new(m.box_array(), m.distribution_map(), m.ncomp(), m.n_grow());
+                for (d, s) in c.fabs_mut().zip(m.fabs()) {
+                    d.as_mut_slice()
+                        .map_err(fab_err)?
+                        .copy_from_slice(s.as_slice().map_err(fab_err)?);
+                }
+                c
+            }
+            Store::Arena(m) => DeviceOps::to_host(m).map_err(fab_err)?,
+        };
+        Ok(Self::from_multifab(mf))
     }
 
     /// Number of components.
     #[getter]
     fn ncomp(&self) -> usize {
-        self.mf.ncomp()
+        self.ncomp_()
     }
 
     /// Ghost cells per direction.
     #[getter]
     fn n_grow(&self) -> (i32, i32, i32) {
-        let g = self.mf.n_grow();
+        let g = either!(self, m => m.n_grow());
         (g.x(), g.y(), g.z())
     }
 
     /// Number of components (pyAMReX `nComp()`).
     #[pyo3(name = "nComp")]
     fn n_comp(&self) -> usize {
-        self.mf.ncomp()
+        self.ncomp_()
     }
 
     /// The BoxArray.
     fn box_array(&self) -> PyBoxArray {
-        PyBoxArray(self.mf.box_array().clone())
+        PyBoxArray(either!(self, m => m.box_array().clone()))
     }
 
     /// The DistributionMapping.
     fn dm(&self) -> PyDistributionMapping {
-        PyDistributionMapping(self.mf.distribution_map().clone())
+        PyDistributionMapping(either!(self, m => m.distribution_map().clone()))
     }
 
     /// Number of boxes on this rank.
     fn num_local_boxes(&self) -> usize {
-        self.mf.local_size()
+        either!(self, m => m.local_size())
     }
 
     /// `MFIter` items of the local boxes (tiles with `tiling=True`).
@@ -307,7 +396,7 @@ impl PyMultiFab {
         } else {
             Tiling::None
         };
-        self.mf.mfiter(tiling).map(PyMfi).collect()
+        either!(self, m => m.mfiter(tiling).map(PyMfi).collect())
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -315,37 +404,41 @@ impl PyMultiFab {
     }
 
     fn __len__(&self) -> usize {
-        self.mf.local_size()
+        either!(self, m => m.local_size())
     }
 
     /// The `(lo, hi)` corners of each local box (with ghost cells when `ghosts`), in the
     /// order of `to_xp`.
     #[pyo3(signature = (ghosts=false))]
     fn boxes(&self, ghosts: bool) -> Vec<Corners> {
-        (0..self.mf.local_size())
+        either!(self, m => (0..m.local_size())
             .map(|l| {
-                let g = self.mf.global_index(l);
-                corners(if ghosts {
-                    self.mf.fabbox(g)
-                } else {
-                    self.mf.box_of(g)
-                })
+                let g = m.global_index(l);
+                corners(if ghosts { m.fabbox(g) } else { m.box_of(g) })
             })
-            .collect()
+            .collect())
     }
 
     /// The fab of `mfi` (ghost cells included) as a zero-copy DLPack object: NumPy's
     /// `np.from_dlpack(mf.array(mfi))[n, k, j, i]` is component `n` at `fabbox.lo + (i, j, k)`.
     fn array(&self, mfi: &PyMfi) -> PyResult<Tensor> {
         let l = mfi.0.local_index();
-        if l >= self.mf.local_size() {
+        if l >= either!(self, m => m.local_size()) {
             return Err(PyIndexError::new_err("MFIter item of another MultiFab"));
         }
-        // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays and while
-        // this MultiFab's methods run, and no Rust reference into the tensor is kept.
-        let t = unsafe { self.mf.to_dlpack_box_detached(l, Ghosts::Include) };
-        Ok(Tensor {
-            inner: Imported::Versioned(t),
+        Ok(match &self.store {
+            Store::Host(m) => {
+                // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays
+                // and while this MultiFab's methods run, and no Rust reference into the
+                // tensor is kept.
+                let t = unsafe { m.to_dlpack_box_detached(l, Ghosts::Include) };
+                Tensor::new(Imported::Versioned(t))
+            }
+            // SAFETY: as above.
+            Store::Arena(m) => Tensor::on(
+                Imported::Versioned(unsafe { m.to_dlpack_box_detached(l, Ghosts::Include) }),
+                m.arena(),
+            ),
         })
     }
 
@@ -362,14 +455,15 @@ impl PyMultiFab {
         self.tensors(ghosts)
             .into_iter()
             .map(|t| {
-                let src = t.export()?;
                 let obj = Bound::new(py, t)?;
+                let src = obj.get().export()?;
                 to_xp(obj.as_any(), &src, copy, order)
             })
             .collect()
     }
 
-    /// As `to_xp` (host memory: NumPy arrays).
+    /// NumPy arrays of every local box: zero-copy for host memory; device memory needs
+    /// `copy=True` (a host copy), else `BufferError`.
     #[pyo3(signature = (ghosts=false, copy=false, order="C"))]
     fn to_numpy<'py>(
         &self,
@@ -378,31 +472,43 @@ impl PyMultiFab {
         copy: bool,
         order: &str,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.to_xp(py, ghosts, copy, order)
+        self.tensors(ghosts)
+            .into_iter()
+            .map(|t| {
+                let obj = Bound::new(py, t)?;
+                let src = obj.get().export()?;
+                crate::interop::to_numpy(obj.as_any(), &src, copy, order)
+            })
+            .collect()
     }
 
     /// Fills ghost cells from the valid cells of other boxes (and periodic images).
     #[pyo3(signature = (periodic=(false, false, false)))]
     fn fill_boundary(&mut self, periodic: (bool, bool, bool)) -> PyResult<()> {
-        let domain = self.mf.box_array().minimal_box();
+        let domain = either!(self, m => m.box_array().minimal_box());
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        self.mf.fill_boundary(period).map_err(fab_err)
+        match &mut self.store {
+            Store::Host(m) => m.fill_boundary(period),
+            Store::Arena(m) => DeviceOps::fill_boundary(m, period),
+        }
+        .map_err(fab_err)
     }
 
     /// Test pattern: valid cell `(i, j, k)` of component `n` gets
     /// `i + 100 j + 10000 k + 1e6 n` (ghost cells untouched).
-    fn fill_cell_index_pattern(&mut self) {
-        for mut tile in self.mf.iter_tiles_mut(Tiling::None, IntVect::ZERO) {
+    fn fill_cell_index_pattern(&mut self) -> PyResult<()> {
+        for mut tile in self.host_mut()?.iter_tiles_mut(Tiling::None, IntVect::ZERO) {
             let region = tile.region();
             tile.array_mut().for_each_mut(region, |i, j, k, n, v| {
                 *v = f64::from(i) + 100.0 * f64::from(j) + 10000.0 * f64::from(k) + 1e6 * n as f64;
             });
         }
+        Ok(())
     }
 
     /// Value at global cell `(i, j, k)` of component `n` (valid or ghost of a local box).
     fn value_at(&self, p: &Bound<'_, PyAny>, n: usize) -> PyResult<Option<f64>> {
-        Ok(self.mf.value_at(int_vect_of(p)?, n))
+        Ok(self.host()?.value_at(int_vect_of(p)?, n))
     }
 
     /// Dot product of `self[comp..comp+nc]` with `y[ycomp..]`.
@@ -416,17 +522,21 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<f64> {
         let ng = self.ng(ng)?;
-        self.mf
-            .dot(&y.mf, ycomp, comp..comp.saturating_add(nc), ng)
-            .map_err(fab_err)
+        let comps = comp..comp.saturating_add(nc);
+        match (&self.store, &y.store) {
+            (Store::Host(x), Store::Host(y)) => x.dot(y, ycomp, comps, ng),
+            (Store::Arena(x), Store::Arena(y)) => DeviceOps::dot(x, y, ycomp, comps, ng),
+            _ => Err(FabError::LayoutMismatch),
+        }
+        .map_err(fab_err)
     }
 
     fn __repr__(&self) -> String {
         format!(
             "MultiFab({} boxes, ncomp={}, ngrow={})",
-            self.mf.box_array().len(),
-            self.mf.ncomp(),
-            self.mf.n_grow()
+            either!(self, m => m.box_array().len()),
+            self.ncomp_(),
+            either!(self, m => m.n_grow())
         )
     }
 }
@@ -447,7 +557,11 @@ macro_rules! scalar_ops {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
                 let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-                self.mf.$method(value, comp..comp + nc, ng).map_err(fab_err)
+                match &mut self.store {
+                    Store::Host(m) => m.$method(value, comp..comp + nc, ng),
+                    Store::Arena(m) => DeviceOps::$method(m, value, comp..comp + nc, ng),
+                }
+                .map_err(fab_err)
             }
         )+}
     };
@@ -470,7 +584,12 @@ macro_rules! reductions {
             $(#[doc = $doc])+
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn $name(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-                self.mf.$name(comp..=comp, self.ng(ngrow)?).map_err(fab_err)
+                let ng = self.ng(ngrow)?;
+                match &self.store {
+                    Store::Host(m) => m.$name(comp..=comp, ng).map(f64::from),
+                    Store::Arena(m) => DeviceOps::$name(m, comp..=comp, ng).map(f64::from),
+                }
+                .map_err(fab_err)
             }
         )+}
     };
@@ -494,7 +613,7 @@ reductions! {
 /// Static two-MultiFab operations `MultiFab.f(dst, [a,] src, scomp, dcomp, nc, ng=None)`,
 /// arguments checked by [`binary`]; `(a)` after the name adds the scalar `a: float`.
 macro_rules! binary_ops {
-    ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $op:expr;)+) => {
+    ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $op:expr $(, $dev:ident)?;)+) => {
         #[pymethods]
         impl PyMultiFab {$(
             $(#[doc = $doc])+
@@ -509,17 +628,52 @@ macro_rules! binary_ops {
                 nc: usize,
                 ng: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
-                binary((dst, src, stringify!($name)), scomp, dcomp, nc, ng, $op)
+                binary((dst, src, stringify!($name)), scomp, dcomp, nc, ng, $op, dev_op!($($dev)?; $op))
             }
         )+}
     };
 }
 
+/// The device form of a binary operation: the same closure, whose method calls resolve to
+/// [`DeviceOps`] on a FabArray of arena memory.
+macro_rules! dev_op {
+    (device; $op:expr) => {
+        Some(&dev_fn($op) as &DevBinary<'_>)
+    };
+    (; $op:expr) => {
+        None
+    };
+}
+
+/// A two-operand operation on MultiFabs in arena memory.
+type DevBinary<'a> = dyn Fn(
+        &mut FabArray<f64, AnyArena>,
+        &FabArray<f64, AnyArena>,
+        usize,
+        Range<usize>,
+        IntVect,
+    ) -> Result<(), FabError>
+    + 'a;
+
+/// Fixes a device closure's argument types (for inference).
+fn dev_fn<F>(f: F) -> F
+where
+    F: Fn(
+        &mut FabArray<f64, AnyArena>,
+        &FabArray<f64, AnyArena>,
+        usize,
+        Range<usize>,
+        IntVect,
+    ) -> Result<(), FabError>,
+{
+    f
+}
+
 binary_ops! {
     /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
-    copy => |d, s, sc, c, ng| d.copy_from(s, sc, c, ng);
+    copy => |d, s, sc, c, ng| d.copy_from(s, sc, c, ng), device;
     /// `dst[dcomp..] += src[scomp..]`.
-    add => |d, s, sc, c, ng| d.add(s, sc, c, ng);
+    add => |d, s, sc, c, ng| d.add(s, sc, c, ng), device;
     /// `dst[dcomp..] -= src[scomp..]`.
     subtract => |d, s, sc, c, ng| d.subtract(s, sc, c, ng);
     /// `dst[dcomp..] *= src[scomp..]`.
@@ -527,29 +681,50 @@ binary_ops! {
     /// `dst[dcomp..] /= src[scomp..]`.
     divide => |d, s, sc, c, ng| d.divide(s, sc, c, ng);
     /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
-    saxpy(a) => |d, s, sc, c, ng| d.saxpy(a, s, sc, c, ng);
+    saxpy(a) => |d, s, sc, c, ng| d.saxpy(a, s, sc, c, ng), device;
     /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
-    xpay(a) => |d, s, sc, c, ng| d.xpay(a, s, sc, c, ng);
+    xpay(a) => |d, s, sc, c, ng| d.xpay(a, s, sc, c, ng), device;
 }
 
 /// Checks a two-MultiFab operation's arguments, then runs it.
 fn binary(
-    (mut dst, src, _name): Pair<'_, '_>,
+    (mut dst, src, name): Pair<'_, '_>,
     scomp: usize,
     dcomp: usize,
     nc: usize,
     ng: Option<&Bound<'_, PyAny>>,
     op: impl FnOnce(&mut MultiFab, &MultiFab, usize, Range<usize>, IntVect) -> Result<(), FabError>,
+    dev: Option<&DevBinary<'_>>,
 ) -> PyResult<()> {
     let ng = dst.ng(ng)?;
-    op(
-        &mut dst.mf,
-        &src.mf,
-        scomp,
-        dcomp..dcomp.saturating_add(nc),
-        ng,
-    )
+    let comps = dcomp..dcomp.saturating_add(nc);
+    match (&mut dst.store, &src.store, dev) {
+        (Store::Host(d), Store::Host(s), _) => op(d, s, scomp, comps, ng),
+        (Store::Arena(d), Store::Arena(s), Some(dev)) => dev(d, s, scomp, comps, ng),
+        (Store::Arena(d), _, None) => return Err(not_on_device_named(d, name)),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "MultiFab.{name}: both MultiFabs must live in the same kind of memory (one is \
+                 on the host, the other in arena memory)"
+            )));
+        }
+    }
     .map_err(fab_err)
+}
+
+/// `NotImplementedError` for a host-only operation on a MultiFab in arena memory.
+fn not_on_device(m: &FabArray<f64, AnyArena>) -> PyErr {
+    not_on_device_named(m, "this operation")
+}
+
+fn not_on_device_named(m: &FabArray<f64, AnyArena>, what: &str) -> PyErr {
+    PyNotImplementedError::new_err(format!(
+        "{what} needs host memory, but this MultiFab lives in {} memory on {}; the \
+         operations on device memory are set_val, plus, mult, copy, add, saxpy, xpay, the \
+         reductions, dot, fill_boundary and parallel_copy; use to_host() for a host copy",
+        m.arena().kind(),
+        m.arena().device()
+    ))
 }
 
 /// Global indexing (pyAMReX's `MultiFab.__getitem__` / `__setitem__`); the rules are in
@@ -566,23 +741,27 @@ impl PyMultiFab {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let region = Region::parse(&self.mf, key)?;
+        // Arena memory is read through a host copy of the whole MultiFab.
+        let staged;
+        let mf = match &self.store {
+            Store::Host(m) => m,
+            Store::Arena(m) => {
+                staged = DeviceOps::to_host(m).map_err(fab_err)?;
+                &staged
+            }
+        };
+        let region = Region::parse(mf, key)?;
         let np = py.import("numpy")?;
         let [ni, nj, nk, nc] = region.shape();
         let arr = if region.is_empty() {
             np.call_method1("zeros", ((ni, nj, nk, nc),))?
         } else {
             let (bx, comp, nc) = region.cells()?;
-            let v = self.mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
+            let v = mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
             let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
                 .expect("read_region returns one value per cell and component");
             let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
-            let t = Bound::new(
-                py,
-                Tensor {
-                    inner: Imported::Versioned(t),
-                },
-            )?;
+            let t = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
             np.call_method1("from_dlpack", (t,))?
         };
         let arr = arr.call_method0("squeeze")?;
@@ -597,8 +776,19 @@ impl PyMultiFab {
     /// of every box that covers a cell of the region (pyAMReX's semantics). An array may
     /// have the region's shape with or without its length-1 axes (pyAMReX re-inserts
     /// them) and broadcasts as in NumPy.
+    ///
+    /// Arena memory is written through a host copy of the whole MultiFab, copied back.
     fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let region = Region::parse(&self.mf, key)?;
+        let mut staged = match &self.store {
+            Store::Host(_) => None,
+            Store::Arena(m) => Some(DeviceOps::to_host(m).map_err(fab_err)?),
+        };
+        let mf = match (&mut self.store, staged.as_mut()) {
+            (_, Some(h)) => h,
+            (Store::Host(m), None) => m,
+            (Store::Arena(_), None) => unreachable!("staged above"),
+        };
+        let region = Region::parse(mf, key)?;
         if region.is_empty() {
             return Ok(());
         }
@@ -613,29 +803,31 @@ impl PyMultiFab {
             Some(x) => vec![x; n],
             None => region_values(value, &region)?,
         };
-        self.mf
-            .write_region(&data, Ghosts::Include, comp..comp + nc, bx)
+        mf.write_region(&data, Ghosts::Include, comp..comp + nc, bx)
             .map_err(fab_err)?;
+        if let (Store::Arena(m), Some(h)) = (&mut self.store, staged.as_ref()) {
+            DeviceOps::copy_from_host(m, h).map_err(fab_err)?;
+        }
         Ok(())
     }
 
     /// `(nx, ny, nz, ncomp)` of the valid cells' minimal box (pyAMReX `mf.shape`).
     #[getter]
     fn shape(&self) -> (i32, i32, i32, usize) {
-        let l = self.mf.box_array().minimal_box().length();
-        (l[0], l[1], l[2], self.mf.ncomp())
+        let l = either!(self, m => m.box_array().minimal_box().length());
+        (l[0], l[1], l[2], self.ncomp_())
     }
 
     /// As `shape`, with the ghost cells on both sides (pyAMReX `mf.shape_with_ghosts`).
     #[getter]
     fn shape_with_ghosts(&self) -> (i32, i32, i32, usize) {
-        let l = self.mf.box_array().minimal_box().length();
-        let g = self.mf.n_grow();
+        let l = either!(self, m => m.box_array().minimal_box().length());
+        let g = either!(self, m => m.n_grow());
         (
             l[0] + 2 * g[0],
             l[1] + 2 * g[1],
             l[2] + 2 * g[2],
-            self.mf.ncomp(),
+            self.ncomp_(),
         )
     }
 }
@@ -709,7 +901,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.abs(comp..comp + nc, ng).map_err(fab_err)?;
+        self.host_mut()?.abs(comp..comp + nc, ng).map_err(fab_err)?;
         Ok(())
     }
 
@@ -722,7 +914,9 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf.negate(comp..comp + nc, ng).map_err(fab_err)?;
+        self.host_mut()?
+            .negate(comp..comp + nc, ng)
+            .map_err(fab_err)?;
         Ok(())
     }
 
@@ -736,7 +930,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.mf
+        self.host_mut()?
             .invert(numerator, comp..comp + nc, ng)
             .map_err(fab_err)?;
         Ok(())
@@ -759,8 +953,9 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = dst.ng(ng)?;
-        dst.mf
-            .lin_comb(a, &x.mf, xcomp, b, &y.mf, ycomp, dcomp..dcomp + nc, ng)
+        let (x, y) = (x.host()?, y.host()?);
+        dst.host_mut()?
+            .lin_comb(a, x, xcomp, b, y, ycomp, dcomp..dcomp + nc, ng)
             .map_err(fab_err)?;
         Ok(())
     }
@@ -780,8 +975,9 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = dst.ng(ng)?;
-        dst.mf
-            .add_product(&s1.mf, comp1, &s2.mf, comp2, dcomp..dcomp + nc, ng)
+        let (s1, s2) = (s1.host()?, s2.host()?);
+        dst.host_mut()?
+            .add_product(s1, comp1, s2, comp2, dcomp..dcomp + nc, ng)
             .map_err(fab_err)?;
         Ok(())
     }
@@ -794,17 +990,26 @@ impl PyMultiFab {
         src: PyRef<'_, Self>,
         periodic: (bool, bool, bool),
     ) -> PyResult<()> {
-        if src.mf.ncomp() != self.mf.ncomp() {
+        if src.ncomp_() != self.ncomp_() {
             return Err(PyValueError::new_err(format!(
                 "parallel_copy: {} components into {}",
-                src.mf.ncomp(),
-                self.mf.ncomp()
+                src.ncomp_(),
+                self.ncomp_()
             )));
         }
-        let domain = self.mf.box_array().minimal_box();
+        let domain = either!(self, m => m.box_array().minimal_box());
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        self.mf.parallel_copy(&src.mf, period).map_err(fab_err)?;
-        Ok(())
+        match (&mut self.store, &src.store) {
+            (Store::Host(d), Store::Host(s)) => d.parallel_copy(s, period),
+            (Store::Arena(d), Store::Arena(s)) => DeviceOps::parallel_copy(d, s, period),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "MultiFab.parallel_copy: both MultiFabs must live in the same kind of \
+                     memory (one is on the host, the other in arena memory)",
+                ));
+            }
+        }
+        .map_err(fab_err)
     }
 
     /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is NaN
@@ -817,7 +1022,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        Ok(self.any_value(comp, nc, ng, f64::is_nan))
+        self.any_value(comp, nc, ng, f64::is_nan)
     }
 
     /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is
@@ -830,13 +1035,18 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        Ok(self.any_value(comp, nc, ng, f64::is_infinite))
+        self.any_value(comp, nc, ng, f64::is_infinite)
     }
 
     /// Max norm of `comp` (pyAMReX `norminf`, the same as `norm0`).
     #[pyo3(signature = (comp=0, ngrow=None))]
     fn norminf(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
-        self.mf.norm0(comp..=comp, self.ng(ngrow)?).map_err(fab_err)
+        let ng = self.ng(ngrow)?;
+        match &self.store {
+            Store::Host(m) => m.norm0(comp..=comp, ng),
+            Store::Arena(m) => DeviceOps::norm0(m, comp..=comp, ng),
+        }
+        .map_err(fab_err)
     }
 
     /// `self[comp..comp+ncomp] -= mf[comp..]` over `ngrow` ghost cells (pyAMReX `minus`).
@@ -849,8 +1059,9 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = self.ng(ngrow)?;
-        self.mf
-            .subtract(&mf.mf, comp, comp..comp + ncomp, ng)
+        let src = mf.host()?;
+        self.host_mut()?
+            .subtract(src, comp, comp..comp + ncomp, ng)
             .map_err(fab_err)?;
         Ok(())
     }
@@ -868,21 +1079,22 @@ impl PyMultiFab {
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = dst.ng(ng)?;
-        dst.mf
-            .swap(&mut src.mf, scomp, dcomp..dcomp.saturating_add(nc), ng)
+        let src = src.host_mut()?;
+        dst.host_mut()?
+            .swap(src, scomp, dcomp..dcomp.saturating_add(nc), ng)
             .map_err(fab_err)
     }
 
     /// Number of components (pyAMReX `n_comp`).
     #[getter(n_comp)]
     fn n_comp_getter(&self) -> usize {
-        self.mf.ncomp()
+        self.ncomp_()
     }
 
     /// Ghost cells per direction as an IntVect (pyAMReX `n_grow_vect`).
     #[getter]
     fn n_grow_vect(&self) -> crate::geometry::PyIntVect {
-        crate::geometry::PyIntVect(self.mf.n_grow())
+        crate::geometry::PyIntVect(either!(self, m => m.n_grow()))
     }
 }
 

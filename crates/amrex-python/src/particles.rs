@@ -5,17 +5,97 @@
 //! (`aos.field("x")`: a rank-1 view whose stride is the particle size in elements) or as
 //! the `(n, 5)` block of positions and reals. Views count as exports: while one lives,
 //! operations that could reallocate the particles raise `BufferError`.
+//!
+//! Both containers live on any arena (`ArrayOfStructs_2_1(arena="device")`): appending,
+//! resizing, reading one particle or value, views (exported with the arena's device) and
+//! `to_host()` work everywhere, through the arena's copies on device memory; `to_dict()`
+//! (NumPy views) needs host memory and raises `NotImplementedError` on a device.
 
+use crate::arena::{PyArena, arena_arg, arena_err};
+use crate::arena::{dyn_copier, is_host, not_on_device, settle};
 use crate::interop::dlpack_err;
 use crate::protocol::{Dims, Export, ExportCount};
 use crate::views::SharedView;
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StridedLayout, StructOfArrays, idcpu};
+use amrex_arena::{AnyArena, Arena};
 use amrex_dlpack_core::DlpackElement;
+use amrex_podvector::PodVector;
+use bytemuck::AnyBitPattern;
+use core::ptr::NonNull;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 type P21 = Particle<2, 1>;
+
+/// An array of structs on the host arena or another one.
+#[derive(Debug)]
+enum Aos {
+    Host(ArrayOfStructs<P21>),
+    Arena(ArrayOfStructs<P21, AnyArena>),
+}
+
+/// A struct of arrays on the host arena or another one.
+#[derive(Debug)]
+enum Soa {
+    Host(StructOfArrays<2, 1>),
+    Arena(StructOfArrays<2, 1, AnyArena>),
+}
+
+/// `$e` with `$c` bound to the container inside an [`Aos`] or [`Soa`].
+macro_rules! on {
+    ($ty:ident, $x:expr, $c:ident => $e:expr) => {
+        match $x {
+            $ty::Host($c) => $e,
+            $ty::Arena($c) => $e,
+        }
+    };
+}
+
+/// Element `i` of a vector on any arena (a one-element copy on device memory).
+fn element<T: AnyBitPattern, A: Arena>(v: &PodVector<T, A>, i: usize) -> PyResult<T> {
+    if i >= v.len() {
+        return Err(PyIndexError::new_err("component or particle out of range"));
+    }
+    v.get_copy(i).map_err(arena_err)
+}
+
+/// The export of a whole component vector on any arena.
+fn pod_export<T: DlpackElement + AnyBitPattern, A: Arena>(
+    v: &PodVector<T, A>,
+    arena: &AnyArena,
+) -> Export<'static> {
+    Export {
+        data: v.as_ptr().cast_mut().cast(),
+        device: v.device(),
+        host_accessible: v.arena().host_accessible(),
+        dtype: T::DTYPE,
+        shape: Dims::new(&[v.len() as i64]),
+        strides: Dims::new(&[1]),
+        read_only: false,
+        copier: dyn_copier(arena),
+    }
+}
+
+/// Writes host `src` into elements `at..at + src.len()` of `dst`, memory of `arena`.
+///
+/// # Safety
+/// `dst` points to an allocation of `arena` holding at least `at + src.len()` elements.
+unsafe fn write_at<T: AnyBitPattern>(
+    arena: &AnyArena,
+    dst: *mut T,
+    at: usize,
+    src: &[T],
+) -> PyResult<()> {
+    if src.is_empty() {
+        return Ok(());
+    }
+    let p = NonNull::new(dst.wrapping_add(at).cast::<u8>())
+        .ok_or_else(|| PyValueError::new_err("a non-empty component with a NULL pointer"))?;
+    // SAFETY: the caller's obligation: `src.len()` elements from `at` lie in the
+    // allocation; `src` is host memory of ours, distinct from it.
+    unsafe { arena.copy_from_host(p, src.as_ptr().cast(), size_of_val(src)) }.map_err(arena_err)
+}
 
 /// `amrex_rs.make_id_cpu(id, cpu)`: AMReX's packed 64-bit id/cpu word.
 #[pyfunction]
@@ -35,7 +115,7 @@ fn particle_cpu(idcpu: u64) -> i32 {
     idcpu::cpu(idcpu)
 }
 
-fn layout_export(l: &StridedLayout, read_only: bool) -> Export<'static> {
+fn layout_export(l: &StridedLayout, read_only: bool, arena: &AnyArena) -> Export<'static> {
     Export {
         data: l.data(),
         device: l.device(),
@@ -44,7 +124,7 @@ fn layout_export(l: &StridedLayout, read_only: bool) -> Export<'static> {
         shape: Dims::new(l.shape()),
         strides: Dims::new(l.strides()),
         read_only,
-        copier: None,
+        copier: dyn_copier(arena),
     }
 }
 
@@ -75,14 +155,23 @@ fn field_kind(name: &str) -> PyResult<FieldKind> {
 #[pyclass(module = "amrex_rs", name = "ArrayOfStructs_2_1")]
 #[derive(Debug)]
 pub(crate) struct PyAos {
-    aos: ArrayOfStructs<P21>,
+    aos: Aos,
     exports: ExportCount,
 }
 
 impl PyAos {
+    fn arena(&self) -> AnyArena {
+        match &self.aos {
+            Aos::Host(_) => AnyArena::default(),
+            Aos::Arena(a) => a.arena().clone(),
+        }
+    }
+
     fn view(slf: &Bound<'_, Self>, l: PyResult<StridedLayout>, ro: bool) -> PyResult<SharedView> {
         let this = slf.borrow();
-        let e = layout_export(&l?, ro);
+        let arena = this.arena();
+        settle(&arena)?;
+        let e = layout_export(&l?, ro, &arena);
         // SAFETY: the particles live in this object's vector, which is not reallocated
         // while the view (holding one count) lives.
         Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
@@ -91,12 +180,54 @@ impl PyAos {
 
 #[pymethods]
 impl PyAos {
+    /// An empty container in memory of `arena` (`None`/`"host"`, `"pinned"`, `"device"`,
+    /// `"managed"` or an `Arena`).
     #[new]
-    fn py_new() -> Self {
-        Self {
-            aos: ArrayOfStructs::new(),
+    #[pyo3(signature = (arena=None))]
+    fn py_new(arena: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let arena = arena_arg(arena)?;
+        let aos = if is_host(&arena) {
+            Aos::Host(ArrayOfStructs::new())
+        } else {
+            Aos::Arena(ArrayOfStructs::new_in(arena))
+        };
+        Ok(Self {
+            aos,
             exports: ExportCount::default(),
-        }
+        })
+    }
+
+    /// The arena of the particles.
+    #[getter(arena)]
+    fn py_arena(&self) -> PyArena {
+        PyArena(self.arena())
+    }
+
+    /// `(device_type, device_id)` of the particle memory.
+    fn device(&self) -> (i32, i32) {
+        let d = on!(Aos, &self.aos, a => a.device());
+        (d.device_type.0, d.device_id)
+    }
+
+    /// A copy of the particles (neighbours included) in host memory.
+    fn to_host(&self) -> PyResult<Self> {
+        let aos = match &self.aos {
+            Aos::Host(a) => a.try_clone().map_err(arena_err)?,
+            Aos::Arena(a) => {
+                settle(a.arena())?;
+                let all = a.to_host_vec().map_err(arena_err)?;
+                let real = a.num_particles();
+                let mut h = ArrayOfStructs::from_slice(&all[..real]);
+                h.set_num_neighbors(a.num_neighbors())
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                h.as_mut_slice()[real..].copy_from_slice(&all[real..]);
+                h
+            }
+        };
+        Ok(Self {
+            aos: Aos::Host(aos),
+            exports: ExportCount::default(),
+        })
     }
 
     /// Appends a particle.
@@ -115,34 +246,32 @@ impl PyAos {
         p.idata = idata;
         p.try_set_id_cpu(id, cpu)
             .map_err(|e| PyValueError::new_err(format!("{e:?}")))?;
-        self.aos.push(p);
-        Ok(())
+        on!(Aos, &mut self.aos, a => a.try_push(p)).map_err(arena_err)
     }
 
     /// Particles including neighbours.
     fn size(&self) -> usize {
-        self.aos.len()
+        on!(Aos, &self.aos, a => a.len())
     }
 
     fn __len__(&self) -> usize {
-        self.aos.len()
+        self.size()
     }
 
     /// Particles excluding neighbours.
     fn num_particles(&self) -> usize {
-        self.aos.num_particles()
+        on!(Aos, &self.aos, a => a.num_particles())
     }
 
     /// Neighbour particles at the end.
     fn num_neighbors(&self) -> usize {
-        self.aos.num_neighbors()
+        on!(Aos, &self.aos, a => a.num_neighbors())
     }
 
     /// Sets the number of neighbour particles (grows or shrinks the array).
     fn set_num_neighbors(&mut self, n: usize) -> PyResult<()> {
         self.exports.check_resizable()?;
-        self.aos
-            .set_num_neighbors(n)
+        on!(Aos, &mut self.aos, a => a.set_num_neighbors(n))
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
@@ -154,11 +283,17 @@ impl PyAos {
 
     /// Particle `i` as a dict (`pos`, `rdata`, `idata`, `id`, `cpu`, `valid`).
     fn get<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
-        let p = self
-            .aos
-            .as_slice()
-            .get(i)
-            .ok_or_else(|| PyIndexError::new_err("particle index out of range"))?;
+        let out_of_range = || PyIndexError::new_err("particle index out of range");
+        let p = match &self.aos {
+            Aos::Host(a) => *a.as_slice().get(i).ok_or_else(out_of_range)?,
+            Aos::Arena(a) => {
+                if i >= a.len() {
+                    return Err(out_of_range());
+                }
+                settle(a.arena())?;
+                a.as_pod_vector().get_copy(i).map_err(arena_err)?
+            }
+        };
         let d = PyDict::new(py);
         d.set_item("pos", (p.pos[0], p.pos[1], p.pos[2]))?;
         d.set_item("rdata", (p.rdata[0], p.rdata[1]))?;
@@ -173,20 +308,66 @@ impl PyAos {
     #[pyo3(signature = (name, readonly=false))]
     fn field(slf: &Bound<'_, Self>, name: &str, readonly: bool) -> PyResult<SharedView> {
         let kind = field_kind(name)?;
-        let l = slf.borrow().aos.field_layout(kind).map_err(dlpack_err);
+        let l = on!(Aos, &slf.borrow().aos, a => a.field_layout(kind)).map_err(dlpack_err);
         Self::view(slf, l, readonly)
     }
 
     /// Zero-copy `(n, 5)` view of positions and reals.
     #[pyo3(signature = (readonly=false))]
     fn real_block(slf: &Bound<'_, Self>, readonly: bool) -> PyResult<SharedView> {
-        let l = slf.borrow().aos.real_block_layout().map_err(dlpack_err);
+        let l = on!(Aos, &slf.borrow().aos, a => a.real_block_layout()).map_err(dlpack_err);
         Self::view(slf, l, readonly)
     }
 
     fn __repr__(&self) -> String {
-        format!("ArrayOfStructs_2_1(size={})", self.aos.len())
+        let d = on!(Aos, &self.aos, a => a.device());
+        if is_host(&self.arena()) {
+            format!("ArrayOfStructs_2_1(size={})", self.size())
+        } else {
+            format!("ArrayOfStructs_2_1(size={}, device={d})", self.size())
+        }
     }
+}
+
+fn particle_err(e: amrex_aos::ParticleError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A host copy of a struct of arrays on any arena: components, names, neighbours.
+fn soa_to_host<A: Arena>(s: &StructOfArrays<2, 1, A>) -> PyResult<StructOfArrays<2, 1>> {
+    if s.arena().kind() == amrex_arena::MemoryKind::Managed {
+        s.arena().synchronize().map_err(arena_err)?;
+    }
+    let mut h = StructOfArrays::<2, 1>::new();
+    for i in 0..s.num_real_comps() {
+        match (i < 2, s.real_name(i)) {
+            (true, Some(name)) => h.set_real_name(i, name).map_err(particle_err)?,
+            (true, None) => {}
+            (false, name) => {
+                h.add_real_comp(name).map_err(particle_err)?;
+            }
+        }
+    }
+    for i in 0..s.num_int_comps() {
+        match (i < 1, s.int_name(i)) {
+            (true, Some(name)) => h.set_int_name(i, name).map_err(particle_err)?,
+            (true, None) => {}
+            (false, name) => {
+                h.add_int_comp(name).map_err(particle_err)?;
+            }
+        }
+    }
+    h.resize(s.num_particles()).map_err(particle_err)?;
+    h.set_num_neighbors(s.num_neighbors())
+        .map_err(particle_err)?;
+    s.idcpu().copy_to_host(h.idcpu_mut()).map_err(arena_err)?;
+    for c in 0..s.num_real_comps() {
+        s.real(c).copy_to_host(h.real_mut(c)).map_err(arena_err)?;
+    }
+    for c in 0..s.num_int_comps() {
+        s.int(c).copy_to_host(h.int_mut(c)).map_err(arena_err)?;
+    }
+    Ok(h)
 }
 
 /// AMReX `StructOfArrays<2, 1>`: an idcpu vector, 2 real and 1 int component vectors,
@@ -194,126 +375,153 @@ impl PyAos {
 #[pyclass(module = "amrex_rs", name = "StructOfArrays_2_1")]
 #[derive(Debug)]
 pub(crate) struct PySoa {
-    soa: StructOfArrays<2, 1>,
+    soa: Soa,
     exports: ExportCount,
 }
 
-fn vec_export<T: DlpackElement>(ptr: *const T, len: usize) -> Export<'static> {
-    Export::host(ptr, &[len as i64], &[1], false)
-}
-
 impl PySoa {
-    fn view(slf: &Bound<'_, Self>, e: Export<'static>) -> SharedView {
+    fn arena(&self) -> AnyArena {
+        match &self.soa {
+            Soa::Host(_) => AnyArena::default(),
+            Soa::Arena(s) => s.arena().clone(),
+        }
+    }
+
+    fn view(slf: &Bound<'_, Self>, e: Export<'static>) -> PyResult<SharedView> {
         let this = slf.borrow();
+        settle(&this.arena())?;
         // SAFETY: the component lives in this object and is not reallocated while the view
         // (holding one count) lives.
-        unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) }
+        Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
+    }
+
+    /// The export of real component `i`, int component `i` or (`None`) the idcpu words.
+    fn component_export(&self, kind: Option<(bool, usize)>) -> PyResult<Export<'static>> {
+        let arena = self.arena();
+        on!(Soa, &self.soa, s => match kind {
+            None => Ok(pod_export(s.idcpu(), &arena)),
+            Some((true, i)) => s
+                .get_real(i)
+                .map(|v| pod_export(v, &arena))
+                .ok_or_else(|| PyIndexError::new_err("real component out of range")),
+            Some((false, i)) => s
+                .get_int(i)
+                .map(|v| pod_export(v, &arena))
+                .ok_or_else(|| PyIndexError::new_err("int component out of range")),
+        })
     }
 }
 
 #[pymethods]
 impl PySoa {
+    /// An empty container in memory of `arena` (`None`/`"host"`, `"pinned"`, `"device"`,
+    /// `"managed"` or an `Arena`).
     #[new]
-    fn py_new() -> Self {
-        Self {
-            soa: StructOfArrays::new(),
+    #[pyo3(signature = (arena=None))]
+    fn py_new(arena: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let arena = arena_arg(arena)?;
+        let soa = if is_host(&arena) {
+            Soa::Host(StructOfArrays::new())
+        } else {
+            Soa::Arena(StructOfArrays::new_in(arena))
+        };
+        Ok(Self {
+            soa,
             exports: ExportCount::default(),
-        }
+        })
+    }
+
+    /// The arena of the particles.
+    #[getter(arena)]
+    fn py_arena(&self) -> PyArena {
+        PyArena(self.arena())
+    }
+
+    /// `(device_type, device_id)` of the particle memory.
+    fn device(&self) -> (i32, i32) {
+        let d = on!(Soa, &self.soa, s => s.device());
+        (d.device_type.0, d.device_id)
+    }
+
+    /// A copy of the particles (components, names, neighbours) in host memory.
+    fn to_host(&self) -> PyResult<Self> {
+        Ok(Self {
+            soa: Soa::Host(on!(Soa, &self.soa, s => soa_to_host(s))?),
+            exports: ExportCount::default(),
+        })
     }
 
     /// Appends a particle: its packed `idcpu`, one value per real and int component.
     #[pyo3(signature = (idcpu, reals, ints))]
     fn push_back(&mut self, idcpu: u64, reals: Vec<f64>, ints: Vec<i32>) -> PyResult<()> {
         self.exports.check_resizable()?;
-        self.soa
-            .push(idcpu, &reals, &ints)
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        on!(Soa, &mut self.soa, s => s.push(idcpu, &reals, &ints)).map_err(particle_err)
     }
 
     /// Adds a real component (zero-filled); returns its index.
     #[pyo3(signature = (name=None))]
     fn add_real_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
         self.exports.check_resizable()?;
-        self.soa
-            .add_real_comp(name)
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        on!(Soa, &mut self.soa, s => s.add_real_comp(name)).map_err(particle_err)
     }
 
     /// Adds an int component (zero-filled); returns its index.
     #[pyo3(signature = (name=None))]
     fn add_int_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
         self.exports.check_resizable()?;
-        self.soa
-            .add_int_comp(name)
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        on!(Soa, &mut self.soa, s => s.add_int_comp(name)).map_err(particle_err)
     }
 
     /// The names of the real components (`None` for unnamed ones).
     fn real_names(&self) -> Vec<Option<String>> {
-        (0..self.soa.num_real_comps())
-            .map(|i| self.soa.real_name(i).map(str::to_owned))
-            .collect()
+        on!(Soa, &self.soa, s => (0..s.num_real_comps())
+            .map(|i| s.real_name(i).map(str::to_owned))
+            .collect())
     }
 
     /// Number of particles.
     fn size(&self) -> usize {
-        self.soa.len()
+        on!(Soa, &self.soa, s => s.len())
     }
 
     fn __len__(&self) -> usize {
-        self.soa.len()
+        self.size()
     }
 
     /// Writable zero-copy view of real component `i`.
     fn real(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = {
-            let this = slf.borrow();
-            let v = this
-                .soa
-                .get_real(i)
-                .ok_or_else(|| PyIndexError::new_err("real component out of range"))?;
-            vec_export(v.as_ptr(), v.len())
-        };
-        Ok(Self::view(slf, e))
+        let e = slf.borrow().component_export(Some((true, i)))?;
+        Self::view(slf, e)
     }
 
     /// Writable zero-copy view of int component `i`.
     fn int(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = {
-            let this = slf.borrow();
-            let v = this
-                .soa
-                .get_int(i)
-                .ok_or_else(|| PyIndexError::new_err("int component out of range"))?;
-            vec_export(v.as_ptr(), v.len())
-        };
-        Ok(Self::view(slf, e))
+        let e = slf.borrow().component_export(Some((false, i)))?;
+        Self::view(slf, e)
     }
 
     /// Writable zero-copy view of the packed id/cpu words.
-    fn idcpu(slf: &Bound<'_, Self>) -> SharedView {
-        let e = {
-            let this = slf.borrow();
-            let v = this.soa.idcpu();
-            vec_export(v.as_ptr(), v.len())
-        };
+    fn idcpu(slf: &Bound<'_, Self>) -> PyResult<SharedView> {
+        let e = slf.borrow().component_export(None)?;
         Self::view(slf, e)
     }
 
     /// Int component `comp` of particle `i`.
     fn get_int(&self, comp: usize, i: usize) -> PyResult<i32> {
-        self.soa
-            .get_int(comp)
-            .and_then(|v| v.as_slice().get(i).copied())
-            .ok_or_else(|| PyIndexError::new_err("component or particle out of range"))
+        settle(&self.arena())?;
+        on!(Soa, &self.soa, s => match s.get_int(comp) {
+            Some(v) => element(v, i),
+            None => Err(PyIndexError::new_err("component or particle out of range")),
+        })
     }
 
     /// Real component `comp` of particle `i`.
     fn get_real(&self, comp: usize, i: usize) -> PyResult<f64> {
-        self.soa
-            .get_real(comp)
-            .and_then(|v| v.as_slice().get(i).copied())
-            .ok_or_else(|| PyIndexError::new_err("component or particle out of range"))
+        settle(&self.arena())?;
+        on!(Soa, &self.soa, s => match s.get_real(comp) {
+            Some(v) => element(v, i),
+            None => Err(PyIndexError::new_err("component or particle out of range")),
+        })
     }
 }
 
@@ -434,7 +642,7 @@ impl PyAos {
             }
             None => vec![0; n],
         };
-        let words = id_cpu_words(ids, cpu, n, self.aos.len() as i64 + 1)?;
+        let words = id_cpu_words(ids, cpu, n, self.size() as i64 + 1)?;
         let particles: Vec<P21> = (0..n)
             .map(|i| {
                 let mut p = P21::new([pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]]);
@@ -444,22 +652,24 @@ impl PyAos {
                 p
             })
             .collect();
-        self.aos
-            .try_extend_from_slice(&particles)
+        settle(&self.arena())?;
+        on!(Aos, &mut self.aos, a => a.try_extend_from_slice(&particles))
             .map_err(|e| PyValueError::new_err(format!("cannot allocate {n} particles: {e:?}")))
     }
 
-    /// A new container holding the particles of [`extend`](Self::extend)'s arrays.
+    /// A new container (in memory of `arena`) holding the particles of
+    /// [`extend`](Self::extend)'s arrays.
     #[staticmethod]
-    #[pyo3(signature = (pos, rdata=None, ids=None, cpu=0, idata=None))]
+    #[pyo3(signature = (pos, rdata=None, ids=None, cpu=0, idata=None, arena=None))]
     fn from_arrays(
         pos: &Bound<'_, PyAny>,
         rdata: Option<&Bound<'_, PyAny>>,
         ids: Option<&Bound<'_, PyAny>>,
         cpu: i32,
         idata: Option<&Bound<'_, PyAny>>,
+        arena: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut a = Self::py_new();
+        let mut a = Self::py_new(arena)?;
         a.extend(pos, rdata, ids, cpu, idata)?;
         Ok(a)
     }
@@ -483,7 +693,7 @@ impl PySoa {
         let (shape, words) = array_values::<u64>(idcpu, "uint64", "idcpu")?;
         check_shape("idcpu", &shape, &[usize::MAX])?;
         let n = shape[0];
-        let (nr, ni) = (self.soa.num_real_comps(), self.soa.num_int_comps());
+        let (nr, ni) = (self.num_real_comps(), self.num_int_comps());
         let (rshape, rv) = array_values::<f64>(reals, "float64", "reals")?;
         let (ishape, iv) = array_values::<i32>(ints, "int32", "ints")?;
         // An empty component list converts to shape (0,); accept it as (0, n).
@@ -496,41 +706,63 @@ impl PySoa {
         };
         check_shape("reals", &comps(&rshape, nr), &[nr, n])?;
         check_shape("ints", &comps(&ishape, ni), &[ni, n])?;
-        let old = self.soa.len();
-        self.soa
-            .resize(old + n)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        self.soa.idcpu_mut()[old..].copy_from_slice(&words);
-        for c in 0..nr {
-            self.soa.real_mut(c)[old..].copy_from_slice(&rv[c * n..(c + 1) * n]);
-        }
-        for c in 0..ni {
-            self.soa.int_mut(c)[old..].copy_from_slice(&iv[c * n..(c + 1) * n]);
+        let old = self.size();
+        match &mut self.soa {
+            Soa::Host(s) => {
+                s.resize(old + n).map_err(particle_err)?;
+                s.idcpu_mut()[old..].copy_from_slice(&words);
+                for c in 0..nr {
+                    s.real_mut(c)[old..].copy_from_slice(&rv[c * n..(c + 1) * n]);
+                }
+                for c in 0..ni {
+                    s.int_mut(c)[old..].copy_from_slice(&iv[c * n..(c + 1) * n]);
+                }
+            }
+            Soa::Arena(s) => {
+                settle(s.arena())?;
+                s.resize(old + n).map_err(particle_err)?;
+                let arena = s.arena().clone();
+                let (ip, rp, np) = s.component_ptrs_mut();
+                // Every component holds `old + n` elements after the resize, in memory of
+                // `arena`; the pointers are used before anything resizes again.
+                // SAFETY: as just said, for the idcpu words.
+                unsafe { write_at(&arena, ip, old, &words) }?;
+                for (c, &p) in rp.iter().enumerate() {
+                    // SAFETY: as above, for real component `c`.
+                    unsafe { write_at(&arena, p, old, &rv[c * n..(c + 1) * n]) }?;
+                }
+                for (c, &p) in np.iter().enumerate() {
+                    // SAFETY: as above, for int component `c`.
+                    unsafe { write_at(&arena, p, old, &iv[c * n..(c + 1) * n]) }?;
+                }
+            }
         }
         Ok(())
     }
 
-    /// A new container holding the particles of [`extend`](Self::extend)'s arrays.
+    /// A new container (in memory of `arena`) holding the particles of
+    /// [`extend`](Self::extend)'s arrays.
     #[staticmethod]
-    #[pyo3(signature = (idcpu, reals, ints))]
+    #[pyo3(signature = (idcpu, reals, ints, arena=None))]
     fn from_arrays(
         idcpu: &Bound<'_, PyAny>,
         reals: &Bound<'_, PyAny>,
         ints: &Bound<'_, PyAny>,
+        arena: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut s = Self::py_new();
+        let mut s = Self::py_new(arena)?;
         s.extend(idcpu, reals, ints)?;
         Ok(s)
     }
 
     /// Number of real components.
     fn num_real_comps(&self) -> usize {
-        self.soa.num_real_comps()
+        on!(Soa, &self.soa, s => s.num_real_comps())
     }
 
     /// Number of int components.
     fn num_int_comps(&self) -> usize {
-        self.soa.num_int_comps()
+        on!(Soa, &self.soa, s => s.num_int_comps())
     }
 
     /// Every component as a writable zero-copy NumPy array, keyed `"idcpu"`, then each
@@ -539,33 +771,40 @@ impl PySoa {
     /// any of the arrays lives, the container refuses to grow (`BufferError`).
     fn to_dict<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         let py = slf.py();
+        {
+            let this = slf.borrow();
+            let arena = this.arena();
+            if !is_host(&arena) && arena.kind() != amrex_arena::MemoryKind::Pinned {
+                return Err(not_on_device(
+                    "StructOfArrays_2_1.to_dict() (NumPy views)",
+                    arena.device(),
+                    "soa.to_host().to_dict()",
+                ));
+            }
+        }
         let np = py.import("numpy")?;
         let d = PyDict::new(py);
         d.set_item(
             "idcpu",
-            np.call_method1("from_dlpack", (Self::idcpu(slf),))?,
+            np.call_method1("from_dlpack", (Self::idcpu(slf)?,))?,
         )?;
         let (nr, ni) = {
             let this = slf.borrow();
-            (this.soa.num_real_comps(), this.soa.num_int_comps())
+            (this.num_real_comps(), this.num_int_comps())
         };
         for i in 0..nr {
-            let name = slf
-                .borrow()
-                .soa
+            let name = on!(Soa, &slf.borrow().soa, s => s
                 .real_name(i)
-                .map_or_else(|| format!("real_{i}"), str::to_owned);
+                .map_or_else(|| format!("real_{i}"), str::to_owned));
             d.set_item(
                 name,
                 np.call_method1("from_dlpack", (Self::real(slf, i)?,))?,
             )?;
         }
         for i in 0..ni {
-            let name = slf
-                .borrow()
-                .soa
+            let name = on!(Soa, &slf.borrow().soa, s => s
                 .int_name(i)
-                .map_or_else(|| format!("int_{i}"), str::to_owned);
+                .map_or_else(|| format!("int_{i}"), str::to_owned));
             d.set_item(name, np.call_method1("from_dlpack", (Self::int(slf, i)?,))?)?;
         }
         Ok(d)

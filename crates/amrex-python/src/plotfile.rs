@@ -424,9 +424,7 @@ impl PyPlotfile {
         let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
         let t = Bound::new(
             py,
-            crate::interop::Tensor {
-                inner: amrex_dlpack_capsule::Imported::Versioned(t),
-            },
+            crate::interop::Tensor::new(amrex_dlpack_capsule::Imported::Versioned(t)),
         )?;
         py.import("numpy")?.call_method1("from_dlpack", (t,))
     }
@@ -483,10 +481,10 @@ pub(crate) fn write_single_level_plotfile(
     time: f64,
     step: i64,
 ) -> PyResult<()> {
-    let domain = domain.map_or_else(|| mf.mf.box_array().minimal_box(), |b| b.0);
+    let host = mf.host()?;
+    let domain = domain.map_or_else(|| host.box_array().minimal_box(), |b| b.0);
     let geom = geometry(domain, prob_lo, prob_hi);
-    plotfile::write_single_level_plotfile(&dir, &mf.mf, &var_names, &geom, time, step)
-        .map_err(pf_err)
+    plotfile::write_single_level_plotfile(&dir, host, &var_names, &geom, time, step).map_err(pf_err)
 }
 
 /// `write_multi_level_plotfile(dir, mfs, var_names, ref_ratio, domain=None, prob_lo,
@@ -525,7 +523,10 @@ pub(crate) fn write_multi_level_plotfile(
         )));
     }
     let mut geom = geometry(
-        domain.map_or_else(|| first.mf.box_array().minimal_box(), |b| b.0),
+        domain.map_or_else(
+            || Ok::<_, PyErr>(first.host()?.box_array().minimal_box()),
+            |b| Ok(b.0),
+        )?,
         prob_lo,
         prob_hi,
     );
@@ -535,7 +536,8 @@ pub(crate) fn write_multi_level_plotfile(
         geoms.push(geom);
     }
     let steps = steps.unwrap_or_else(|| vec![0; mfs.len()]);
-    let levels: Vec<&amrex_multifab::MultiFab> = mfs.iter().map(|m| &m.mf).collect();
+    let levels: Vec<&amrex_multifab::MultiFab> =
+        mfs.iter().map(|m| m.host()).collect::<PyResult<_>>()?;
     plotfile::write_multi_level_plotfile(&dir, &levels, &var_names, &geoms, time, &steps, &ratios)
         .map_err(pf_err)
 }

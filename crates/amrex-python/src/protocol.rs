@@ -47,6 +47,19 @@ impl Dims {
 pub(crate) trait DeviceCopier {
     /// Writes the exported elements, compact and row-major, into `dst` on the host.
     fn copy_to_host(&self, src: &Export, dst: &mut [u8]) -> PyResult<()>;
+
+    /// Waits until the work queued on this memory is done, before the CPU reads it
+    /// directly (managed memory handed to a host consumer). The default queues nothing.
+    fn settle(&self) -> PyResult<()> {
+        Ok(())
+    }
+
+    /// Makes the consumer's `stream` (validated for the device by the protocol) wait for
+    /// the work queued on this memory. The default queues nothing, so waits for nothing.
+    fn wait_on_stream(&self, stream: i64) -> PyResult<()> {
+        let _ = stream;
+        Ok(())
+    }
 }
 
 /// What a container exports: a zero-copy description of its memory.
@@ -355,7 +368,10 @@ fn check_stream(stream: Option<i64>, device: Device) -> PyResult<()> {
 }
 
 /// Compact row-major copy of `src` (host-accessible) into `dst`.
-fn strided_copy_host(src: &Export, dst: &mut [u8]) {
+///
+/// # Safety
+/// `src` is host-accessible: every element it reaches is readable host memory.
+pub(crate) unsafe fn strided_copy_host(src: &Export, dst: &mut [u8]) {
     let elem = src.elem_size();
     let n = src.num_elements();
     debug_assert_eq!(dst.len(), n * elem);
@@ -454,13 +470,26 @@ pub(crate) unsafe fn dlpack_protocol(
     let plan = plan(src, &req)?;
     match plan {
         Plan::Share(device) => {
+            if let Some(copier) = src.copier {
+                match req.stream {
+                    Some(stream) => copier.wait_on_stream(stream)?,
+                    // No stream: a host consumer (NumPy) reading host-accessible memory
+                    // (managed) directly; the device must be done with it first.
+                    None if src.host_accessible => copier.settle()?,
+                    None => {}
+                }
+            }
             let spec = shared_spec(src, device);
             // SAFETY: the keep-alive holds `owner`, which keeps the memory valid (caller),
             // and the export count that forbids reallocation while the tensor lives.
             unsafe { wrap(owner.py(), keep_alive(owner, count), &spec, req.versioned) }
         }
         Plan::HostCopy(device) => copied(owner.py(), src, device, req.versioned, |dst| {
-            strided_copy_host(src, dst);
+            if let Some(copier) = src.copier {
+                copier.settle()?;
+            }
+            // SAFETY: the plan copies on the host only host-accessible exports.
+            unsafe { strided_copy_host(src, dst) };
             Ok(())
         }),
         Plan::DeviceToHost => {

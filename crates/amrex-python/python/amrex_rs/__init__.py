@@ -9,6 +9,29 @@ Neither NumPy, CuPy nor dpnp is imported by ``import amrex_rs``: the array modul
 call needs is imported when it is first needed (``amrex_rs.xp``, ``to_xp()``).
 """
 
+import os as _os
+import sys as _sys
+
+
+def _find_nvrtc():
+    """NVRTC (the CUDA run-time compiler the device kernels are built with) from the
+    ``nvidia-cuda-nvrtc-cu12`` wheel, which PyTorch's CUDA wheels depend on: its library
+    folder is not on the loader's path, so the extension is told where it is."""
+    if "AMREX_NVRTC_LIBRARY" in _os.environ:
+        return
+    for base in _sys.path:
+        lib = _os.path.join(base or ".", "nvidia", "cuda_nvrtc", "lib")
+        try:
+            names = sorted(n for n in _os.listdir(lib) if n.startswith("libnvrtc.so."))
+        except OSError:
+            continue
+        if names:
+            _os.environ["AMREX_NVRTC_LIBRARY"] = _os.path.join(lib, names[0])
+            return
+
+
+_find_nvrtc()
+
 from . import _core
 from ._core import *  # noqa: F401,F403  (every class and function; _core.__all__)
 from ._core import __version__
