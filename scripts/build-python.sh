@@ -22,7 +22,12 @@ out="$PWD/build/wheels"
 rm -rf "$out"
 # maturin sets PYO3_BUILD_EXTENSION_MODULE (do not link libpython) and names the module
 # amrex_rs._core; it respects CARGO_TARGET_DIR.
-"$venv/bin/maturin" build --release --quiet \
+# AMREX_PY_FEATURES (e.g. "cuda") adds cargo features of the extension (GPU arenas).
+features=()
+if [ -n "${AMREX_PY_FEATURES:-}" ]; then
+    features=(--features "$AMREX_PY_FEATURES")
+fi
+"$venv/bin/maturin" build --release --quiet "${features[@]}" \
     --manifest-path crates/amrex-python/Cargo.toml \
     --interpreter "$venv/bin/python" --out "$out"
 wheel=$(ls "$out"/amrex_rs-*.whl)

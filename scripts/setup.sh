@@ -88,4 +88,14 @@ fi
 if ! .venv/bin/python -c 'import numpy, pytest, array_api_strict, tvm_ffi, mypy, matplotlib, jax' >/dev/null 2>&1; then
     .venv/bin/pip install -q --disable-pip-version-check -r scripts/requirements.txt
 fi
+# A venv made before NVRTC and ptxas joined the list gets them here (Linux x86_64/aarch64
+# wheels only).
+case "$(uname -s)-$(uname -m)" in
+    Linux-x86_64 | Linux-aarch64)
+        if ! .venv/bin/python -c 'import nvidia.cuda_nvrtc, nvidia.cuda_nvcc' >/dev/null 2>&1; then
+            .venv/bin/pip install -q --disable-pip-version-check \
+                nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86
+        fi
+        ;;
+esac
 .venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'
