@@ -60,8 +60,14 @@ impl<K: Ord> Recorder<K> {
             f();
         }
         let e = t.elapsed();
+        self.record(key, iters, e);
+        e
+    }
+
+    /// Records the mean of `iters` calls that took `total`.
+    fn record(&self, key: K, iters: u64, total: Duration) {
         if iters > 0 {
-            let per = e / u32::try_from(iters).unwrap_or(u32::MAX);
+            let per = total / u32::try_from(iters).unwrap_or(u32::MAX);
             self.times
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -69,7 +75,26 @@ impl<K: Ord> Recorder<K> {
                 .or_default()
                 .push(per);
         }
-        e
+    }
+
+    /// [`timed`](Self::timed) from a cold cache: `flush` runs before each call, and only
+    /// the calls are timed. Returns the calls' total time.
+    pub fn timed_cold(
+        &self,
+        key: K,
+        iters: u64,
+        flush: &CacheFlush,
+        mut f: impl FnMut(),
+    ) -> Duration {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            flush.run();
+            let t = Instant::now();
+            f();
+            total += t.elapsed();
+        }
+        self.record(key, iters, total);
+        total
     }
 
     /// Median and minimum of the per-call times recorded under `key`, `None` when that
@@ -112,6 +137,102 @@ pub fn best(reps: usize, mut f: impl FnMut()) -> f64 {
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// [`best`] from a cold cache: `flush` runs before every call, outside the timing.
+pub fn best_cold(reps: usize, flush: &CacheFlush, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..reps)
+        .map(|_| {
+            flush.run();
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Evicts the benchmark's data from every cache level by reading a buffer twice the
+/// size of the largest cache, so that a memory-bound kernel timed after it reads its
+/// operands from memory, as a STREAM triad over arrays larger than the cache does.
+///
+/// Without it, a 256³ MultiFab (134 MB) fits in the last-level cache of some servers
+/// (300 MB on a 2-core Xeon VM this was measured on), and a reduction timed
+/// right after the kernel that wrote its input runs at cache speed: 1.7–2× the triad,
+/// a figure about the cache, not the kernel. Reading (not writing) the buffer leaves
+/// only clean lines behind, so the timed kernel pays no write-backs for the flush.
+///
+/// The size is twice the largest cache the OS lists in
+/// `/sys/devices/system/cpu/cpu0/cache`, at least 64 MiB; `AMREX_BENCH_FLUSH_MIB` sets
+/// it (0 turns flushing off).
+#[derive(Debug)]
+pub struct CacheFlush {
+    buf: Vec<u64>,
+}
+
+impl Default for CacheFlush {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CacheFlush {
+    /// A flush buffer sized as described on the type.
+    #[must_use]
+    pub fn new() -> Self {
+        let mib = env_or(
+            "AMREX_BENCH_FLUSH_MIB",
+            ((2 * largest_cache()) >> 20).max(64),
+        );
+        Self::with_bytes(mib << 20)
+    }
+
+    /// A flush buffer of `bytes` bytes (`0`: no flushing).
+    #[must_use]
+    pub fn with_bytes(bytes: usize) -> Self {
+        // Distinct values, so the pages are really allocated (not the shared zero page).
+        let buf = (0..bytes / 8).map(|i| i as u64).collect();
+        Self { buf }
+    }
+
+    /// The buffer's size in bytes.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.buf.len() * 8
+    }
+
+    /// Reads one word of every cache line of the buffer.
+    pub fn run(&self) {
+        let mut acc = 0u64;
+        for line in self.buf.chunks(8) {
+            acc = acc.wrapping_add(line[0]);
+        }
+        core::hint::black_box(acc);
+    }
+}
+
+/// The largest cache size the OS reports for CPU 0, in bytes (0 if unknown).
+fn largest_cache() -> usize {
+    let dir = "/sys/devices/system/cpu/cpu0/cache";
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("size")).ok())
+        .filter_map(|s| parse_size(s.trim()))
+        .max()
+        .unwrap_or(0)
+}
+
+/// `"307200K"`, `"2M"` or `"512"` in bytes.
+fn parse_size(s: &str) -> Option<usize> {
+    let (num, mul) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<usize>().ok().map(|n| n * mul)
 }
 
 /// STREAM triad `a = b + s * c` in parallel chunks: the bandwidth baseline (24 bytes moved
@@ -286,5 +407,28 @@ impl MultiFabCase {
             fb,
             period: Periodicity::all(domain),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CacheFlush, parse_size};
+
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_size("307200K"), Some(300 << 20));
+        assert_eq!(parse_size("2M"), Some(2 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn a_flush_buffer_has_the_size_asked_for() {
+        let f = CacheFlush::with_bytes(1 << 16);
+        assert_eq!(f.bytes(), 1 << 16);
+        f.run();
+        assert_eq!(CacheFlush::with_bytes(0).bytes(), 0);
+        CacheFlush::with_bytes(0).run();
     }
 }

@@ -1,10 +1,13 @@
 //! MultiFab bandwidth table: saxpy (built in, on slabs; and through `zip_mut_with` on
 //! MFIter's default tiles and on whole boxes), the 7-point Laplacian through `Array4` tiles, a
-//! 2-component `div(beta grad phi)` (cell-centred beta, `stencil2_mut_with`), `norm2`
-//! and `sum` on N³ cells (max grid size 64), and `fill_boundary` on N³ (max grid size 32,
+//! 2-component `div(beta grad phi)` (cell-centred beta, `stencil2_mut_with`), `norm2`,
+//! `dot` and `sum` on N³ cells (max grid size 64), and `fill_boundary` on N³ (max grid size 32,
 //! 2 ghost cells, periodic), with 1 and 2 threads, each against a STREAM triad measured
 //! in the same run and pool, so the ratio column compares like with like. FillBoundary's
 //! bytes are counted as AMReX counts them (ghost cells written and their sources read).
+//! Every call, the triad's too, starts from a cold cache ([`CacheFlush`]): on machines
+//! whose last-level cache holds a 256³ MultiFab the ratios would otherwise measure the
+//! cache.
 //!
 //! `cargo run --release -p amrex-benches --bin multifab_table [-- N REPS]` (N = 256 and
 //! REPS = 5 by default; the best of REPS runs is reported). `LAP_TILE_Y=ty` and
@@ -14,7 +17,8 @@
 use core::hint::black_box;
 
 use amrex_benches::{
-    MultiFabCase, VarCoefCase, best, div_beta_grad, env_or, laplacian, saxpy_tiles, triad,
+    CacheFlush, MultiFabCase, VarCoefCase, best_cold, div_beta_grad, env_or, laplacian,
+    saxpy_tiles, triad,
 };
 use amrex_multifab::{FillPattern, IntVect, Tiling};
 
@@ -52,7 +56,12 @@ fn main() {
     let len = domain.num_pts() as usize;
     let (mut a, b, c) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
 
-    println!("MultiFab benchmark, {n}^3 cells, best of {reps}");
+    let flush = CacheFlush::new();
+    println!(
+        "MultiFab benchmark, {n}^3 cells, best of {reps}, each call from a cold cache \
+         ({} MiB read before it)",
+        flush.bytes() >> 20
+    );
     println!(
         "{:<14} {:>3} {:>10} {:>9} {:>9}",
         "kernel", "thr", "time [ms]", "GB/s", "/triad"
@@ -63,7 +72,7 @@ fn main() {
             .build()
             .expect("thread pool");
         pool.install(|| {
-            let t_triad = best(reps, || triad(&mut a, &b, &c, 3.0));
+            let t_triad = best_cold(reps, &flush, || triad(&mut a, &b, &c, 3.0));
             let triad_gbs = 24.0 * cells / t_triad / 1e9;
             let row = |name: &str, bytes: f64, t: f64| {
                 let gbs = bytes * cells / t / 1e9;
@@ -77,36 +86,44 @@ fn main() {
             row(
                 "saxpy",
                 24.0,
-                best(reps, || y.saxpy(1e-3, &x, 0, 0..1, 0).unwrap()),
+                best_cold(reps, &flush, || y.saxpy(1e-3, &x, 0, 0..1, 0).unwrap()),
             );
             // The same saxpy on MFIter's default tiles and on whole boxes (docs/multifab.md,
             // "Tiling": why the built-in operations run on slabs).
             row(
                 "saxpy tiles",
                 24.0,
-                best(reps, || saxpy_tiles(&mut y, 1e-3, &x, Tiling::Default)),
+                best_cold(reps, &flush, || {
+                    saxpy_tiles(&mut y, 1e-3, &x, Tiling::Default)
+                }),
             );
             row(
                 "saxpy boxes",
                 24.0,
-                best(reps, || saxpy_tiles(&mut y, 1e-3, &x, Tiling::None)),
+                best_cold(reps, &flush, || saxpy_tiles(&mut y, 1e-3, &x, Tiling::None)),
             );
             row(
                 "laplacian",
                 16.0,
-                best(reps, || laplacian(&mut lap, &phi, tiling)),
+                best_cold(reps, &flush, || laplacian(&mut lap, &phi, tiling)),
             );
             // 2-component div(beta grad phi): phi (2) and beta (1) read, out (2) written.
             row(
                 "div_beta_grad2",
                 40.0,
-                best(reps, || div_beta_grad(&mut div2, &phi2, &beta, tiling)),
+                best_cold(reps, &flush, || {
+                    div_beta_grad(&mut div2, &phi2, &beta, tiling)
+                }),
             );
-            let t = best(reps, || {
+            let t = best_cold(reps, &flush, || {
                 black_box(x.norm2(0..1, 0).unwrap());
             });
             row("norm2", 8.0, t);
-            let t = best(reps, || {
+            let t = best_cold(reps, &flush, || {
+                black_box(x.dot(&y, 0, 0..1, 0).unwrap());
+            });
+            row("dot", 16.0, t);
+            let t = best_cold(reps, &flush, || {
                 black_box(x.sum(0..1, 0).unwrap());
             });
             row("sum", 8.0, t);
@@ -115,7 +132,7 @@ fn main() {
             amrex_multifab::reset_comm_profile();
             fb.fill_boundary(period).unwrap();
             let fb_bytes = 2.0 * amrex_multifab::comm_profile().bytes_local as f64;
-            let t = best(reps, || fb.fill_boundary(period).unwrap());
+            let t = best_cold(reps, &flush, || fb.fill_boundary(period).unwrap());
             row("fill_boundary", fb_bytes / cells, t);
             let tags = fb
                 .distribution_map()

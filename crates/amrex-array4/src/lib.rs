@@ -65,6 +65,7 @@ extern crate std;
 mod array4;
 mod dlpack;
 mod error;
+pub mod hint;
 mod layout;
 mod loops;
 #[cfg(feature = "ndarray")]

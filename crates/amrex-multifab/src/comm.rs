@@ -36,6 +36,7 @@ use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
+use amrex_array4::hint::prefetch;
 use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
@@ -333,14 +334,14 @@ unsafe fn run_tag<T: Element>(
                     // exist; its address is only a hint.)
                     let ja = j.wrapping_add(AHEAD);
                     let off = dst.layout.offset_unchecked(lo[0], ja, k, dcomp + n);
-                    prefetch(dst.ptr.as_ptr().wrapping_offset(off).cast());
+                    prefetch(dst.ptr.as_ptr().wrapping_offset(off));
                     let (i, j, k) = (
                         lo[0].wrapping_add(s[0]),
                         ja.wrapping_add(s[1]),
                         k.wrapping_add(s[2]),
                     );
                     let off = src.layout.offset_unchecked(i, j, k, scomp + n);
-                    prefetch(src.ptr.as_ptr().wrapping_offset(off).cast());
+                    prefetch(src.ptr.as_ptr().wrapping_offset(off));
                 }
                 // SAFETY: rows inside the boxes (caller); disjoint source and destination.
                 let d = unsafe { dst.row_mut(lo[0], hi[0], j, k, dcomp + n) };
@@ -351,17 +352,6 @@ unsafe fn run_tag<T: Element>(
             }
         }
     }
-}
-
-#[inline(always)]
-fn prefetch(p: *const i8) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    // SAFETY: a prefetch is a hint: it never faults and accesses no memory observably.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p);
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = p;
 }
 
 #[inline(always)]

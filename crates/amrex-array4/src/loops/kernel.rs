@@ -15,6 +15,7 @@ use core::mem::size_of;
 use amrex_box::IndexBox;
 
 use crate::array4::{Array4, Array4Mut};
+use crate::hint::prefetch_span;
 
 /// How far ahead (in bytes of destination rows) the sweep prefetches: about one plane of
 /// an `MFIter` tile (8 rows of 64 `f64`), and enough to cover memory latency at the rate
@@ -235,31 +236,4 @@ fn sweep_rows<T>(
             }
         }
     }
-}
-
-/// Prefetches the cache lines of `bytes` bytes from `p` into L1.
-#[inline(always)]
-fn prefetch_span(p: *const u8, bytes: usize) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        /// The cache-line size prefetches step by (64 bytes on every x86-64 CPU).
-        const LINE: usize = 64;
-        if bytes == 0 {
-            return;
-        }
-        let line = |q: *const u8| {
-            // SAFETY: a prefetch is only a hint: it never faults, whatever the address,
-            // and reads or writes no memory as far as the program can observe.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(q.cast::<i8>()) }
-        };
-        let mut off = 0;
-        while off < bytes {
-            line(p.wrapping_add(off));
-            off += LINE;
-        }
-        line(p.wrapping_add(bytes - 1));
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = (p, bytes);
 }
