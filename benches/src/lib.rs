@@ -152,6 +152,31 @@ pub fn best_cold(reps: usize, flush: &CacheFlush, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// Best times in seconds of `f` and of `g` over `reps` rounds that each call `f`, then
+/// `g`, each from a cold cache (after one warm-up call of each): a kernel and its
+/// baseline measured alternately, so that machine drift moves both alike.
+pub fn best_cold_paired(
+    reps: usize,
+    flush: &CacheFlush,
+    f: &mut dyn FnMut(),
+    g: &mut dyn FnMut(),
+) -> (f64, f64) {
+    let (mut tf, mut tg) = (f64::INFINITY, f64::INFINITY);
+    f();
+    g();
+    let cold = |h: &mut dyn FnMut()| {
+        flush.run();
+        let t = Instant::now();
+        h();
+        t.elapsed().as_secs_f64()
+    };
+    for _ in 0..reps {
+        tf = tf.min(cold(f));
+        tg = tg.min(cold(g));
+    }
+    (tf, tg)
+}
+
 /// Evicts the benchmark's data from every cache level by reading a buffer twice the
 /// size of the largest cache, so that a memory-bound kernel timed after it reads its
 /// operands from memory, as a STREAM triad over arrays larger than the cache does.
