@@ -253,10 +253,11 @@ impl<'a, T> Array4Mut<'a, T> {
     /// the source rows a few kilobytes ahead on the *leading* plane `k + R` (the only
     /// plane a sweep reads for the first time) and the destination row it will write, so
     /// that the loads of the other planes hit the cache while memory streams in. On
-    /// x86-64 with `std`, the sweep is compiled twice and the AVX2 copy runs where the
-    /// CPU has AVX2 (detected at run time): the compiler vectorises `f` four `f64` wide
-    /// instead of two. Both copies run the same arithmetic in the same order (Rust never
-    /// contracts `a * b + c` into a fused multiply-add), so the results are bit-identical.
+    /// x86-64 with `std`, the sweep is compiled three times ([`crate::simd::widest`]) and
+    /// the AVX-512 or AVX2 copy runs where the CPU has it (detected at run time): the
+    /// compiler vectorises `f` eight or four `f64` wide instead of two. All copies run the
+    /// same arithmetic in the same order (Rust never contracts `a * b + c` into a fused
+    /// multiply-add), so the results are bit-identical.
     /// Call this on tiles small enough for `2R + 1` planes of the tile (plus halo) to stay
     /// in cache, e.g. `MFIter`'s default `(1024000, 8, 8)` tiles.
     ///
@@ -328,7 +329,7 @@ impl<'a, T> Array4Mut<'a, T> {
     /// assert!(div[..64].iter().all(|&v| v == 1.0) && div[64..].iter().all(|&v| v == 2.0));
     /// ```
     ///
-    /// An empty `bx` does nothing. The sweep, prefetching and AVX2 dispatch are those of
+    /// An empty `bx` does nothing. The sweep, prefetching and vector-width dispatch are those of
     /// `stencil_mut_with` (both sources' leading planes are prefetched).
     ///
     /// # Panics

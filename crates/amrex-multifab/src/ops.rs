@@ -25,6 +25,7 @@ use crate::fabarray::{FabArray, RawFab};
 use crate::par::{par_for, par_map};
 
 // The one lane kernel of the workspace (BaseFab's reductions use it too).
+use amrex_array4::simd;
 use amrex_basefab::kernels::{LANES as L, combine_lanes, fold_lanes, fold_lanes2};
 
 /// How far consecutive rows of a region can be merged into one contiguous run: 0 = rows
@@ -49,38 +50,131 @@ fn merge_level<T>(bx: &IndexBox, raws: &[&RawFab<T>]) -> u8 {
     level
 }
 
+/// The loop of every reduction over one FabArray, for [`simd::widest`]: folds the runs
+/// of components `comps` of `bx` in `r` into `acc` with [`fold_lanes`].
+///
+/// Invariant: `bx` lies in the fab's box, `comps` are components of it, and nobody
+/// writes them while the value lives.
+struct Fold<'a, T, R, F> {
+    r: &'a RawFab<T>,
+    bx: &'a IndexBox,
+    comps: &'a Range<usize>,
+    merge: u8,
+    acc: &'a mut [R; L],
+    f: &'a F,
+}
+
+impl<T: Copy, R: Copy, F: Fn(R, T) -> R> simd::Kernel for Fold<'_, T, R, F> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let c = self.comps;
+        for (i0, j, k, n, len) in Runs::new(self.bx, c.len(), self.merge) {
+            // SAFETY: a run of `bx` in a component of `comps` (invariant), not written.
+            let row = unsafe { self.r.run(i0, j, k, len, c.start + n) };
+            fold_lanes(row, self.acc, self.f);
+        }
+    }
+}
+
+/// [`Fold`] over two FabArrays' fabs: components `comps.0` of `r.0` with as many from
+/// `comps.1` of `r.1`, folded with [`fold_lanes2`] (dot products).
+///
+/// Invariant: as [`Fold`]'s, for both fabs and both component ranges.
+struct Fold2<'a, T, R, F> {
+    r: (&'a RawFab<T>, &'a RawFab<T>),
+    bx: &'a IndexBox,
+    comps: (&'a Range<usize>, usize),
+    merge: u8,
+    acc: &'a mut [R; L],
+    f: &'a F,
+}
+
+impl<T: Copy, R: Copy, F: Fn(R, T, T) -> R> simd::Kernel for Fold2<'_, T, R, F> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        let (c, bfirst) = self.comps;
+        for (i0, j, k, n, len) in Runs::new(self.bx, c.len(), self.merge) {
+            // SAFETY: a run of `bx` in component `c.start + n` of `r.0` (invariant).
+            let ra = unsafe { self.r.0.run(i0, j, k, len, c.start + n) };
+            // SAFETY: as above, component `bfirst + n` of `r.1`.
+            let rb = unsafe { self.r.1.run(i0, j, k, len, bfirst + n) };
+            fold_lanes2(ra, rb, self.acc, self.f);
+        }
+    }
+}
+
 /// Calls `f(i0, j, k, n, len)` for each contiguous run of `bx` (component `n < nc`):
 /// `i`-rows, or whole planes / the whole region when `merge` allows.
 #[inline(always)]
 fn for_runs(bx: &IndexBox, nc: usize, merge: u8, mut f: impl FnMut(i32, i32, i32, usize, usize)) {
-    if !bx.ok() {
-        return;
+    for (i0, j, k, n, len) in Runs::new(bx, nc, merge) {
+        f(i0, j, k, n, len);
     }
-    let (lo, hi) = (bx.lo(), bx.hi());
-    let len = bx.length();
-    let nx = len[0] as usize;
-    for n in 0..nc {
-        match merge {
-            2 => f(
-                lo[0],
-                lo[1],
-                lo[2],
-                n,
-                nx * len[1] as usize * len[2] as usize,
-            ),
-            1 => {
-                for k in lo[2]..=hi[2] {
-                    f(lo[0], lo[1], k, n, nx * len[1] as usize);
-                }
-            }
-            _ => {
-                for k in lo[2]..=hi[2] {
-                    for j in lo[1]..=hi[1] {
-                        f(lo[0], j, k, n, nx);
-                    }
-                }
-            }
+}
+
+/// The contiguous runs of a region as `(i0, j, k, n, len)`, in the order of
+/// [`for_runs`]: `i`-rows, or whole planes / the whole region when `merge` allows,
+/// component by component. (An iterator, not a closure, so that loops over it inline
+/// into each copy [`simd::widest`] makes.)
+struct Runs {
+    lo: IntVect,
+    /// Runs per plane, planes per component, components.
+    counts: (usize, usize, usize),
+    run: usize,
+    /// The next run's `(dj, dk, n)`.
+    at: (usize, usize, usize),
+}
+
+impl Runs {
+    #[inline(always)]
+    fn new(bx: &IndexBox, nc: usize, merge: u8) -> Self {
+        let len = bx.length();
+        let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
+        let (nj, nk, run) = match merge {
+            2 => (1, 1, nx * ny * nz),
+            1 => (1, nz, nx * ny),
+            _ => (ny, nz, nx),
+        };
+        // An empty box has no runs.
+        let nc = if bx.ok() { nc } else { 0 };
+        Self {
+            lo: bx.lo(),
+            counts: (nj, nk, nc),
+            run,
+            at: (0, 0, 0),
         }
+    }
+}
+
+impl Iterator for Runs {
+    type Item = (i32, i32, i32, usize, usize);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        let (nj, nk, nc) = self.counts;
+        let (dj, dk, n) = self.at;
+        if n >= nc || nj == 0 || nk == 0 {
+            return None;
+        }
+        self.at = if dj + 1 < nj {
+            (dj + 1, dk, n)
+        } else if dk + 1 < nk {
+            (0, dk + 1, n)
+        } else {
+            (0, 0, n + 1)
+        };
+        // `lo + d` lies in the box (d < its length), so it fits an i32.
+        Some((
+            self.lo[0],
+            self.lo[1] + dj as i32,
+            self.lo[2] + dk as i32,
+            n,
+            self.run,
+        ))
     }
 }
 
@@ -330,9 +424,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let r: RawFab<T> = raws[l];
                 let merge = merge_level(&bx, &[&r]);
                 let mut acc = [id; L];
-                for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
-                    // SAFETY: `&self`: nobody writes during the reduction.
-                    fold_lanes(unsafe { r.run(i0, j, k, len, c.start + n) }, &mut acc, &f);
+                // Invariant of `Fold`: `&self`, so nobody writes during the reduction;
+                // `bx` is a region of fab `l` and `c` its components (`op_items`,
+                // `component_range`).
+                simd::widest(Fold {
+                    r: &r,
+                    bx: &bx,
+                    comps: &c,
+                    merge,
+                    acc: &mut acc,
+                    f: &f,
                 });
                 combine_lanes(acc, id, &combine)
             });
@@ -811,12 +912,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let (a, b) = (xr[l], yr[l]);
                 let merge = merge_level(&bx, &[&a, &b]);
                 let mut acc = [zero; L];
-                for_runs(&bx, c.len(), merge, |i0, j, k, n, len| {
-                    // SAFETY: both only read; `&self` and `&y` keep writers away.
-                    let ra = unsafe { a.run(i0, j, k, len, c.start + n) };
-                    // SAFETY: as above.
-                    let rb = unsafe { b.run(i0, j, k, len, ycomp + n) };
-                    fold_lanes2(ra, rb, &mut acc, |s, x, y| s + (x * y).to_acc());
+                // Invariant of `Fold2`: both only read (`&self` and `&y` keep writers
+                // away); `bx` is a region of fab `l` of both, and `c` and `ycomp..` are
+                // components of each (`op_items`, `check_other`).
+                simd::widest(Fold2 {
+                    r: (&a, &b),
+                    bx: &bx,
+                    comps: (&c, ycomp),
+                    merge,
+                    acc: &mut acc,
+                    f: &|s: T::Acc, x: T, y: T| s + (x * y).to_acc(),
                 });
                 combine_lanes(acc, zero, |a, b| a + b)
             });

@@ -384,3 +384,46 @@ fn refused_operations_name_the_reason_and_write_nothing() {
     assert_eq!(x.max(1..2, 1).unwrap(), 2.0);
     assert_eq!(x.min(1..2, 1).unwrap(), 1.0);
 }
+
+/// The FabArray reductions run in a copy compiled for the CPU's widest vectors
+/// (`amrex_array4::simd::widest`), the BaseFab ones in the baseline copy; both fold
+/// with the same lane kernel, so on a box that is one slab with rows a multiple of the
+/// lane count they must agree bit for bit, on values whose sum rounds at every step.
+#[test]
+fn wide_reductions_round_like_the_baseline_loop() {
+    for edge in [16, 24, 32] {
+        let bx = IndexBox::new(IntVect::ZERO, IntVect::splat(edge - 1));
+        let ba = BoxArray::from_domain(bx, edge);
+        let dm = DistributionMapping::single(&ba);
+        let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+        fill(&mut mf, edge as u64);
+        let fab = mf.fab(0);
+        let (sum, norm2) = (mf.sum(0..1, 0).unwrap(), mf.norm2(0..1, 0).unwrap());
+        assert_eq!(
+            sum.to_bits(),
+            fab.sum(0..1, bx).unwrap().to_bits(),
+            "sum, {edge}³"
+        );
+        assert_eq!(
+            norm2.to_bits(),
+            fab.norm2(0..1, bx).unwrap().to_bits(),
+            "norm2, {edge}³"
+        );
+        // A plain left-to-right sum rounds differently: the test can tell orders apart.
+        let plain: f64 = (0..edge * edge * edge)
+            .map(|c| {
+                val(
+                    edge as u64,
+                    0,
+                    IntVect::new(c % edge, c / edge % edge, c / (edge * edge)),
+                    0,
+                )
+            })
+            .sum();
+        assert_ne!(
+            plain.to_bits(),
+            sum.to_bits(),
+            "{edge}³: the orders should differ"
+        );
+    }
+}

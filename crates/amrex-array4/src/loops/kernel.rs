@@ -1,6 +1,6 @@
 //! The row loop behind the stencil helpers: software prefetching of the planes a sweep
-//! reads for the first time, and a second copy of the loop compiled for AVX2, chosen at
-//! run time.
+//! reads for the first time, run through [`simd::widest`] (copies of the loop compiled
+//! for AVX2 and AVX-512, chosen at run time).
 //!
 //! Why (measured on a 2-core AMD EPYC, 64³ boxes, `(1024000, 8, 8)` tiles): the plain
 //! loop computes a 7-point Laplacian at about 1.5 cycles per cell from cache (SSE2 does
@@ -16,6 +16,7 @@ use amrex_box::IndexBox;
 
 use crate::array4::{Array4, Array4Mut};
 use crate::hint::prefetch_span;
+use crate::simd;
 
 /// How far ahead (in bytes of destination rows) the sweep prefetches: about one plane of
 /// an `MFIter` tile (8 rows of 64 `f64`), and enough to cover memory latency at the rate
@@ -123,7 +124,9 @@ impl Cursor {
 
 /// Calls `row(dst.row_mut(j, k, n), j, k, n)` for every row of `bx` (the bounds of `dst`,
 /// and the box each stream was made for) and every component of `dst`, `j` fastest, while
-/// prefetching the streams' leading rows and the destination rows ahead.
+/// prefetching the streams' leading rows and the destination rows ahead, in the copy
+/// [`simd::widest`] picks (so that `row`, and the user's kernel inlined into it,
+/// vectorise as wide as the CPU allows, with the same arithmetic in every copy).
 #[inline(always)]
 pub(super) fn sweep<T>(
     dst: &mut Array4Mut<'_, T>,
@@ -131,47 +134,29 @@ pub(super) fn sweep<T>(
     streams: &[Stream],
     row: impl FnMut(&mut [T], i32, i32, usize),
 ) {
-    #[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-    if std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU supports AVX-512F (just detected), which is all that calling a
-        // function compiled with `target_feature(enable = "avx512f")` requires.
-        unsafe { sweep_avx512(dst, bx, streams, row) };
-        return;
-    }
-    #[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (just detected), which is all that calling a
-        // function compiled with `target_feature(enable = "avx2")` requires.
-        unsafe { sweep_avx2(dst, bx, streams, row) };
-        return;
-    }
-    sweep_rows(dst, bx, streams, row);
+    simd::widest(Sweep {
+        dst,
+        bx,
+        streams,
+        row,
+    });
 }
 
-/// [`sweep_rows`] compiled with AVX2, so that the row closure (and the user's kernel
-/// inlined into it) vectorises four `f64` wide. Same operations, same order: the results
-/// are those of the baseline copy, bit for bit.
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx2")]
-fn sweep_avx2<T>(
-    dst: &mut Array4Mut<'_, T>,
+/// [`sweep_rows`] as a [`simd::Kernel`].
+struct Sweep<'s, 'd, T, F> {
+    dst: &'s mut Array4Mut<'d, T>,
     bx: IndexBox,
-    streams: &[Stream],
-    row: impl FnMut(&mut [T], i32, i32, usize),
-) {
-    sweep_rows(dst, bx, streams, row);
+    streams: &'s [Stream],
+    row: F,
 }
 
-/// [`sweep_rows`] compiled with AVX-512F (eight `f64` wide), same arithmetic.
-#[cfg(all(feature = "std", target_arch = "x86_64", not(miri)))]
-#[target_feature(enable = "avx512f")]
-fn sweep_avx512<T>(
-    dst: &mut Array4Mut<'_, T>,
-    bx: IndexBox,
-    streams: &[Stream],
-    row: impl FnMut(&mut [T], i32, i32, usize),
-) {
-    sweep_rows(dst, bx, streams, row);
+impl<T, F: FnMut(&mut [T], i32, i32, usize)> simd::Kernel for Sweep<'_, '_, T, F> {
+    type Output = ();
+
+    #[inline(always)]
+    fn run(self) {
+        sweep_rows(self.dst, self.bx, self.streams, self.row);
+    }
 }
 
 #[inline(always)]
