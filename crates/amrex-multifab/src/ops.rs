@@ -132,21 +132,24 @@ struct Runs {
 impl Runs {
     #[inline(always)]
     fn new(bx: &IndexBox, nc: usize, merge: u8) -> Self {
-        let len = bx.length();
-        let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
-        let (nj, nk, run) = match merge {
-            2 => (1, 1, nx * ny * nz),
-            1 => (1, nz, nx * ny),
-            _ => (ny, nz, nx),
-        };
-        // An empty box has no runs.
-        let nc = if bx.ok() { nc } else { 0 };
-        Self {
+        let mut runs = Self {
             lo: bx.lo(),
-            counts: (nj, nk, nc),
-            run,
+            counts: (0, 0, 0),
+            run: 0,
             at: (0, 0, 0),
+        };
+        // An empty box has no runs (and lengths that are not sizes).
+        if bx.ok() {
+            let len = bx.length();
+            let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
+            let (nj, nk, run) = match merge {
+                2 => (1, 1, nx * ny * nz),
+                1 => (1, nz, nx * ny),
+                _ => (ny, nz, nx),
+            };
+            (runs.counts, runs.run) = ((nj, nk, nc), run);
         }
+        runs
     }
 }
 
