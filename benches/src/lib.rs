@@ -127,31 +127,6 @@ pub fn median_min(v: &mut [Duration]) -> (Duration, Duration) {
     (v[v.len() / 2], v[0])
 }
 
-/// Best wall time in seconds of `reps` calls of `f`, after one warm-up call.
-pub fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// [`best`] from a cold cache: `flush` runs before every call, outside the timing.
-pub fn best_cold(reps: usize, flush: &CacheFlush, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..reps)
-        .map(|_| {
-            flush.run();
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
 /// Best times in seconds of `f` and of `g` over `reps` rounds that each call `f`, then
 /// `g`, each from a cold cache (after one warm-up call of each): a kernel and its
 /// baseline measured alternately, so that machine drift moves both alike.

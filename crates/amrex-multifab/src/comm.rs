@@ -674,6 +674,27 @@ unsafe fn apply_in_order<T: Element>(
     });
 }
 
+impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
+    /// The operand checks of a `ParallelCopy` into `self` (on the host or on a device):
+    /// the same index type, `n` source components from `scomp`, and ghost widths within
+    /// each FabArray's.
+    pub(crate) fn check_parallel_copy<B: amrex_arena::Arena>(
+        &self,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        n: usize,
+        src_ng: IntVect,
+        dst_ng: IntVect,
+    ) -> Result<(), FabError> {
+        if self.ba.ix_type() != src.ba.ix_type() {
+            return Err(FabError::LayoutMismatch);
+        }
+        operand_comps(scomp, n, src.ncomp)?;
+        check_ghost(src_ng, src.ngrow)?;
+        check_ghost(dst_ng, self.ngrow)
+    }
+}
+
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Fills every ghost cell that overlaps the valid region of another box (or of a
     /// periodic image of any box), all components, the full ghost width (AMReX's
@@ -939,12 +960,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .word(u64::from(op == CopyOp::Add));
         agree(&comm, WHAT, &fp)?;
         let c = c?;
-        if self.ba.ix_type() != src.ba.ix_type() {
-            return Err(FabError::LayoutMismatch);
-        }
-        operand_comps(scomp, c.len(), src.ncomp)?;
-        check_ghost(src_ng, src.ngrow)?;
-        check_ghost(dst_ng, self.ngrow)?;
+        self.check_parallel_copy(src, scomp, c.len(), src_ng, dst_ng)?;
         if *src.dm.communicator() != comm || self.rank != src.rank {
             return Err(FabError::Comm(format!(
                 "{WHAT}: the source (rank {} of a map over {} ranks) and the destination \

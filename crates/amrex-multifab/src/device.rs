@@ -631,12 +631,7 @@ impl<T: Element + KernelElement, A: Kernels> DeviceOps<T> for FabArray<T, A> {
     ) -> Result<(), FabError> {
         let (src_ng, dst_ng) = (src_ng.into(), ng.into());
         let c = component_range(comps, self.ncomp())?;
-        if self.box_array().ix_type() != src.box_array().ix_type() {
-            return Err(FabError::LayoutMismatch);
-        }
-        operand_comps(scomp, c.len(), src.ncomp())?;
-        src.check_ghost_width(src_ng)?;
-        self.check_ghost_width(dst_ng)?;
+        self.check_parallel_copy(src, scomp, c.len(), src_ng, dst_ng)?;
         self.single_process()?;
         src.single_process()?;
         if c.is_empty() {
