@@ -36,7 +36,7 @@ use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
-use amrex_array4::hint::prefetch;
+use amrex_array4::hint::{prefetch, prefetch_span};
 use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
@@ -318,34 +318,146 @@ unsafe fn run_tag<T: Element>(
     tag: &CopyTag,
     op: CopyOp,
 ) {
+    for p in tag_parts(dst, dcomp, src, scomp, nc, tag) {
+        // SAFETY: the rows `ny` x `nz` of `nx` elements from `p.d` and `p.r` at the fabs'
+        // strides are the tag's rows of one component: inside the boxes, disjoint, and
+        // accessed by nobody else (caller).
+        unsafe { p.rows.run(p.d, p.r, op, &mut || false) };
+    }
+}
+
+/// Copies the tags of one destination fab, `nc` components from `scomp` to `dcomp`,
+/// each from its source fab `src(tag)`: the tags of narrow rows (the `i` sides, up to 4
+/// elements wide) one after another, with a row of the wider tags after every
+/// [`INTERLEAVE`] of their rows, and what is left of the wide rows at the end.
+///
+/// The narrow rows are bound by memory latency (each needs its own cache lines, and a
+/// core has only so many misses in flight), the wide rows by bandwidth, which the
+/// hardware prefetchers keep busy: interleaved, the two overlap. On 256³ in 32³ boxes
+/// with 2 ghosts this took 3–7% off the time of a call on one thread.
+///
+/// # Safety
+/// As [`run_tag`] for every tag (with `src(tag)` its source), and the tags' destination
+/// regions are disjoint, so the order of the copies does not matter (a cell-centred
+/// FillBoundary).
+unsafe fn copy_tags_interleaved<T: Element>(
+    dst: &RawFab<T>,
+    dcomp: usize,
+    (scomp, nc): (usize, usize),
+    tags: &[CopyTag],
+    src: impl Fn(&CopyTag) -> RawFab<T>,
+) {
+    let narrow = |t: &&CopyTag| t.dbox.length()[0] <= 4;
+    let parts = |t: &CopyTag| tag_parts(dst, dcomp, &src(t), scomp, nc, t);
+    // SAFETY: the wide tags' parts are tags of this destination that the caller lets us
+    // copy, for the whole call.
+    let mut wide = unsafe { WideRows::new(tags.iter().filter(|t| !narrow(t)).flat_map(parts)) };
+    for t in tags.iter().filter(narrow) {
+        for p in parts(t) {
+            // SAFETY: as in `run_tag` (caller); `wide` copies rows of other tags, whose
+            // destinations are disjoint from this one's (caller), so it may run between
+            // this tag's rows.
+            unsafe { p.rows.run(p.d, p.r, CopyOp::Copy, &mut || wide.step()) };
+        }
+    }
+    while wide.step() {}
+}
+
+/// After how many narrow rows [`copy_tags_interleaved`] copies one wide row (found by
+/// measurement: 4 to 16 ran alike).
+const INTERLEAVE: usize = 8;
+
+/// One component of one tag: its rows and their first elements in the destination and
+/// in the source, with the provenance of the whole fabs.
+#[derive(Clone, Copy)]
+struct TagPart<T> {
+    rows: TagRows,
+    d: *mut T,
+    r: *const T,
+}
+
+/// The parts of `tag`, one per component.
+fn tag_parts<T: Element>(
+    dst: &RawFab<T>,
+    dcomp: usize,
+    src: &RawFab<T>,
+    scomp: usize,
+    nc: usize,
+    tag: &CopyTag,
+) -> impl Iterator<Item = TagPart<T>> + use<T> {
     let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
     let s = tag.shift;
     let len = |d: usize| (hi[d] - lo[d] + 1) as usize;
-    let (nx, ds, ss) = (len(0), dst.layout.strides(), src.layout.strides());
-    let rows = TagRows {
-        nx,
-        ny: len(1),
-        nz: len(2),
-        d: (ds[0], ds[1]),
-        s: (ss[0], ss[1]),
-    };
-    for n in 0..nc {
+    let (ds, ss) = (dst.layout.strides(), src.layout.strides());
+    let rows = TagRows::new([len(0), len(1), len(2)], (ds[0], ds[1]), (ss[0], ss[1]));
+    let (dst, src) = (*dst, *src);
+    (0..nc).map(move |n| TagPart {
+        rows,
         // Pointers with the provenance of the whole fab (not of one row's slice), since
         // the rows are reached from the first by the strides.
-        let d = dst
+        d: dst
             .ptr
             .as_ptr()
-            .wrapping_add(dst.offset(lo[0], lo[1], lo[2], dcomp + n));
-        let r = src.ptr.as_ptr().cast_const().wrapping_add(src.offset(
+            .wrapping_add(dst.offset(lo[0], lo[1], lo[2], dcomp + n)),
+        r: src.ptr.as_ptr().cast_const().wrapping_add(src.offset(
             lo[0] + s[0],
             lo[1] + s[1],
             lo[2] + s[2],
             scomp + n,
-        ));
-        // SAFETY: the rows `ny` x `nz` of `nx` elements from `d` and `r` at the fabs'
-        // strides are the tag's rows of component `n`: inside the boxes, disjoint, and
-        // accessed by nobody else (caller).
-        unsafe { rows.run(d, r, op) };
+        )),
+    })
+}
+
+/// The rows of a sequence of tag parts, copied one per [`step`](Self::step).
+struct WideRows<T, I> {
+    parts: I,
+    cur: Option<TagPart<T>>,
+    jr: usize,
+    kr: usize,
+}
+
+impl<T: Element, I: Iterator<Item = TagPart<T>>> WideRows<T, I> {
+    /// The rows of `parts`.
+    ///
+    /// # Safety
+    /// Every part's rows are as in [`TagRows::apply`]'s contract (with `CopyOp::Copy`)
+    /// for as long as this lives: [`step`](Self::step) copies them.
+    unsafe fn new(mut parts: I) -> Self {
+        let cur = parts.next();
+        Self {
+            parts,
+            cur,
+            jr: 0,
+            kr: 0,
+        }
+    }
+
+    /// Copies the next row, prefetching the one after it; `false` when none is left.
+    #[inline]
+    fn step(&mut self) -> bool {
+        while let Some(p) = self.cur {
+            let (ny, nz) = (p.rows.ny, p.rows.nz);
+            if self.jr < ny && self.kr < nz {
+                let at = |jr: usize, kr: usize| {
+                    (
+                        p.d.wrapping_add(jr * p.rows.d.0 + kr * p.rows.d.1),
+                        p.r.wrapping_add(jr * p.rows.s.0 + kr * p.rows.s.1),
+                    )
+                };
+                let (d, r) = at(self.jr, self.kr);
+                self.jr += 1;
+                if self.jr == ny {
+                    (self.jr, self.kr) = (0, self.kr + 1);
+                }
+                let next = at(self.jr, self.kr);
+                // SAFETY: `(d, r)` is row `(jr, kr)` of a part that `new`'s caller let us
+                // copy.
+                unsafe { p.rows.row(d, r, next, CopyOp::Copy) };
+                return true;
+            }
+            (self.cur, self.jr, self.kr) = (self.parts.next(), 0, 0);
+        }
+        false
     }
 }
 
@@ -359,23 +471,46 @@ const AHEAD: usize = 24;
 /// The `i`-faces of a FillBoundary are a million rows of 2 elements for 256³ in 32³
 /// boxes, each in its own cache line, and its edges are tags of 2 rows per plane: per
 /// row the loop does little more than the copy (pointers advance by the strides, a
-/// fixed width copies as one move), and for narrow rows it prefetches the lines
-/// [`AHEAD`] rows on, which memory latency otherwise leaves waiting one by one.
+/// fixed width copies as one move). Memory latency would otherwise leave each row
+/// waiting for its lines one after the other, so the loops prefetch: narrow rows the
+/// rows about [`AHEAD`] rows on (in `j`, or in `k` when a plane has fewer rows), wide
+/// rows all lines of the next row.
+#[derive(Clone, Copy)]
 struct TagRows {
     nx: usize,
     ny: usize,
     nz: usize,
     d: (usize, usize),
     s: (usize, usize),
+    /// From a row to the one about [`AHEAD`] rows on, in the destination and the source.
+    ahead: (usize, usize),
 }
 
 impl TagRows {
-    /// Prefetches the rows `AHEAD` on in `j` from `d` and `r` (hints: past the plane
-    /// they point at later planes or anywhere, which is harmless).
+    fn new(n: [usize; 3], d: (usize, usize), s: (usize, usize)) -> Self {
+        let [nx, ny, nz] = n;
+        let ahead = if ny >= AHEAD {
+            (AHEAD * d.0, AHEAD * s.0)
+        } else {
+            let planes = AHEAD / ny.max(1);
+            (planes * d.1, planes * s.1)
+        };
+        Self {
+            nx,
+            ny,
+            nz,
+            d,
+            s,
+            ahead,
+        }
+    }
+
+    /// Prefetches the rows about `AHEAD` on from `d` and `r` (hints: past the tag they
+    /// point at other cells or anywhere, which is harmless).
     #[inline(always)]
     fn prefetch_ahead<T>(&self, d: *const T, r: *const T) {
-        prefetch(d.wrapping_add(AHEAD * self.d.0));
-        prefetch(r.wrapping_add(AHEAD * self.s.0));
+        prefetch(d.wrapping_add(self.ahead.0));
+        prefetch(r.wrapping_add(self.ahead.1));
     }
 
     /// Calls `f(d, r)` with the first element of every row, `j` fastest.
@@ -389,33 +524,47 @@ impl TagRows {
         }
     }
 
-    /// Applies `op` to the rows, with the narrow copies of a fixed width.
+    /// Applies `op` to the rows, with the narrow copies of a fixed width, calling
+    /// `side()` after every [`INTERLEAVE`] rows of up to 4 elements.
     ///
     /// # Safety
     /// As [`apply`](Self::apply).
     #[inline(always)]
-    unsafe fn run<T: Element>(&self, d: *mut T, r: *const T, op: CopyOp) {
+    unsafe fn run<T: Element>(
+        &self,
+        d: *mut T,
+        r: *const T,
+        op: CopyOp,
+        side: &mut impl FnMut() -> bool,
+    ) {
         match (op, self.nx) {
             // SAFETY: the caller's promise; each arm's width is `nx`.
-            (CopyOp::Copy, 1) => unsafe { self.copy::<T, 1>(d, r) },
+            (CopyOp::Copy, 1) => unsafe { self.copy::<T, 1>(d, r, side) },
             // SAFETY: as above.
-            (CopyOp::Copy, 2) => unsafe { self.copy::<T, 2>(d, r) },
+            (CopyOp::Copy, 2) => unsafe { self.copy::<T, 2>(d, r, side) },
             // SAFETY: as above.
-            (CopyOp::Copy, 3) => unsafe { self.copy::<T, 3>(d, r) },
+            (CopyOp::Copy, 3) => unsafe { self.copy::<T, 3>(d, r, side) },
             // SAFETY: as above.
-            (CopyOp::Copy, 4) => unsafe { self.copy::<T, 4>(d, r) },
+            (CopyOp::Copy, 4) => unsafe { self.copy::<T, 4>(d, r, side) },
             // SAFETY: as above.
             _ => unsafe { self.apply(d, r, op) },
         }
     }
 
-    /// Copies the rows, `N == nx` elements each.
+    /// Copies the rows, `N == nx` elements each, calling `side()` after every
+    /// [`INTERLEAVE`] rows.
     ///
     /// # Safety
     /// As [`apply`](Self::apply).
     #[inline(always)]
-    unsafe fn copy<T: Copy, const N: usize>(&self, d: *mut T, r: *const T) {
+    unsafe fn copy<T: Copy, const N: usize>(
+        &self,
+        d: *mut T,
+        r: *const T,
+        side: &mut impl FnMut() -> bool,
+    ) {
         debug_assert_eq!(N, self.nx);
+        let mut count = 0;
         self.for_rows(d, r, |d, r| {
             self.prefetch_ahead(d, r);
             // SAFETY: a row of the tag: `N` elements, not written during the call (caller).
@@ -423,6 +572,11 @@ impl TagRows {
             // SAFETY: a row of the tag: `N` elements, disjoint from the source, ours
             // (caller).
             unsafe { d.cast::<[T; N]>().write_unaligned(v) };
+            count += 1;
+            if count == INTERLEAVE {
+                count = 0;
+                side();
+            }
         });
     }
 
@@ -434,17 +588,43 @@ impl TagRows {
     /// source rows written by nobody during the call, and the two do not overlap.
     #[inline(always)]
     unsafe fn apply<T: Element>(&self, d: *mut T, r: *const T, op: CopyOp) {
-        let short = self.nx <= 8;
+        let (mut jr, mut nd, mut nr) = (0, d, r);
         self.for_rows(d, r, |d, r| {
-            if short {
-                self.prefetch_ahead(d, r);
+            // The next row in the loop's order: in `j`, or the first of the next plane.
+            jr += 1;
+            if jr == self.ny {
+                jr = 0;
+                (nd, nr) = (nd.wrapping_add(self.d.1), nr.wrapping_add(self.s.1));
             }
-            // SAFETY: a destination row of the tag: in bounds, ours (caller).
-            let d = unsafe { core::slice::from_raw_parts_mut(d, self.nx) };
-            // SAFETY: a source row of the tag: in bounds, not written (caller).
-            let r = unsafe { core::slice::from_raw_parts(r, self.nx) };
-            apply_row(d, r, op);
+            let next = (
+                nd.wrapping_add(jr * self.d.0),
+                nr.wrapping_add(jr * self.s.0),
+            );
+            // SAFETY: a row of the tag (caller).
+            unsafe { self.row(d, r, next, op) };
         });
+    }
+
+    /// Applies `op` to the row from `d` and `r`: narrow rows prefetch the rows about
+    /// [`AHEAD`] on, wide ones all lines of the `next` (a hint: any address).
+    ///
+    /// # Safety
+    /// The `nx` elements from `d` are ours alone, those from `r` written by nobody during
+    /// the call, and the two do not overlap.
+    #[inline(always)]
+    unsafe fn row<T: Element>(&self, d: *mut T, r: *const T, next: (*mut T, *const T), op: CopyOp) {
+        if self.nx <= 8 {
+            self.prefetch_ahead(d, r);
+        } else {
+            let bytes = self.nx * size_of::<T>();
+            prefetch_span(next.0.cast_const().cast::<u8>(), bytes);
+            prefetch_span(next.1.cast::<u8>(), bytes);
+        }
+        // SAFETY: the destination row: in bounds, ours (caller).
+        let d = unsafe { core::slice::from_raw_parts_mut(d, self.nx) };
+        // SAFETY: the source row: in bounds, not written (caller).
+        let r = unsafe { core::slice::from_raw_parts(r, self.nx) };
+        apply_row(d, r, op);
     }
 }
 
@@ -800,13 +980,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             par_for(plan_ref.local_groups().len(), |gi| {
                 let (dst, ref range) = plan_ref.local_groups()[gi];
                 let d = raws[g2l[dst] as usize];
-                for tag in &plan_ref.local()[range.clone()] {
-                    let s = raws[g2l[tag.src] as usize];
-                    // SAFETY: `&mut self` is exclusive. This task alone writes destination
-                    // fab `dst`, and only its ghost cells (tags lie outside its valid
-                    // box); sources lie in valid boxes, which no task writes. Boxes are
-                    // in their fabs because ng <= ngrow.
-                    unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
+                let tags = &plan_ref.local()[range.clone()];
+                // SAFETY: `&mut self` is exclusive. This task alone writes destination
+                // fab `dst`, and only its ghost cells (tags lie outside its valid box),
+                // each once (cell-centred: the tags' regions are disjoint); sources lie
+                // in valid boxes, which no task writes. Boxes are in their fabs because
+                // ng <= ngrow.
+                unsafe {
+                    copy_tags_interleaved(&d, c.start, (c.start, c.len()), tags, |t| {
+                        raws[g2l[t.src] as usize]
+                    });
                 }
             });
             None
