@@ -322,14 +322,15 @@ unsafe fn run_tag<T: Element>(
         // SAFETY: the rows `ny` x `nz` of `nx` elements from `p.d` and `p.r` at the fabs'
         // strides are the tag's rows of one component: inside the boxes, disjoint, and
         // accessed by nobody else (caller).
-        unsafe { p.rows.run(p.d, p.r, op, &mut || false) };
+        unsafe { p.rows.run(p.d, p.r, op, &mut || {}) };
     }
 }
 
 /// Copies the tags of one destination fab, `nc` components from `scomp` to `dcomp`,
 /// each from its source fab `src(tag)`: the tags of narrow rows (the `i` sides, up to 4
 /// elements wide) one after another, with a row of the wider tags after every
-/// [`INTERLEAVE`] of their rows, and what is left of the wide rows at the end.
+/// [`INTERLEAVE`] rows of each (per component), and what is left of the wide rows at the
+/// end.
 ///
 /// The narrow rows are bound by memory latency (each needs its own cache lines, and a
 /// core has only so many misses in flight), the wide rows by bandwidth, which the
@@ -338,8 +339,8 @@ unsafe fn run_tag<T: Element>(
 ///
 /// # Safety
 /// As [`run_tag`] for every tag (with `src(tag)` its source), and the tags' destination
-/// regions are disjoint, so the order of the copies does not matter (a cell-centred
-/// FillBoundary).
+/// regions are pairwise disjoint ([`CopyPlan::local_tags_disjoint`]), so that the order
+/// of the copies does not matter.
 unsafe fn copy_tags_interleaved<T: Element>(
     dst: &RawFab<T>,
     dcomp: usize,
@@ -350,14 +351,18 @@ unsafe fn copy_tags_interleaved<T: Element>(
     let narrow = |t: &&CopyTag| t.dbox.length()[0] <= 4;
     let parts = |t: &CopyTag| tag_parts(dst, dcomp, &src(t), scomp, nc, t);
     // SAFETY: the wide tags' parts are tags of this destination that the caller lets us
-    // copy, for the whole call.
+    // copy, for the whole call; no narrow tag (and no other wide one) writes their
+    // cells, as the tags are disjoint (caller).
     let mut wide = unsafe { WideRows::new(tags.iter().filter(|t| !narrow(t)).flat_map(parts)) };
+    let mut side = || {
+        wide.step();
+    };
     for t in tags.iter().filter(narrow) {
         for p in parts(t) {
-            // SAFETY: as in `run_tag` (caller); `wide` copies rows of other tags, whose
+            // SAFETY: as in `run_tag` (caller); `side` copies rows of the wide tags, whose
             // destinations are disjoint from this one's (caller), so it may run between
             // this tag's rows.
-            unsafe { p.rows.run(p.d, p.r, CopyOp::Copy, &mut || wide.step()) };
+            unsafe { p.rows.run(p.d, p.r, CopyOp::Copy, &mut side) };
         }
     }
     while wide.step() {}
@@ -432,26 +437,21 @@ impl<T: Element, I: Iterator<Item = TagPart<T>>> WideRows<T, I> {
         }
     }
 
-    /// Copies the next row, prefetching the one after it; `false` when none is left.
+    /// Copies the next row, prefetching the one after it in its part (past the part's
+    /// end after its last row: a hint); `false` when no row is left.
     #[inline]
     fn step(&mut self) -> bool {
         while let Some(p) = self.cur {
             let (ny, nz) = (p.rows.ny, p.rows.nz);
             if self.jr < ny && self.kr < nz {
-                let at = |jr: usize, kr: usize| {
-                    (
-                        p.d.wrapping_add(jr * p.rows.d.0 + kr * p.rows.d.1),
-                        p.r.wrapping_add(jr * p.rows.s.0 + kr * p.rows.s.1),
-                    )
-                };
-                let (d, r) = at(self.jr, self.kr);
+                let (d, r) = p.rows.at(p.d, p.r, self.jr, self.kr);
                 self.jr += 1;
                 if self.jr == ny {
                     (self.jr, self.kr) = (0, self.kr + 1);
                 }
-                let next = at(self.jr, self.kr);
-                // SAFETY: `(d, r)` is row `(jr, kr)` of a part that `new`'s caller let us
-                // copy.
+                let next = p.rows.at(p.d, p.r, self.jr, self.kr);
+                // SAFETY: `jr < ny` and `kr < nz` (checked above, before they moved on):
+                // `(d, r)` is a row of a part that `new`'s caller let us copy.
                 unsafe { p.rows.row(d, r, next, CopyOp::Copy) };
                 return true;
             }
@@ -505,6 +505,16 @@ impl TagRows {
         }
     }
 
+    /// Row `(jr, kr)` from the first rows `d` and `r` (any indices: past the tag the
+    /// pointers are only hints).
+    #[inline(always)]
+    fn at<T>(&self, d: *mut T, r: *const T, jr: usize, kr: usize) -> (*mut T, *const T) {
+        (
+            d.wrapping_add(jr * self.d.0 + kr * self.d.1),
+            r.wrapping_add(jr * self.s.0 + kr * self.s.1),
+        )
+    }
+
     /// Prefetches the rows about `AHEAD` on from `d` and `r` (hints: past the tag they
     /// point at other cells or anywhere, which is harmless).
     #[inline(always)]
@@ -530,13 +540,7 @@ impl TagRows {
     /// # Safety
     /// As [`apply`](Self::apply).
     #[inline(always)]
-    unsafe fn run<T: Element>(
-        &self,
-        d: *mut T,
-        r: *const T,
-        op: CopyOp,
-        side: &mut impl FnMut() -> bool,
-    ) {
+    unsafe fn run<T: Element>(&self, d: *mut T, r: *const T, op: CopyOp, side: &mut impl FnMut()) {
         match (op, self.nx) {
             // SAFETY: the caller's promise; each arm's width is `nx`.
             (CopyOp::Copy, 1) => unsafe { self.copy::<T, 1>(d, r, side) },
@@ -552,7 +556,8 @@ impl TagRows {
     }
 
     /// Copies the rows, `N == nx` elements each, calling `side()` after every
-    /// [`INTERLEAVE`] rows.
+    /// [`INTERLEAVE`] rows (the count kept in a register: a counter in `side` would live
+    /// in memory, and that was slower).
     ///
     /// # Safety
     /// As [`apply`](Self::apply).
@@ -561,7 +566,7 @@ impl TagRows {
         &self,
         d: *mut T,
         r: *const T,
-        side: &mut impl FnMut() -> bool,
+        side: &mut impl FnMut(),
     ) {
         debug_assert_eq!(N, self.nx);
         let mut count = 0;
@@ -587,19 +592,15 @@ impl TagRows {
     /// in live allocations; the destination rows are accessed by nobody else and the
     /// source rows written by nobody during the call, and the two do not overlap.
     #[inline(always)]
-    unsafe fn apply<T: Element>(&self, d: *mut T, r: *const T, op: CopyOp) {
-        let (mut jr, mut nd, mut nr) = (0, d, r);
-        self.for_rows(d, r, |d, r| {
+    unsafe fn apply<T: Element>(&self, d0: *mut T, r0: *const T, op: CopyOp) {
+        let (mut jr, mut kr) = (0, 0);
+        self.for_rows(d0, r0, |d, r| {
             // The next row in the loop's order: in `j`, or the first of the next plane.
             jr += 1;
             if jr == self.ny {
-                jr = 0;
-                (nd, nr) = (nd.wrapping_add(self.d.1), nr.wrapping_add(self.s.1));
+                (jr, kr) = (0, kr + 1);
             }
-            let next = (
-                nd.wrapping_add(jr * self.d.0),
-                nr.wrapping_add(jr * self.s.0),
-            );
+            let next = self.at(d0, r0, jr, kr);
             // SAFETY: a row of the tag (caller).
             unsafe { self.row(d, r, next, op) };
         });
@@ -981,15 +982,25 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let (dst, ref range) = plan_ref.local_groups()[gi];
                 let d = raws[g2l[dst] as usize];
                 let tags = &plan_ref.local()[range.clone()];
-                // SAFETY: `&mut self` is exclusive. This task alone writes destination
-                // fab `dst`, and only its ghost cells (tags lie outside its valid box),
-                // each once (cell-centred: the tags' regions are disjoint); sources lie
-                // in valid boxes, which no task writes. Boxes are in their fabs because
-                // ng <= ngrow.
-                unsafe {
-                    copy_tags_interleaved(&d, c.start, (c.start, c.len()), tags, |t| {
-                        raws[g2l[t.src] as usize]
-                    });
+                if plan_ref.local_tags_disjoint() {
+                    // SAFETY: `&mut self` is exclusive. This task alone writes destination
+                    // fab `dst`, and only its ghost cells (tags lie outside its valid
+                    // box), no cell twice (the plan checked the tags are disjoint);
+                    // sources lie in valid boxes, which no task writes. Boxes are in
+                    // their fabs because ng <= ngrow.
+                    unsafe {
+                        copy_tags_interleaved(&d, c.start, (c.start, c.len()), tags, |t| {
+                            raws[g2l[t.src] as usize]
+                        });
+                    }
+                } else {
+                    // Overlapping boxes: the tags in plan order, the last one winning.
+                    for tag in tags {
+                        let s = raws[g2l[tag.src] as usize];
+                        // SAFETY: as above, but tags may write a cell more than once,
+                        // one after the other.
+                        unsafe { run_tag(&d, c.start, &s, c.start, c.len(), tag, CopyOp::Copy) };
+                    }
                 }
             });
             None

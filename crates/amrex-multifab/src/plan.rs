@@ -56,7 +56,13 @@ pub struct CopyPlan {
     local_seq: Vec<u32>,
     /// The same for the tags of each receive.
     recv_seq: Vec<Vec<u32>>,
+    /// No two local tags of one destination overlap (checked for destinations with up
+    /// to [`DISJOINT_CHECK_MAX`] local tags; `false` if one has more).
+    local_disjoint: bool,
 }
+
+/// Up to how many local tags per destination a plan checks whether they overlap.
+const DISJOINT_CHECK_MAX: usize = 64;
 
 impl CopyPlan {
     /// The rank this plan was computed for.
@@ -112,6 +118,15 @@ impl CopyPlan {
         &self.recv_seq[i]
     }
 
+    /// Whether no two [`local`](Self::local) tags of one destination write the same
+    /// cell, so that the order in which they are applied does not matter. Checked when
+    /// the plan is built, for destinations of up to 64 local tags; `false` when one has
+    /// more. A FillBoundary of a cell-centred BoxArray of disjoint boxes has it.
+    #[must_use]
+    pub fn local_tags_disjoint(&self) -> bool {
+        self.local_disjoint
+    }
+
     /// Number of cells copied locally.
     #[must_use]
     pub fn local_cells(&self) -> u64 {
@@ -141,6 +156,15 @@ impl CopyPlan {
                 .filter(|(_, t)| !t.is_empty())
                 .collect()
         };
+        let local_disjoint = groups.iter().all(|(_, range)| {
+            let tags = &local[range.clone()];
+            tags.len() <= DISJOINT_CHECK_MAX
+                && tags.iter().enumerate().all(|(i, a)| {
+                    tags[i + 1..]
+                        .iter()
+                        .all(|b| a.dbox.intersection(&b.dbox).is_none())
+                })
+        });
         let (recvs, recv_seq): (Vec<_>, Vec<_>) = recvs
             .into_iter()
             .enumerate()
@@ -155,6 +179,7 @@ impl CopyPlan {
             recvs,
             local_seq,
             recv_seq,
+            local_disjoint,
         }
     }
 }

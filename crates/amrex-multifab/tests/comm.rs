@@ -137,6 +137,30 @@ fn fill_boundary_periodic_faces_edges_corners() {
     }
 }
 
+#[test]
+fn fill_boundary_rows_of_every_width_class() {
+    // The copy loops differ by row width: 1 to 4 elements (one move per row, wide rows
+    // interleaved between them), 5 to 8 (a loop per row, prefetching rows ahead) and
+    // more (prefetching the next row's lines). Ghost widths of 4 and 6 in `i` and rows
+    // of 12 cells (10 under Miri, in one box periodic onto itself) reach all three, with
+    // 2 of 3 components.
+    let (len, mgs) = if cfg!(miri) {
+        (IntVect::new(10, 4, 4), IntVect::new(10, 4, 4))
+    } else {
+        (IntVect::splat(24), IntVect::splat(12))
+    };
+    let lo = IntVect::new(-5, 2, 0);
+    let domain = IndexBox::new(lo, lo + len - 1);
+    for ng in [IntVect::new(4, 2, 1), IntVect::new(6, 1, 1)] {
+        for cross in [false, true] {
+            if cfg!(miri) && cross {
+                continue;
+            }
+            check_fb(domain, mgs, ng, ng, [true; 3], cross, 3, 1, 2);
+        }
+    }
+}
+
 /// `cases` cases (`miri_cases` under Miri, without failure persistence there: it
 /// needs the file system).
 fn config(cases: u32, miri_cases: u32) -> ProptestConfig {

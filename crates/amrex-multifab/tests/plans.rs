@@ -265,3 +265,30 @@ fn plans_are_cached_per_key() {
     dm.clear_plan_cache();
     assert_eq!(dm.plan_cache_stats().plans, 0);
 }
+
+#[test]
+fn plans_say_whether_a_destinations_tags_overlap() {
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+    let p = Periodicity::all(domain);
+    let plan = |ba: &BoxArray, ng: i32| {
+        fill_boundary_plan(
+            ba,
+            &DistributionMapping::single(ba),
+            IntVect::splat(ng),
+            p,
+            FillPattern::Full,
+            0,
+        )
+    };
+    // Disjoint cell-centred boxes: each ghost cell has one source.
+    let ba = BoxArray::from_domain(domain, 4);
+    assert!(plan(&ba, 2).local_tags_disjoint());
+    // Two boxes that share the plane i = 3: the ghost cells of either box on that plane
+    // (in j and k, across the periodic boundary) come from both.
+    let ov = BoxArray::new(vec![
+        IndexBox::new(IntVect::new(0, 0, 0), IntVect::new(3, 7, 7)),
+        IndexBox::new(IntVect::new(3, 0, 0), IntVect::new(5, 7, 7)),
+        IndexBox::new(IntVect::new(6, 0, 0), IntVect::new(7, 7, 7)),
+    ]);
+    assert!(!plan(&ov, 1).local_tags_disjoint());
+}
