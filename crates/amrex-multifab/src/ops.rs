@@ -53,8 +53,8 @@ fn merge_level<T>(bx: &IndexBox, raws: &[&RawFab<T>]) -> u8 {
 /// The loop of every reduction over one FabArray, for [`simd::widest`]: folds the runs
 /// of components `comps` of `bx` in `r` into `acc` with [`fold_lanes`].
 ///
-/// Invariant: `bx` lies in the fab's box, `comps` are components of it, and nobody
-/// writes them while the value lives.
+/// Invariant (promised to [`Fold::new`]): `bx` lies in the fab's box, `comps` are
+/// components of it, and nobody writes them while the value lives.
 struct Fold<'a, T, R, F> {
     r: &'a RawFab<T>,
     bx: &'a IndexBox,
@@ -62,6 +62,29 @@ struct Fold<'a, T, R, F> {
     merge: u8,
     acc: &'a mut [R; L],
     f: &'a F,
+}
+
+impl<'a, T, R, F> Fold<'a, T, R, F> {
+    /// The fold of `comps` of `bx` in `r` into `acc`.
+    ///
+    /// # Safety
+    /// `bx` lies in `r`'s box, `comps` are components of `r`, and nobody writes those
+    /// cells while the value lives.
+    unsafe fn new(
+        r: &'a RawFab<T>,
+        (bx, comps, merge): (&'a IndexBox, &'a Range<usize>, u8),
+        acc: &'a mut [R; L],
+        f: &'a F,
+    ) -> Self {
+        Self {
+            r,
+            bx,
+            comps,
+            merge,
+            acc,
+            f,
+        }
+    }
 }
 
 impl<T: Copy, R: Copy, F: Fn(R, T) -> R> simd::Kernel for Fold<'_, T, R, F> {
@@ -81,7 +104,8 @@ impl<T: Copy, R: Copy, F: Fn(R, T) -> R> simd::Kernel for Fold<'_, T, R, F> {
 /// [`Fold`] over two FabArrays' fabs: components `comps.0` of `r.0` with as many from
 /// `comps.1` of `r.1`, folded with [`fold_lanes2`] (dot products).
 ///
-/// Invariant: as [`Fold`]'s, for both fabs and both component ranges.
+/// Invariant (promised to [`Fold2::new`]): as [`Fold`]'s, for both fabs and both
+/// component ranges.
 struct Fold2<'a, T, R, F> {
     r: (&'a RawFab<T>, &'a RawFab<T>),
     bx: &'a IndexBox,
@@ -89,6 +113,29 @@ struct Fold2<'a, T, R, F> {
     merge: u8,
     acc: &'a mut [R; L],
     f: &'a F,
+}
+
+impl<'a, T, R, F> Fold2<'a, T, R, F> {
+    /// The fold of `comps.0` of `bx` in `r.0` with as many components from `comps.1` of
+    /// `r.1` into `acc`.
+    ///
+    /// # Safety
+    /// As [`Fold::new`], for both fabs and both component ranges.
+    unsafe fn new(
+        r: (&'a RawFab<T>, &'a RawFab<T>),
+        (bx, comps, merge): (&'a IndexBox, (&'a Range<usize>, usize), u8),
+        acc: &'a mut [R; L],
+        f: &'a F,
+    ) -> Self {
+        Self {
+            r,
+            bx,
+            comps,
+            merge,
+            acc,
+            f,
+        }
+    }
 }
 
 impl<T: Copy, R: Copy, F: Fn(R, T, T) -> R> simd::Kernel for Fold2<'_, T, R, F> {
@@ -427,17 +474,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let r: RawFab<T> = raws[l];
                 let merge = merge_level(&bx, &[&r]);
                 let mut acc = [id; L];
-                // Invariant of `Fold`: `&self`, so nobody writes during the reduction;
-                // `bx` is a region of fab `l` and `c` its components (`op_items`,
-                // `component_range`).
-                simd::widest(Fold {
-                    r: &r,
-                    bx: &bx,
-                    comps: &c,
-                    merge,
-                    acc: &mut acc,
-                    f: &f,
-                });
+                // SAFETY: `&self`, so nobody writes during the reduction; `bx` is a region
+                // of fab `l` and `c` its components (`op_items`, `component_range`).
+                let fold = unsafe { Fold::new(&r, (&bx, &c, merge), &mut acc, &f) };
+                simd::widest(fold);
                 combine_lanes(acc, id, &combine)
             });
             Ok((items, parts))
@@ -915,17 +955,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let (a, b) = (xr[l], yr[l]);
                 let merge = merge_level(&bx, &[&a, &b]);
                 let mut acc = [zero; L];
-                // Invariant of `Fold2`: both only read (`&self` and `&y` keep writers
-                // away); `bx` is a region of fab `l` of both, and `c` and `ycomp..` are
-                // components of each (`op_items`, `check_other`).
-                simd::widest(Fold2 {
-                    r: (&a, &b),
-                    bx: &bx,
-                    comps: (&c, ycomp),
-                    merge,
-                    acc: &mut acc,
-                    f: &|s: T::Acc, x: T, y: T| s + (x * y).to_acc(),
-                });
+                let f = |s: T::Acc, x: T, y: T| s + (x * y).to_acc();
+                // SAFETY: both only read (`&self` and `&y` keep writers away); `bx` is a
+                // region of fab `l` of both, and `c` and `ycomp..` are components of
+                // each (`op_items`, `check_other`).
+                let fold = unsafe { Fold2::new((&a, &b), (&bx, (&c, ycomp), merge), &mut acc, &f) };
+                simd::widest(fold);
                 combine_lanes(acc, zero, |a, b| a + b)
             });
             Ok((items, parts))
