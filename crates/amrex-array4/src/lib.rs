@@ -71,6 +71,7 @@ mod loops;
 #[cfg(feature = "ndarray")]
 mod ndarray_bridge;
 mod raw;
+pub mod rows;
 pub mod simd;
 
 pub use amrex_box::{Dim3, IndexBox, IndexSpaceError, IndexType, IntVect};

@@ -42,7 +42,7 @@ struct Inner {
 
 /// The fingerprint of a list of boxes (their corners and index types).
 fn fingerprint(boxes: &[IndexBox]) -> u64 {
-    let mut fp = crate::comm::Fingerprint::new();
+    let mut fp = crate::fingerprint::Fingerprint::new();
     fp.word(boxes.len() as u64);
     for b in boxes {
         fp.iv(b.lo()).iv(b.hi()).word(u64::from(b.ix_type().bits()));

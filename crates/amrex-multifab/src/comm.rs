@@ -29,6 +29,7 @@
 //! ranks fill are written at the finish: writing them in between (or reading them, as
 //! `sum_boundary` does) gives another result than one process, as in AMReX.
 
+use alloc::borrow::Cow;
 use alloc::format;
 use alloc::string::ToString;
 use alloc::sync::Arc;
@@ -36,140 +37,23 @@ use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
-use amrex_array4::hint::{prefetch, prefetch_span};
+pub use amrex_array4::rows::CopyOp;
 use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
-use crate::box_array::BoxArray;
-use crate::distribution::DistributionMapping;
+use crate::copy::{Order, apply_in_order, copy_tags_interleaved, merged_order, run_tag};
 use crate::element::Element;
-use crate::fabarray::{FabArray, RawFab};
+use crate::fabarray::FabArray;
+use crate::fingerprint::Fingerprint;
+use crate::message::{
+    TAG_FILL_BOUNDARY, TAG_PARALLEL_COPY, as_elements, comm_err, post, tag_len, unpack_tag,
+};
 use crate::ops::{check_ghost, operand_comps};
-use crate::par::{par_for, par_map};
+use crate::par::par_for;
 use crate::parallel::{CommError, Communicator, Exchange, ReduceOp};
 use crate::periodicity::Periodicity;
-use crate::plan::{CopyPlan, CopyTag, FillPattern};
-
-/// Whether `parallel_copy` overwrites or adds (AMReX's `FabArrayBase::COPY` / `ADD`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum CopyOp {
-    /// `dst = src`.
-    #[default]
-    Copy,
-    /// `dst += src`.
-    Add,
-}
-
-/// Where the time of this process's `fill_boundary` / `parallel_copy` calls went,
-/// summed since the last [`reset_comm_profile`] (AMReX's TinyProfiler regions for
-/// `FillBoundary`): packing messages, local copies (done while messages are in flight),
-/// waiting for messages, unpacking them; and the traffic. Times need feature `std`
-/// (zero without it), and targets without 64-bit atomics count nothing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct CommProfile {
-    /// Calls that exchanged or copied anything.
-    pub calls: u64,
-    /// Nanoseconds packing send buffers.
-    pub pack_ns: u64,
-    /// Nanoseconds posting messages and doing the local copies.
-    pub local_ns: u64,
-    /// Nanoseconds waiting for messages.
-    pub wait_ns: u64,
-    /// Nanoseconds unpacking received messages.
-    pub unpack_ns: u64,
-    /// Messages sent and their bytes.
-    pub messages_sent: u64,
-    /// Bytes sent.
-    pub bytes_sent: u64,
-    /// Bytes received.
-    pub bytes_received: u64,
-    /// Bytes copied between local fabs.
-    pub bytes_local: u64,
-}
-
-mod profile {
-    #[cfg(target_has_atomic = "64")]
-    use core::sync::atomic::{AtomicU64, Ordering};
-
-    /// The counters (targets without 64-bit atomics keep none).
-    #[cfg(target_has_atomic = "64")]
-    static COUNTERS: [AtomicU64; 9] = [const { AtomicU64::new(0) }; 9];
-
-    pub(super) fn add(i: usize, v: u64) {
-        #[cfg(target_has_atomic = "64")]
-        COUNTERS[i].fetch_add(v, Ordering::Relaxed);
-        #[cfg(not(target_has_atomic = "64"))]
-        let _ = (i, v);
-    }
-
-    pub(super) fn get(i: usize) -> u64 {
-        #[cfg(target_has_atomic = "64")]
-        return COUNTERS[i].load(Ordering::Relaxed);
-        #[cfg(not(target_has_atomic = "64"))]
-        {
-            let _ = i;
-            0
-        }
-    }
-
-    pub(super) fn reset() {
-        #[cfg(target_has_atomic = "64")]
-        for c in &COUNTERS {
-            c.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// A clock for the profile: nanoseconds since some fixed instant (0 without `std`).
-    #[cfg(feature = "std")]
-    pub(super) fn now() -> u64 {
-        use std::sync::OnceLock;
-        use std::time::Instant;
-        static START: OnceLock<Instant> = OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
-    }
-
-    #[cfg(not(feature = "std"))]
-    pub(super) fn now() -> u64 {
-        0
-    }
-}
-
-const CALLS: usize = 0;
-const PACK: usize = 1;
-const LOCAL: usize = 2;
-const WAIT: usize = 3;
-const UNPACK: usize = 4;
-const MSGS: usize = 5;
-const SENT: usize = 6;
-const RECEIVED: usize = 7;
-const LOCAL_BYTES: usize = 8;
-
-/// The profile of this process's distributed copies since the last reset.
-#[must_use]
-pub fn comm_profile() -> CommProfile {
-    let c = profile::get;
-    CommProfile {
-        calls: c(CALLS),
-        pack_ns: c(PACK),
-        local_ns: c(LOCAL),
-        wait_ns: c(WAIT),
-        unpack_ns: c(UNPACK),
-        messages_sent: c(MSGS),
-        bytes_sent: c(SENT),
-        bytes_received: c(RECEIVED),
-        bytes_local: c(LOCAL_BYTES),
-    }
-}
-
-/// Zeroes [`comm_profile`].
-pub fn reset_comm_profile() {
-    profile::reset();
-}
-
-/// Message tags of the two exchanges (every rank runs the same sequence of operations,
-/// and MPI keeps messages of one tag between two ranks in order).
-const TAG_FILL_BOUNDARY: u16 = 101;
-const TAG_PARALLEL_COPY: u16 = 102;
+use crate::plan::{CopyPlan, FillPattern};
+use crate::profile::{self, CALLS, LOCAL, PACK, RECEIVED, UNPACK, WAIT};
 
 /// A `fill_boundary_nowait` in flight: its messages, the plan that unpacks them and the
 /// components.
@@ -182,90 +66,13 @@ pub(crate) struct PendingFill {
     merged: Option<(Order, Vec<bool>)>,
 }
 
-/// FNV-1a over 64-bit words: the fingerprint the ranks compare before an exchange.
-pub(crate) struct Fingerprint(u64);
-
-impl Fingerprint {
-    pub(crate) fn new() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-
-    pub(crate) fn value(&self) -> u64 {
-        self.0
-    }
-
-    pub(crate) fn word(&mut self, w: u64) -> &mut Self {
-        for b in w.to_le_bytes() {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self
-    }
-
-    pub(crate) fn iv(&mut self, v: IntVect) -> &mut Self {
-        for d in 0..3 {
-            self.word(v[d] as u32 as u64);
-        }
-        self
-    }
-
-    /// A BoxArray and its map, by the fingerprints each computed once when it was made
-    /// (so an operation costs no pass over the boxes).
-    fn layout(&mut self, ba: &BoxArray, dm: &DistributionMapping) -> &mut Self {
-        self.word(ba.fingerprint()).word(dm.fingerprint())
-    }
-
-    /// What every distributed operation on `fa` hashes: its layout, components and ghost
-    /// width, the element size, the communicator's message limit, and whether the
-    /// FabArray is this process's own rank's part (one built for another rank cannot
-    /// exchange).
-    fn common<T: Element, A: HostAccessible>(&mut self, fa: &FabArray<T, A>) -> &mut Self {
-        let comm = fa.dm.communicator();
-        self.layout(&fa.ba, &fa.dm)
-            .word(fa.ncomp as u64)
-            .iv(fa.ngrow)
-            .word(core::mem::size_of::<T>() as u64)
-            .word(comm.message_limit() as u64)
-            .word(u64::from(fa.rank == comm.rank()))
-    }
-
-    /// A component range as resolved, or as asked for when it was refused.
-    pub(crate) fn comps(&mut self, c: &Result<Range<usize>, FabError>) -> &mut Self {
-        let (s, e) = match c {
-            Ok(r) => (r.start, r.end),
-            Err(FabError::ComponentsOutside { start, end, .. }) => (*start, *end),
-            Err(_) => (usize::MAX, usize::MAX),
-        };
-        self.word(s as u64).word(e as u64)
-    }
-
-    fn period(&mut self, p: Periodicity) -> &mut Self {
-        self.iv(p.period())
-    }
-}
-
-/// The fingerprint of a FabArray's layout, which reductions compare between ranks.
-pub(crate) fn layout_fingerprint(
-    ba: &BoxArray,
-    dm: &DistributionMapping,
-    ncomp: usize,
-    ngrow: IntVect,
-) -> u64 {
-    let mut fp = Fingerprint::new();
-    fp.layout(ba, dm).word(ncomp as u64).iv(ngrow);
-    fp.0
-}
-
-fn comm_err(what: &str, e: CommError) -> FabError {
-    FabError::Comm(format!("{what}: {e}"))
-}
-
 /// Step 1: with more than one rank, every rank checks that all ranks run the same
 /// operation on the same layout.
 fn agree(comm: &Communicator, what: &str, fp: &Fingerprint) -> Result<(), FabError> {
     if comm.is_single() {
         return Ok(());
     }
-    comm.check_same(what, fp.0).map_err(|e| match e {
+    comm.check_same(what, fp.value()).map_err(|e| match e {
         CommError::Mismatch { .. } => FabError::Comm(format!(
             "{what}: the ranks disagree on the BoxArray, the DistributionMapping or the \
              arguments of what should be one operation ({e})"
@@ -299,560 +106,6 @@ fn check_messages<T: Element, A: HostAccessible>(
         )));
     }
     Ok(())
-}
-
-/// Copies (or adds) the cells of one tag, `nc` components from `scomp` to `dcomp`.
-///
-/// # Safety
-/// `tag.dbox` lies in `dst`'s box and `tag.sbox()` in `src`'s, the component ranges
-/// fit; nobody else accesses the destination cells, and nobody writes the source cells
-/// during the call. `dst` and `src` may describe the same fab only if the two regions
-/// are disjoint.
-#[inline]
-unsafe fn run_tag<T: Element>(
-    dst: &RawFab<T>,
-    dcomp: usize,
-    src: &RawFab<T>,
-    scomp: usize,
-    nc: usize,
-    tag: &CopyTag,
-    op: CopyOp,
-) {
-    for p in tag_parts(dst, dcomp, src, scomp, nc, tag) {
-        // SAFETY: the rows `ny` x `nz` of `nx` elements from `p.d` and `p.r` at the fabs'
-        // strides are the tag's rows of one component: inside the boxes, disjoint, and
-        // accessed by nobody else (caller).
-        unsafe { p.rows.run(p.d, p.r, op, &mut || {}) };
-    }
-}
-
-/// Copies the tags of one destination fab, `nc` components from `scomp` to `dcomp`,
-/// each from its source fab `src(tag)`: the tags of narrow rows (the `i` sides, up to 4
-/// elements wide) one after another, with a row of the wider tags after every
-/// [`INTERLEAVE`] rows of each (per component), and what is left of the wide rows at the
-/// end.
-///
-/// The narrow rows are bound by memory latency (each needs its own cache lines, and a
-/// core has only so many misses in flight), the wide rows by bandwidth, which the
-/// hardware prefetchers keep busy: interleaved, the two overlap. On 256³ in 32³ boxes
-/// with 2 ghosts this took 3–7% off the time of a call on one thread.
-///
-/// # Safety
-/// As [`run_tag`] for every tag (with `src(tag)` its source), and the tags' destination
-/// regions are pairwise disjoint ([`CopyPlan::local_tags_disjoint`]), so that the order
-/// of the copies does not matter.
-unsafe fn copy_tags_interleaved<T: Element>(
-    dst: &RawFab<T>,
-    dcomp: usize,
-    (scomp, nc): (usize, usize),
-    tags: &[CopyTag],
-    src: impl Fn(&CopyTag) -> RawFab<T>,
-) {
-    let narrow = |t: &&CopyTag| t.dbox.length()[0] <= 4;
-    let parts = |t: &CopyTag| tag_parts(dst, dcomp, &src(t), scomp, nc, t);
-    // SAFETY: the wide tags' parts are tags of this destination that the caller lets us
-    // copy, for the whole call; no narrow tag (and no other wide one) writes their
-    // cells, as the tags are disjoint (caller).
-    let mut wide = unsafe { WideRows::new(tags.iter().filter(|t| !narrow(t)).flat_map(parts)) };
-    let mut side = || {
-        wide.step();
-    };
-    for t in tags.iter().filter(narrow) {
-        for p in parts(t) {
-            // SAFETY: as in `run_tag` (caller); `side` copies rows of the wide tags, whose
-            // destinations are disjoint from this one's (caller), so it may run between
-            // this tag's rows.
-            unsafe { p.rows.run(p.d, p.r, CopyOp::Copy, &mut side) };
-        }
-    }
-    while wide.step() {}
-}
-
-/// After how many narrow rows [`copy_tags_interleaved`] copies one wide row (found by
-/// measurement: 4 to 16 ran alike).
-const INTERLEAVE: usize = 8;
-
-/// One component of one tag: its rows and their first elements in the destination and
-/// in the source, with the provenance of the whole fabs.
-#[derive(Clone, Copy)]
-struct TagPart<T> {
-    rows: TagRows,
-    d: *mut T,
-    r: *const T,
-}
-
-/// The parts of `tag`, one per component.
-fn tag_parts<T: Element>(
-    dst: &RawFab<T>,
-    dcomp: usize,
-    src: &RawFab<T>,
-    scomp: usize,
-    nc: usize,
-    tag: &CopyTag,
-) -> impl Iterator<Item = TagPart<T>> + use<T> {
-    let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
-    let s = tag.shift;
-    let len = |d: usize| (hi[d] - lo[d] + 1) as usize;
-    let (ds, ss) = (dst.layout.strides(), src.layout.strides());
-    let rows = TagRows::new([len(0), len(1), len(2)], (ds[0], ds[1]), (ss[0], ss[1]));
-    let (dst, src) = (*dst, *src);
-    (0..nc).map(move |n| TagPart {
-        rows,
-        // Pointers with the provenance of the whole fab (not of one row's slice), since
-        // the rows are reached from the first by the strides.
-        d: dst
-            .ptr
-            .as_ptr()
-            .wrapping_add(dst.offset(lo[0], lo[1], lo[2], dcomp + n)),
-        r: src.ptr.as_ptr().cast_const().wrapping_add(src.offset(
-            lo[0] + s[0],
-            lo[1] + s[1],
-            lo[2] + s[2],
-            scomp + n,
-        )),
-    })
-}
-
-/// The rows of a sequence of tag parts, copied one per [`step`](Self::step).
-struct WideRows<T, I> {
-    parts: I,
-    cur: Option<TagPart<T>>,
-    jr: usize,
-    kr: usize,
-}
-
-impl<T: Element, I: Iterator<Item = TagPart<T>>> WideRows<T, I> {
-    /// The rows of `parts`.
-    ///
-    /// # Safety
-    /// Every part's rows are as in [`TagRows::apply`]'s contract (with `CopyOp::Copy`)
-    /// for as long as this lives: [`step`](Self::step) copies them.
-    unsafe fn new(mut parts: I) -> Self {
-        let cur = parts.next();
-        Self {
-            parts,
-            cur,
-            jr: 0,
-            kr: 0,
-        }
-    }
-
-    /// Copies the next row, prefetching the one after it in its part (past the part's
-    /// end after its last row: a hint); `false` when no row is left.
-    #[inline]
-    fn step(&mut self) -> bool {
-        while let Some(p) = self.cur {
-            let (ny, nz) = (p.rows.ny, p.rows.nz);
-            if self.jr < ny && self.kr < nz {
-                let (d, r) = p.rows.at(p.d, p.r, self.jr, self.kr);
-                self.jr += 1;
-                if self.jr == ny {
-                    (self.jr, self.kr) = (0, self.kr + 1);
-                }
-                let next = p.rows.at(p.d, p.r, self.jr, self.kr);
-                // SAFETY: `jr < ny` and `kr < nz` (checked above, before they moved on):
-                // `(d, r)` is a row of a part that `new`'s caller let us copy.
-                unsafe { p.rows.row(d, r, next, CopyOp::Copy) };
-                return true;
-            }
-            (self.cur, self.jr, self.kr) = (self.parts.next(), 0, 0);
-        }
-        false
-    }
-}
-
-/// How many rows ahead the copies of narrow rows prefetch (found by measurement on 256³,
-/// max grid 32, 2 ghosts).
-const AHEAD: usize = 24;
-
-/// The rows of one component of a tag: `ny` x `nz` rows of `nx` elements, at the
-/// `(j, k)` strides `d` in the destination and `s` in the source (in elements).
-///
-/// The `i`-faces of a FillBoundary are a million rows of 2 elements for 256³ in 32³
-/// boxes, each in its own cache line, and its edges are tags of 2 rows per plane: per
-/// row the loop does little more than the copy (pointers advance by the strides, a
-/// fixed width copies as one move). Memory latency would otherwise leave each row
-/// waiting for its lines one after the other, so the loops prefetch: narrow rows the
-/// rows about [`AHEAD`] rows on (in `j`, or in `k` when a plane has fewer rows), wide
-/// rows all lines of the next row.
-#[derive(Clone, Copy)]
-struct TagRows {
-    nx: usize,
-    ny: usize,
-    nz: usize,
-    d: (usize, usize),
-    s: (usize, usize),
-    /// From a row to the one about [`AHEAD`] rows on, in the destination and the source.
-    ahead: (usize, usize),
-}
-
-impl TagRows {
-    fn new(n: [usize; 3], d: (usize, usize), s: (usize, usize)) -> Self {
-        let [nx, ny, nz] = n;
-        let ahead = if ny >= AHEAD {
-            (AHEAD * d.0, AHEAD * s.0)
-        } else {
-            let planes = AHEAD / ny.max(1);
-            (planes * d.1, planes * s.1)
-        };
-        Self {
-            nx,
-            ny,
-            nz,
-            d,
-            s,
-            ahead,
-        }
-    }
-
-    /// Row `(jr, kr)` from the first rows `d` and `r` (any indices: past the tag the
-    /// pointers are only hints).
-    #[inline(always)]
-    fn at<T>(&self, d: *mut T, r: *const T, jr: usize, kr: usize) -> (*mut T, *const T) {
-        (
-            d.wrapping_add(jr * self.d.0 + kr * self.d.1),
-            r.wrapping_add(jr * self.s.0 + kr * self.s.1),
-        )
-    }
-
-    /// Prefetches the rows about `AHEAD` on from `d` and `r` (hints: past the tag they
-    /// point at other cells or anywhere, which is harmless).
-    #[inline(always)]
-    fn prefetch_ahead<T>(&self, d: *const T, r: *const T) {
-        prefetch(d.wrapping_add(self.ahead.0));
-        prefetch(r.wrapping_add(self.ahead.1));
-    }
-
-    /// Calls `f(d, r)` with the first element of every row, `j` fastest.
-    #[inline(always)]
-    fn for_rows<T>(&self, d: *mut T, r: *const T, mut f: impl FnMut(*mut T, *const T)) {
-        for kr in 0..self.nz {
-            let (d, r) = (d.wrapping_add(kr * self.d.1), r.wrapping_add(kr * self.s.1));
-            for jr in 0..self.ny {
-                f(d.wrapping_add(jr * self.d.0), r.wrapping_add(jr * self.s.0));
-            }
-        }
-    }
-
-    /// Applies `op` to the rows, with the narrow copies of a fixed width, calling
-    /// `side()` after every [`INTERLEAVE`] rows of up to 4 elements.
-    ///
-    /// # Safety
-    /// As [`apply`](Self::apply).
-    #[inline(always)]
-    unsafe fn run<T: Element>(&self, d: *mut T, r: *const T, op: CopyOp, side: &mut impl FnMut()) {
-        match (op, self.nx) {
-            // SAFETY: the caller's promise; each arm's width is `nx`.
-            (CopyOp::Copy, 1) => unsafe { self.copy::<T, 1>(d, r, side) },
-            // SAFETY: as above.
-            (CopyOp::Copy, 2) => unsafe { self.copy::<T, 2>(d, r, side) },
-            // SAFETY: as above.
-            (CopyOp::Copy, 3) => unsafe { self.copy::<T, 3>(d, r, side) },
-            // SAFETY: as above.
-            (CopyOp::Copy, 4) => unsafe { self.copy::<T, 4>(d, r, side) },
-            // SAFETY: as above.
-            _ => unsafe { self.apply(d, r, op) },
-        }
-    }
-
-    /// Copies the rows, `N == nx` elements each, calling `side()` after every
-    /// [`INTERLEAVE`] rows (the count kept in a register: a counter in `side` would live
-    /// in memory, and that was slower).
-    ///
-    /// # Safety
-    /// As [`apply`](Self::apply).
-    #[inline(always)]
-    unsafe fn copy<T: Copy, const N: usize>(
-        &self,
-        d: *mut T,
-        r: *const T,
-        side: &mut impl FnMut(),
-    ) {
-        debug_assert_eq!(N, self.nx);
-        let mut count = 0;
-        self.for_rows(d, r, |d, r| {
-            self.prefetch_ahead(d, r);
-            // SAFETY: a row of the tag: `N` elements, not written during the call (caller).
-            let v = unsafe { r.cast::<[T; N]>().read_unaligned() };
-            // SAFETY: a row of the tag: `N` elements, disjoint from the source, ours
-            // (caller).
-            unsafe { d.cast::<[T; N]>().write_unaligned(v) };
-            count += 1;
-            if count == INTERLEAVE {
-                count = 0;
-                side();
-            }
-        });
-    }
-
-    /// Applies `op` row by row.
-    ///
-    /// # Safety
-    /// The `ny` x `nz` rows of `nx` elements from `d` and from `r` at their strides lie
-    /// in live allocations; the destination rows are accessed by nobody else and the
-    /// source rows written by nobody during the call, and the two do not overlap.
-    #[inline(always)]
-    unsafe fn apply<T: Element>(&self, d0: *mut T, r0: *const T, op: CopyOp) {
-        let (mut jr, mut kr) = (0, 0);
-        self.for_rows(d0, r0, |d, r| {
-            // The next row in the loop's order: in `j`, or the first of the next plane.
-            jr += 1;
-            if jr == self.ny {
-                (jr, kr) = (0, kr + 1);
-            }
-            let next = self.at(d0, r0, jr, kr);
-            // SAFETY: a row of the tag (caller).
-            unsafe { self.row(d, r, next, op) };
-        });
-    }
-
-    /// Applies `op` to the row from `d` and `r`: narrow rows prefetch the rows about
-    /// [`AHEAD`] on, wide ones all lines of the `next` (a hint: any address).
-    ///
-    /// # Safety
-    /// The `nx` elements from `d` are ours alone, those from `r` written by nobody during
-    /// the call, and the two do not overlap.
-    #[inline(always)]
-    unsafe fn row<T: Element>(&self, d: *mut T, r: *const T, next: (*mut T, *const T), op: CopyOp) {
-        if self.nx <= 8 {
-            self.prefetch_ahead(d, r);
-        } else {
-            let bytes = self.nx * size_of::<T>();
-            prefetch_span(next.0.cast_const().cast::<u8>(), bytes);
-            prefetch_span(next.1.cast::<u8>(), bytes);
-        }
-        // SAFETY: the destination row: in bounds, ours (caller).
-        let d = unsafe { core::slice::from_raw_parts_mut(d, self.nx) };
-        // SAFETY: the source row: in bounds, not written (caller).
-        let r = unsafe { core::slice::from_raw_parts(r, self.nx) };
-        apply_row(d, r, op);
-    }
-}
-
-#[inline(always)]
-fn apply_row<T: Element>(d: &mut [T], r: &[T], op: CopyOp) {
-    match op {
-        CopyOp::Copy => copy_row(d, r),
-        CopyOp::Add => d.iter_mut().zip(r).for_each(|(d, &r)| *d = *d + r),
-    }
-}
-
-/// `d.copy_from_slice(r)`, with the rows a few ghost cells wide (the `i`-faces of a
-/// FillBoundary: a million rows of 2 elements for 256³ in 32³ boxes) copied inline
-/// instead of through a `memcpy` call each.
-#[inline(always)]
-fn copy_row<T: Copy>(d: &mut [T], r: &[T]) {
-    match (d, r) {
-        ([d0], [r0]) => *d0 = *r0,
-        ([d0, d1], [r0, r1]) => (*d0, *d1) = (*r0, *r1),
-        ([d0, d1, d2], [r0, r1, r2]) => (*d0, *d1, *d2) = (*r0, *r1, *r2),
-        ([d0, d1, d2, d3], [r0, r1, r2, r3]) => (*d0, *d1, *d2, *d3) = (*r0, *r1, *r2, *r3),
-        (d, r) => d.copy_from_slice(r),
-    }
-}
-
-fn record_traffic(sends: &[(usize, Vec<u8>)], local_bytes: u64) {
-    profile::add(MSGS, sends.len() as u64);
-    profile::add(SENT, sends.iter().map(|(_, b)| b.len() as u64).sum());
-    profile::add(LOCAL_BYTES, local_bytes);
-}
-
-/// Elements of one tag's message part.
-fn tag_len(tag: &CopyTag, nc: usize) -> usize {
-    tag.dbox.checked_num_pts_usize().unwrap_or(0) * nc
-}
-
-/// Packs the source cells of `tags` (components from `scomp`), tag by tag, component,
-/// `k`, `j`, as the receiver unpacks them.
-///
-/// # Safety
-/// Every tag's source box lies in its (local) source fab, and nobody writes the sources
-/// during the call.
-unsafe fn pack<T: Element>(
-    raws: &[RawFab<T>],
-    g2l: &[u32],
-    tags: &[CopyTag],
-    scomp: usize,
-    nc: usize,
-) -> Vec<u8> {
-    let elems: usize = tags.iter().map(|t| tag_len(t, nc)).sum();
-    let mut buf = Vec::with_capacity(elems * core::mem::size_of::<T>());
-    for tag in tags {
-        let src = &raws[g2l[tag.src] as usize];
-        let sb = tag.sbox();
-        let (lo, hi) = (sb.lo(), sb.hi());
-        for n in 0..nc {
-            for k in lo[2]..=hi[2] {
-                for j in lo[1]..=hi[1] {
-                    // SAFETY: inside the source fab, not written (caller).
-                    let r = unsafe { src.row(lo[0], hi[0], j, k, scomp + n) };
-                    buf.extend_from_slice(bytemuck::cast_slice(r));
-                }
-            }
-        }
-    }
-    buf
-}
-
-/// Unpacks (copies or adds) one tag's part `vals` into `dst`.
-///
-/// # Safety
-/// `tag.dbox` lies in `dst`'s box, the components fit, and nobody else accesses those
-/// destination cells during the call.
-unsafe fn unpack_tag<T: Element>(
-    dst: &RawFab<T>,
-    dcomp: usize,
-    nc: usize,
-    tag: &CopyTag,
-    vals: &[T],
-    op: CopyOp,
-) {
-    let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
-    let nx = (hi[0] - lo[0] + 1) as usize;
-    let mut at = 0;
-    for n in 0..nc {
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                // SAFETY: inside the destination fab, accessed by nobody else (caller).
-                let d = unsafe { dst.row_mut(lo[0], hi[0], j, k, dcomp + n) };
-                apply_row(d, &vals[at..at + nx], op);
-                at += nx;
-            }
-        }
-    }
-}
-
-/// The received bytes as elements (copied only if the buffer is misaligned for `T`).
-pub(crate) fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T]> {
-    match bytemuck::try_cast_slice::<u8, T>(bytes) {
-        Ok(v) => alloc::borrow::Cow::Borrowed(v),
-        Err(_) => alloc::borrow::Cow::Owned(
-            bytes
-                .chunks_exact(core::mem::size_of::<T>())
-                .map(bytemuck::pod_read_unaligned)
-                .collect(),
-        ),
-    }
-}
-
-/// Step 2: packs the plan's sends from `src` (its fabs, global-to-local map and first
-/// component), `nc` components each, posts them and the receives, and records the
-/// traffic. Returns the exchange and the profile clock after packing.
-///
-/// # Safety
-/// As [`pack`], for every send tag of `plan`.
-unsafe fn post<T: Element>(
-    comm: &Communicator,
-    what: &str,
-    tag: u16,
-    plan: &CopyPlan,
-    (raws, g2l, scomp): (&[RawFab<T>], &[u32], usize),
-    nc: usize,
-) -> Result<(Exchange, u64), FabError> {
-    let sends = par_map(plan.sends().len(), |i| {
-        let (rank, ref tags) = plan.sends()[i];
-        // SAFETY: the caller's promise.
-        (rank, unsafe { pack(raws, g2l, tags, scomp, nc) })
-    });
-    let recvs = plan
-        .recvs()
-        .iter()
-        .map(|(rank, tags)| {
-            let n: usize = tags.iter().map(|t| tag_len(t, nc)).sum();
-            (*rank, n * core::mem::size_of::<T>())
-        })
-        .collect();
-    let t1 = profile::now();
-    record_traffic(
-        &sends,
-        plan.local_cells() * (nc * core::mem::size_of::<T>()) as u64,
-    );
-    let exchange = comm
-        .start_exchange(tag, sends, recvs)
-        .map_err(|e| comm_err(what, e))?;
-    Ok((exchange, t1))
-}
-
-/// Where a destination's tag takes its values from.
-#[derive(Clone, Copy)]
-enum Source {
-    /// `plan.local()[i]`.
-    Local(usize),
-    /// Tag `t` of receive `msg`, starting at element `at` of its message.
-    Remote { msg: usize, t: usize, at: usize },
-}
-
-/// For each local destination, its tags as `(position among the destination's tags,
-/// where the values come from)`.
-type Order = Vec<Vec<(u32, Source)>>;
-
-/// Every local destination's tags, local and received, in the single-process order
-/// (`g2l`: the destination FabArray's global-to-local map), and whether each has
-/// received tags.
-fn merged_order(plan: &CopyPlan, g2l: &[u32], nlocal: usize, nc: usize) -> (Order, Vec<bool>) {
-    let mut order: Order = alloc::vec![Vec::new(); nlocal];
-    let mut remote = alloc::vec![false; nlocal];
-    for (i, t) in plan.local().iter().enumerate() {
-        order[g2l[t.dst] as usize].push((plan.local_order()[i], Source::Local(i)));
-    }
-    for (msg, (_, tags)) in plan.recvs().iter().enumerate() {
-        let mut at = 0;
-        for (t, tag) in tags.iter().enumerate() {
-            let l = g2l[tag.dst] as usize;
-            order[l].push((plan.recv_order(msg)[t], Source::Remote { msg, t, at }));
-            remote[l] = true;
-            at += tag_len(tag, nc);
-        }
-    }
-    for o in &mut order {
-        o.sort_unstable_by_key(|&(seq, _)| seq);
-    }
-    (order, remote)
-}
-
-/// Applies, in parallel over the local destinations `l` with `pick(l)`, each one's
-/// tags in `order`: local tags from `src` (fabs, global-to-local map, first component),
-/// received ones from `vals`, into components `dcomp..dcomp + nc` of `draws`.
-///
-/// # Safety
-/// Every tag's destination lies in its fab of `draws` and its source in its fab of
-/// `src` (or its part of `vals`, of the plan's length); nobody else accesses the
-/// destination fabs; the source cells are not written during the call (they are
-/// another FabArray, or valid cells of other fabs, which no tag writes).
-#[expect(clippy::too_many_arguments, reason = "the plan, both sides and the op")]
-unsafe fn apply_in_order<T: Element>(
-    plan: &CopyPlan,
-    order: &[Vec<(u32, Source)>],
-    draws: &[RawFab<T>],
-    (sraws, sg2l, scomp): (&[RawFab<T>], &[u32], usize),
-    vals: &[alloc::borrow::Cow<'_, [T]>],
-    (dcomp, nc): (usize, usize),
-    op: CopyOp,
-    pick: impl Fn(usize) -> bool + Sync + Send,
-) {
-    par_for(order.len(), |l| {
-        if !pick(l) {
-            return;
-        }
-        let d = &draws[l];
-        for &(_, source) in &order[l] {
-            match source {
-                Source::Local(i) => {
-                    let tag = &plan.local()[i];
-                    let s = sraws[sg2l[tag.src] as usize];
-                    // SAFETY: the caller's promise; this task alone writes fab `l`.
-                    unsafe { run_tag(d, dcomp, &s, scomp, nc, tag, op) };
-                }
-                Source::Remote { msg, t, at } => {
-                    let tag = &plan.recvs()[msg].1[t];
-                    let n = tag_len(tag, nc);
-                    // SAFETY: as above; the message has the plan's length (the exchange
-                    // checks it), so the part is in bounds.
-                    unsafe { unpack_tag(d, dcomp, nc, tag, &vals[msg][at..at + n], op) };
-                }
-            }
-        }
-    });
 }
 
 impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
@@ -935,10 +188,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = component_range(comps, self.ncomp);
         let mut fp = Fingerprint::new();
         fp.word(1)
-            .common::<T, A>(self)
+            .with(|fp| self.hash_operand(fp))
             .comps(&c)
             .iv(ng)
-            .period(period)
+            .iv(period.period())
             .word(u64::from(pattern == FillPattern::Cross));
         agree(self.dm.communicator(), WHAT, &fp)?;
         let c = c?;
@@ -1053,8 +306,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let raws = self.raws_mut();
         let nc = p.comps.len();
         if let Some((order, remote)) = &p.merged {
-            let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
-                got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
+            let vals: Vec<Cow<'_, [T]>> = got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
             // SAFETY: as in `fill_boundary_nowait`; received tags fill ghost cells of
             // local fabs inside their fab boxes.
             unsafe {
@@ -1144,13 +396,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let comm = self.dm.communicator().clone();
         let mut fp = Fingerprint::new();
         fp.word(2)
-            .common::<T, A>(self)
-            .common::<T, B>(src)
+            .with(|fp| self.hash_operand(fp))
+            .with(|fp| src.hash_operand(fp))
             .word(scomp as u64)
             .comps(&c)
             .iv(src_ng)
             .iv(dst_ng)
-            .period(period)
+            .iv(period.period())
             .word(u64::from(op == CopyOp::Add));
         agree(&comm, WHAT, &fp)?;
         let c = c?;
@@ -1208,8 +460,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let t2 = profile::now();
         let got = exchange.wait().map_err(|e| comm_err(WHAT, e))?;
         let t3 = profile::now();
-        let vals: Vec<alloc::borrow::Cow<'_, [T]>> =
-            got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
+        let vals: Vec<Cow<'_, [T]>> = got.iter().map(|(_, b)| as_elements::<T>(b)).collect();
         // SAFETY: as above.
         unsafe {
             apply_in_order(
@@ -1268,10 +519,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = component_range(comps, self.ncomp);
         let mut fp = Fingerprint::new();
         fp.word(3)
-            .common::<T, A>(self)
+            .with(|fp| self.hash_operand(fp))
             .comps(&c)
             .iv(ng)
-            .period(period);
+            .iv(period.period());
         agree(self.dm.communicator(), "sum_boundary", &fp)?;
         let c = c?;
         check_ghost(ng, self.ngrow)?;
@@ -1297,113 +548,5 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         tmp.copy_from(self, c.start, .., ng)?;
         self.set_val(T::ZERO, c.clone(), 0)?;
         self.parallel_copy_with(&tmp, 0, ng, period, CopyOp::Add, c, 0)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::distribution::Strategy;
-    use alloc::collections::BTreeMap;
-    use amrex_arena::HostArena;
-    use amrex_box::IndexBox;
-
-    /// The message path without MPI: rank 0's and rank 1's parts of a FabArray built in
-    /// one process, their messages packed by one part and unpacked by the other exactly
-    /// as the engine does, give every fab the values a FabArray holding every box gets.
-    /// (This also puts `pack` and `unpack_tag` under Miri.)
-    #[test]
-    fn messages_packed_by_one_rank_unpack_on_the_other() {
-        let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 5, 3));
-        let ba = BoxArray::from_domain(domain, 3);
-        let dm = DistributionMapping::with_strategy(&ba, 2, Strategy::RoundRobin);
-        let (ng, nc) = (IntVect::splat(1), 2);
-        let period = Periodicity::all(domain);
-        let value = |g: usize, p: IntVect, n: usize| {
-            (g * 1000) as f64 + f64::from(p[0] * 100 + p[1] * 10 + p[2]) + n as f64 * 0.5
-        };
-        let fill = |fa: &mut FabArray<f64>| {
-            for l in 0..fa.local_size() {
-                let g = fa.global_index(l);
-                let vb = fa.box_of(g);
-                let mut a = fa.array_mut_at(l);
-                a.for_each_mut(vb, |i, j, k, n, v| *v = value(g, IntVect::new(i, j, k), n));
-            }
-        };
-        let mut full = FabArray::<f64>::new(&ba, &DistributionMapping::single(&ba), nc, ng);
-        fill(&mut full);
-        full.fill_boundary(period).unwrap();
-        let mut parts: Vec<FabArray<f64>> = (0..2)
-            .map(|r| FabArray::try_new_on_rank_in(&ba, &dm, nc, ng, r, HostArena).unwrap())
-            .collect();
-        let plans: Vec<_> = (0..2)
-            .map(|r| dm.fill_boundary_plan(&ba, ng, period, FillPattern::Full, r))
-            .collect();
-        let mut messages = BTreeMap::new();
-        for (r, part) in parts.iter_mut().enumerate() {
-            fill(part);
-            let raws = part.raws_mut();
-            for (to, tags) in plans[r].sends() {
-                // SAFETY: as in `fill_boundary_nowait`: sources inside local fabs.
-                let bytes = unsafe { pack(&raws, &part.g2l, tags, 0, nc) };
-                messages.insert((r, *to), bytes);
-            }
-        }
-        assert!(!messages.is_empty(), "the case must exchange messages");
-        for (r, part) in parts.iter_mut().enumerate() {
-            let raws = part.raws_mut();
-            for tag in plans[r].local() {
-                let (d, s) = (
-                    raws[part.g2l[tag.dst] as usize],
-                    raws[part.g2l[tag.src] as usize],
-                );
-                // SAFETY: as in `fill_boundary_nowait`.
-                unsafe { run_tag(&d, 0, &s, 0, nc, tag, CopyOp::Copy) };
-            }
-            for (from, tags) in plans[r].recvs() {
-                let vals = as_elements::<f64>(&messages[&(*from, r)]);
-                let mut at = 0;
-                for tag in tags {
-                    let n = tag_len(tag, nc);
-                    // SAFETY: as in `fill_boundary_finish`.
-                    unsafe {
-                        unpack_tag(
-                            &raws[part.g2l[tag.dst] as usize],
-                            0,
-                            nc,
-                            tag,
-                            &vals[at..at + n],
-                            CopyOp::Copy,
-                        );
-                    }
-                    at += n;
-                }
-                assert_eq!(at, vals.len(), "message from {from} to {r} fully used");
-            }
-            for l in 0..part.local_size() {
-                let g = part.global_index(l);
-                let f = full.local_index(g).unwrap();
-                assert_eq!(
-                    part.fab(l).as_slice().unwrap(),
-                    full.fab(f).as_slice().unwrap(),
-                    "box {g} on rank {r}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn fingerprints_tell_layouts_apart() {
-        let d = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
-        let (a, b) = (BoxArray::from_domain(d, 8), BoxArray::from_domain(d, 4));
-        let (da, db) = (
-            DistributionMapping::single(&a),
-            DistributionMapping::single(&b),
-        );
-        let f = |ba: &BoxArray, dm: &DistributionMapping| Fingerprint::new().layout(ba, dm).0;
-        assert_eq!(f(&a, &da), f(&a, &DistributionMapping::single(&a)));
-        assert_ne!(f(&a, &da), f(&b, &db));
-        let shifted = DistributionMapping::from_pmap(alloc::vec![0, 0, 0, 0, 0, 0, 0, 1], 2);
-        assert_ne!(f(&a, &da), f(&a, &shifted));
     }
 }

@@ -17,7 +17,6 @@
 //! Device FabArrays run in one process for now: on a communicator of more than one rank
 //! every operation returns [`FabError::Comm`].
 
-use crate::comm::CopyOp;
 use crate::element::Element;
 use crate::fabarray::FabArray;
 use crate::ops::operand_comps;
@@ -26,6 +25,7 @@ use crate::plan::FillPattern;
 use alloc::vec::Vec;
 use amrex_arena::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary};
 use amrex_arena::{ArenaError, HostArena};
+use amrex_array4::rows::CopyOp;
 use amrex_basefab::{BaseFab, FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use core::ops::{Range, RangeBounds};

@@ -131,7 +131,7 @@ impl DistributionMapping {
             pmap.iter().all(|&r| (r as usize) < nranks),
             "DistributionMapping::{what}: a rank is not below {nranks}"
         );
-        let mut fp = crate::comm::Fingerprint::new();
+        let mut fp = crate::fingerprint::Fingerprint::new();
         fp.word(pmap.len() as u64).word(nranks as u64);
         for &r in &pmap {
             fp.word(u64::from(r));

@@ -18,6 +18,7 @@ use amrex_podvector::PodVector;
 use crate::box_array::BoxArray;
 use crate::distribution::DistributionMapping;
 use crate::element::Element;
+use crate::fingerprint::Fingerprint;
 use crate::mfiter::{MFIter, Mfi, Tiling};
 
 /// AMReX's `MultiFab`: `f64` data.
@@ -116,6 +117,35 @@ impl<T: Element> FabArray<T, HostArena> {
 }
 
 impl<T: Element, A: Arena> FabArray<T, A> {
+    /// Adds this FabArray's BoxArray and map to `fp`, by the fingerprints each computed
+    /// once when it was made (so an operation costs no pass over the boxes), then its
+    /// component count and ghost width.
+    pub(crate) fn hash_layout(&self, fp: &mut Fingerprint) {
+        fp.word(self.ba.fingerprint())
+            .word(self.dm.fingerprint())
+            .word(self.ncomp as u64)
+            .iv(self.ngrow);
+    }
+
+    /// The fingerprint of the layout that reductions compare between ranks.
+    pub(crate) fn layout_fingerprint(&self) -> u64 {
+        let mut fp = Fingerprint::new();
+        self.hash_layout(&mut fp);
+        fp.value()
+    }
+
+    /// Adds what every distributed operation on this FabArray hashes to `fp`: its
+    /// layout, the element size, the communicator's message limit, and whether the
+    /// FabArray is this process's own rank's part (one built for another rank cannot
+    /// exchange).
+    pub(crate) fn hash_operand(&self, fp: &mut Fingerprint) {
+        let comm = self.dm.communicator();
+        self.hash_layout(fp);
+        fp.word(core::mem::size_of::<T>() as u64)
+            .word(comm.message_limit() as u64)
+            .word(u64::from(self.rank == comm.rank()));
+    }
+
     /// A FabArray whose fabs come from `arena`, every element zero: the boxes `dm` maps
     /// to this process's rank in its communicator (rank 0 for a map made for inspection,
     /// see [`DistributionMapping::with_ranks`]).

@@ -256,7 +256,7 @@ enum Kind {
 /// The reduction, its components (as resolved, or as asked for when refused), the other
 /// operand's first component and the ghost width, hashed.
 fn reduction_key(kind: Kind, c: &Result<Range<usize>, FabError>, other: usize, ng: IntVect) -> u64 {
-    let mut fp = crate::comm::Fingerprint::new();
+    let mut fp = crate::fingerprint::Fingerprint::new();
     fp.word(kind as u64).comps(c).word(other as u64).iv(ng);
     fp.value()
 }
@@ -584,11 +584,6 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             }
             Reduction::Fast => Ok(all.iter().flat_map(|b| values(b)).fold(id, &combine)),
         }
-    }
-
-    /// The fingerprint of the BoxArray and map that the ranks compare.
-    fn layout_fingerprint(&self) -> u64 {
-        crate::comm::layout_fingerprint(&self.ba, &self.dm, self.ncomp, self.ngrow)
     }
 
     /// How reductions combine over boxes and ranks (default

@@ -97,7 +97,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         region: IndexBox,
     ) -> Result<Vec<T>, FabError> {
         let mut head = [0_u64; 4];
-        head[0] = crate::comm::layout_fingerprint(&self.ba, &self.dm, self.ncomp, self.ngrow);
+        head[0] = self.layout_fingerprint();
         head[1] = (region.lo()[0] as u32 as u64) << 32 | region.lo()[1] as u32 as u64;
         head[2] = (region.lo()[2] as u32 as u64) << 32 | region.hi()[0] as u32 as u64;
         head[3] = (region.hi()[1] as u32 as u64) << 32 | region.hi()[2] as u32 as u64;
@@ -147,7 +147,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 .chunks_exact(8)
                 .map(bytemuck::pod_read_unaligned)
                 .collect();
-            let vals = crate::comm::as_elements::<T>(vals);
+            let vals = crate::message::as_elements::<T>(vals);
             for p in 0..npts {
                 if cov[p] == 0 || cov[p] < best[p] {
                     continue;
