@@ -92,7 +92,7 @@ impl<T: Copy + Add<Output = T>, I: Iterator<Item = RowPart<T>>> WideRows<T, I> {
 
 /// How many rows ahead the copies of narrow rows prefetch (found by measurement on 256³,
 /// max grid 32, 2 ghosts).
-const AHEAD: usize = 24;
+pub const AHEAD: usize = 24;
 
 /// A block of rows (one component of a copy tag): `ny` x `nz` rows of `nx` elements, at the
 /// `(j, k)` strides `d` in the destination and `s` in the source (in elements).
