@@ -240,7 +240,7 @@ impl PlotfileHeader {
                 grids.push(g);
             }
             let mf_path = c.word("the level's MultiFab path")?.to_string();
-            if !crate::confined(&mf_path) {
+            if !crate::fs::confined(&mf_path) {
                 return Err(c.error(format!(
                     "a MultiFab path inside the plotfile (relative, without `..`), found \
                      {mf_path:?}"

@@ -21,7 +21,8 @@ use alloc::vec::Vec;
 use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_multifab::BoxArray;
 
-use crate::{Geometry, PlotfileError};
+use crate::error::PlotfileError;
+use crate::header::Geometry;
 
 /// The corners `(lo * r, (hi + 1) * r - 1)` of cell box `b` refined by `r`, in `i64`.
 pub(crate) fn refined_corners(b: &IndexBox, r: IntVect) -> ([i64; 3], [i64; 3]) {

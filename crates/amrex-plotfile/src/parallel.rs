@@ -15,7 +15,8 @@ use std::path::Path;
 
 use amrex_multifab::{Communicator, ReduceOp};
 
-use crate::{PlotfileError, invalid, read_text};
+use crate::error::{PlotfileError, invalid};
+use crate::fs::read_text;
 
 /// AMReX's default `VisMF::nOutFiles`: at most this many data files per MultiFab.
 pub const DEFAULT_NFILES: usize = 256;

@@ -1,0 +1,503 @@
+//! The writer: AMReX's `VisMF::Write`, `WriteSingleLevelPlotfile` and
+//! `WriteMultiLevelPlotfile`, on one process or collectively on many ranks (each rank
+//! writing its own FABs).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use amrex_arena::HostAccessible;
+use amrex_box::IntVect;
+use amrex_multifab::{BoxArray, Communicator, FabArray};
+
+use crate::error::{PlotfileError, invalid, io_err};
+use crate::fs::{with_suffix, write_text};
+use crate::header::{Geometry, LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
+use crate::nesting;
+use crate::parallel::{self, nfiles};
+use crate::vismf::{self, FabOnDisk, RealDescriptor, VisMfHeader};
+
+/// The communicator a write is collective over: the first FabArray's, when its map
+/// spans that communicator; otherwise the single process (a FabArray on a map made for
+/// inspection, which [`check_layout`] accepts only when every box is here).
+fn write_comm<A: HostAccessible>(mfs: &[&FabArray<f64, A>]) -> Communicator {
+    match mfs.first() {
+        Some(mf) if mf.distribution_map().is_distributed_over_comm() => mf.communicator().clone(),
+        _ => Communicator::single(),
+    }
+}
+
+/// Whether this process can write its part of `mf` in a write collective over `comm`:
+/// its map spans `comm` and it holds this rank's boxes, or (one process) it holds every
+/// box.
+fn check_layout<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    comm: &Communicator,
+    what: &str,
+) -> Result<(), PlotfileError> {
+    let dm = mf.distribution_map();
+    let on_comm = dm.is_distributed_over_comm() && dm.communicator() == comm;
+    if on_comm && mf.rank() == comm.rank() {
+        return Ok(());
+    }
+    if comm.size() == 1 && mf.local_size() == mf.box_array().len() {
+        return Ok(());
+    }
+    Err(PlotfileError::Argument(if on_comm || comm.size() == 1 {
+        format!(
+            "{what}: this FabArray holds rank {}'s boxes ({} of {}), but this process is \
+             rank {} of {}; writing needs every box here (single process) or this rank's \
+             boxes on a map over the writing communicator",
+            mf.rank(),
+            mf.local_size(),
+            mf.box_array().len(),
+            comm.rank(),
+            comm.size()
+        )
+    } else {
+        format!(
+            "{what}: its DistributionMapping is not over the communicator of level 0 \
+             (every level must be on one communicator)"
+        )
+    }))
+}
+
+/// Hashes what every rank must pass alike: one FabArray's layout.
+fn hash_layout<A: HostAccessible>(h: &mut parallel::Fnv, mf: &FabArray<f64, A>) {
+    let ba = mf.box_array();
+    h.u64(mf.ncomp() as u64)
+        .str(&format!("{:?}", mf.n_grow()))
+        .u64(ba.len() as u64);
+    for b in ba.boxes() {
+        h.str(&format!("{b:?}"));
+    }
+    for &r in mf.distribution_map().pmap() {
+        h.u64(u64::from(r));
+    }
+}
+
+/// Writes this rank's FABs of `mf` over their boxes grown by `ngrow` into its data file
+/// `<prefix>_D_<file>` (AMReX's `NFilesIter`: the ranks sharing a file append to it in
+/// turn, a barrier between turns). **Collective** over `comm` when ranks share files
+/// (the barriers are taken whatever happens here); errors are this rank's.
+fn write_local<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: &Path,
+    ngrow: IntVect,
+    comm: &Communicator,
+    nfiles: usize,
+) -> Result<parallel::LocalPart, PlotfileError> {
+    let (file, turn, turns) = parallel::file_group(comm.rank(), comm.size(), nfiles);
+    let mut out = Err(PlotfileError::Argument(String::from("no turn to write")));
+    for t in 0..turns {
+        if t == turn {
+            out = write_my_fabs(mf, prefix, ngrow, file, t > 0);
+        }
+        if turns > 1 {
+            comm.barrier();
+        }
+    }
+    out
+}
+
+fn data_file_name(prefix: &Path, file: usize) -> String {
+    format!(
+        "{}_D_{file:05}",
+        prefix
+            .file_name()
+            .map_or_else(|| "Cell".into(), |n| n.to_string_lossy())
+    )
+}
+
+fn write_my_fabs<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: &Path,
+    ngrow: IntVect,
+    file: usize,
+    append: bool,
+) -> Result<parallel::LocalPart, PlotfileError> {
+    let ba = mf.box_array();
+    let dpath = with_suffix(prefix, &format!("_D_{file:05}"));
+    let f = if append {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&dpath)
+    } else {
+        File::create(&dpath)
+    }
+    .map_err(io_err(&dpath))?;
+    let mut offset = if append {
+        f.metadata().map_err(io_err(&dpath))?.len()
+    } else {
+        0
+    };
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    let rd = RealDescriptor::NATIVE_F64;
+    let nc = mf.ncomp();
+    let mut part = parallel::LocalPart {
+        file,
+        fabs: Vec::with_capacity(mf.local_size()),
+    };
+    // Local boxes in increasing global order: on one process, every box in order.
+    for l in 0..mf.local_size() {
+        let g = mf.global_index(l);
+        let vbx = ba.get(g);
+        let region = vbx.grow_iv(ngrow);
+        let fab = mf.fab(l);
+        let head = vismf::fab_header(rd, &region, nc, 3);
+        w.write_all(head.as_bytes()).map_err(io_err(&dpath))?;
+        let mut len = head.len() as u64;
+        let whole = fab.index_box() == region && fab.is_contiguous();
+        if whole {
+            let data = fab
+                .as_slice()
+                .map_err(|e| invalid(&dpath, format!("box {g}: {e}")))?;
+            w.write_all(bytemuck::cast_slice(data))
+                .map_err(io_err(&dpath))?;
+            len += (data.len() * 8) as u64;
+        } else {
+            let a = fab
+                .array()
+                .map_err(|e| invalid(&dpath, format!("box {g}: {e}")))?;
+            let x0 = (region.lo()[0] - a.begin()[0]) as usize;
+            let nx = region.length_dir(0) as usize;
+            for n in 0..nc {
+                for k in region.lo()[2]..=region.hi()[2] {
+                    for j in region.lo()[1]..=region.hi()[1] {
+                        let row = &a.row(j, k, n)[x0..x0 + nx];
+                        w.write_all(bytemuck::cast_slice(row))
+                            .map_err(io_err(&dpath))?;
+                    }
+                }
+            }
+            len += (region.num_pts() * nc as u64) * 8;
+        }
+        // Minima and maxima over the valid box, from the rank that owns it.
+        let minmax = |max: bool| {
+            (0..nc)
+                .map(|n| {
+                    let r = if max {
+                        fab.max(n..=n, vbx)
+                    } else {
+                        fab.min(n..=n, vbx)
+                    };
+                    r.map_err(|e| invalid(&dpath, format!("box {g}: {e}")))
+                })
+                .collect::<Result<Vec<f64>, _>>()
+        };
+        part.fabs.push(parallel::BoxRecord {
+            g,
+            offset,
+            min: minmax(false)?,
+            max: minmax(true)?,
+        });
+        offset += len;
+    }
+    w.flush().map_err(io_err(&dpath))?;
+    // Closed before the next turn's rank opens the file (close-to-open consistency).
+    drop(w);
+    Ok(part)
+}
+
+/// **Collective.** Every rank's [`parallel::LocalPart`] gathered on every rank and put
+/// in global box order: the VisMF header (version 1, `NFiles`, minima and maxima over
+/// the valid boxes), the same on every rank.
+fn assemble_header<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: &Path,
+    ngrow: IntVect,
+    comm: &Communicator,
+    part: &parallel::LocalPart,
+) -> Result<VisMfHeader, PlotfileError> {
+    let ba = mf.box_array();
+    let nc = mf.ncomp();
+    let hpath = with_suffix(prefix, "_H");
+    let all = comm
+        .all_gather_bytes(&part.encode(nc))
+        .map_err(PlotfileError::Comm)?;
+    let mut slots: Vec<Option<(usize, parallel::BoxRecord)>> =
+        (0..ba.len()).map(|_| None).collect();
+    // Every rank decodes the same bytes, so every rank finds the same error, if any.
+    for (rank, bytes) in all.iter().enumerate() {
+        let p = parallel::LocalPart::decode(bytes, nc)
+            .ok_or_else(|| invalid(&hpath, format!("rank {rank}'s box records do not parse")))?;
+        for b in p.fabs {
+            let g = b.g;
+            match slots.get_mut(g) {
+                Some(s @ None) => *s = Some((p.file, b)),
+                _ => {
+                    return Err(invalid(
+                        &hpath,
+                        format!("rank {rank} wrote box {g}, which is not its to write"),
+                    ));
+                }
+            }
+        }
+    }
+    let mut fabs = Vec::with_capacity(ba.len());
+    let (mut mins, mut maxs) = (Vec::with_capacity(ba.len()), Vec::with_capacity(ba.len()));
+    for (g, s) in slots.into_iter().enumerate() {
+        let (file, b) = s.ok_or_else(|| invalid(&hpath, format!("no rank wrote box {g}")))?;
+        fabs.push(FabOnDisk {
+            file: data_file_name(prefix, file),
+            offset: b.offset,
+        });
+        mins.push(b.min);
+        maxs.push(b.max);
+    }
+    Ok(VisMfHeader {
+        version: 1,
+        how: 1,
+        ncomp: nc,
+        ngrow,
+        boxes: ba.boxes().to_vec(),
+        fabs,
+        min: mins,
+        max: maxs,
+        fa_min: Vec::new(),
+        fa_max: Vec::new(),
+        real_descriptor: None,
+    })
+}
+
+/// Runs `f` on rank 0 only; the others succeed.
+fn on_root(
+    comm: &Communicator,
+    f: impl FnOnce() -> Result<(), PlotfileError>,
+) -> Result<(), PlotfileError> {
+    if comm.rank() == 0 { f() } else { Ok(()) }
+}
+
+/// Writes `mf` (ghost cells included) as AMReX's `VisMF::Write` does: `<prefix>_H` and
+/// `<prefix>_D_00000` (native doubles, version 1 header). The directory of `prefix`
+/// must exist.
+///
+/// On many ranks (a FabArray whose map spans its communicator) this is **collective**:
+/// every rank writes its own FABs to `<prefix>_D_<file>` (one file per rank, at most
+/// [`nfiles`] files), rank 0 gathers their offsets, minima and maxima and writes
+/// `<prefix>_H`, and every rank returns the same header.
+///
+/// # Errors
+/// [`PlotfileError::Io`], or [`PlotfileError::Argument`] when boxes are held by other
+/// ranks of no communicator. On many ranks an error on one rank is an error on every
+/// rank ([`PlotfileError::OtherRank`] on the others).
+pub fn write_multifab<A: HostAccessible>(
+    mf: &FabArray<f64, A>,
+    prefix: impl AsRef<Path>,
+) -> Result<VisMfHeader, PlotfileError> {
+    let prefix = prefix.as_ref();
+    let comm = write_comm(&[mf]);
+    let nf = nfiles();
+    let checked = check_layout(mf, &comm, "write_multifab");
+    let mut hash = parallel::Fnv::new();
+    hash.str(&prefix.to_string_lossy()).u64(nf as u64);
+    hash_layout(&mut hash, mf);
+    comm.check_same(
+        "write_multifab's arguments (prefix, nfiles, layout)",
+        hash.finish(),
+    )
+    .map_err(PlotfileError::Comm)?;
+    parallel::agree(&comm, checked)?;
+    let part = write_local(mf, prefix, mf.n_grow(), &comm, nf);
+    let part = parallel::agree(&comm, part)?;
+    let h = assemble_header(mf, prefix, mf.n_grow(), &comm, &part)?;
+    let written = on_root(&comm, || {
+        write_text(&with_suffix(prefix, "_H"), &h.to_text(3))
+    });
+    parallel::agree(&comm, written)?;
+    Ok(h)
+}
+
+/// AMReX's `WriteSingleLevelPlotfile(dir, mf, var_names, geom, time, step)`: the valid
+/// cells of `mf` (ghost cells are not written) with one name per component. Its boxes
+/// must lie in `geom.domain` and not overlap.
+///
+/// # Errors
+/// As [`write_multi_level_plotfile`].
+pub fn write_single_level_plotfile<A: HostAccessible, S: AsRef<str>>(
+    dir: impl AsRef<Path>,
+    mf: &FabArray<f64, A>,
+    var_names: &[S],
+    geom: &Geometry,
+    time: f64,
+    step: i64,
+) -> Result<(), PlotfileError> {
+    write_multi_level_plotfile(dir, &[mf], var_names, &[*geom], time, &[step], &[])
+}
+
+/// The argument checks of [`write_multi_level_plotfile`], before anything is created.
+fn check_plot_args<A: HostAccessible>(
+    mfs: &[&FabArray<f64, A>],
+    names: &[String],
+    geoms: &[Geometry],
+    steps: &[i64],
+    ref_ratio: &[IntVect],
+    comm: &Communicator,
+) -> Result<(), PlotfileError> {
+    let nlev = mfs.len();
+    if nlev == 0 || geoms.len() != nlev || steps.len() != nlev || ref_ratio.len() + 1 < nlev {
+        return Err(PlotfileError::Argument(format!(
+            "{nlev} levels need as many geometries ({}) and steps ({}) and {} refinement \
+             ratios ({})",
+            geoms.len(),
+            steps.len(),
+            nlev.saturating_sub(1),
+            ref_ratio.len()
+        )));
+    }
+    if let Some(bad) = names
+        .iter()
+        .find(|n| n.is_empty() || n.contains(char::is_whitespace))
+    {
+        return Err(PlotfileError::Argument(format!(
+            "variable name {bad:?} is empty or contains whitespace"
+        )));
+    }
+    for (lev, mf) in mfs.iter().enumerate() {
+        if mf.ncomp() != names.len() {
+            return Err(PlotfileError::Argument(format!(
+                "level {lev} has {} components but {} names were given",
+                mf.ncomp(),
+                names.len()
+            )));
+        }
+    }
+    for (lev, mf) in mfs.iter().enumerate() {
+        check_layout(mf, comm, &format!("level {lev}"))?;
+    }
+    let bas: Vec<&BoxArray> = mfs.iter().map(|mf| mf.box_array()).collect();
+    nesting::check_hierarchy(&bas, geoms, ref_ratio)
+}
+
+/// AMReX's `WriteMultiLevelPlotfile`: level `l` is `mfs[l]` on `geoms[l]` at step
+/// `steps[l]`, refined from level `l - 1` by `ref_ratio[l - 1]` (the Header records
+/// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
+/// of the same names are overwritten.
+///
+/// The hierarchy is checked before anything is created, so a file that yt or AMReX
+/// would misread is never written: every level's domain is the coarser level's refined
+/// by the ratio, every level shares level 0's physical domain and coordinate system,
+/// every box lies in its level's domain, no two boxes of a level share a cell, and every
+/// box of level `l`, coarsened by `ref_ratio[l - 1]`, is covered by level `l - 1`'s
+/// boxes (the containment that AMReX's proper nesting requires at least).
+///
+/// # Many ranks
+///
+/// When the levels' maps span their communicator (`DistributionMapping::new` under
+/// `mpirun`), the write is **collective**: every rank passes the same arguments
+/// (checked: a difference is [`PlotfileError::Comm`] on every rank); rank 0 creates the
+/// directories; every rank writes its own FABs to `Level_<l>/Cell_D_<file>` (file =
+/// rank while there are at most [`nfiles`] ranks, as AMReX's `NFilesIter` numbers them);
+/// rank 0 gathers each FAB's file, offset, minima and maxima and writes every `Cell_H`
+/// and the `Header`. The values read back are the single-process file's. Every rank
+/// returns the same outcome: an error on one rank is returned there and as
+/// [`PlotfileError::OtherRank`] on the others, never a hang.
+///
+/// # Errors
+/// [`PlotfileError::Argument`] when the counts of levels, geometries, steps and ratios
+/// disagree, a level has another number of components than there are names, a name is
+/// empty or contains whitespace, or boxes are held by other ranks;
+/// [`PlotfileError::RefRatioNotPositive`], [`PlotfileError::RefRatioMismatch`],
+/// [`PlotfileError::ProbDomainMismatch`], [`PlotfileError::BoxOutsideDomain`],
+/// [`PlotfileError::OverlappingBoxes`] or [`PlotfileError::NotProperlyNested`] for an
+/// inconsistent hierarchy; [`PlotfileError::Io`] when a file cannot be written;
+/// [`PlotfileError::OtherRank`] and [`PlotfileError::Comm`] on many ranks.
+pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
+    dir: impl AsRef<Path>,
+    mfs: &[&FabArray<f64, A>],
+    var_names: &[S],
+    geoms: &[Geometry],
+    time: f64,
+    steps: &[i64],
+    ref_ratio: &[IntVect],
+) -> Result<(), PlotfileError> {
+    let dir = dir.as_ref();
+    let nlev = mfs.len();
+    let names: Vec<String> = var_names.iter().map(|s| s.as_ref().to_string()).collect();
+    let comm = write_comm(mfs);
+    let nf = nfiles();
+    let checked = check_plot_args(mfs, &names, geoms, steps, ref_ratio, &comm);
+    // Ranks that disagree on the arguments would write a mix, or enter different
+    // collectives: one all-reduce finds out first.
+    let mut hash = parallel::Fnv::new();
+    hash.str(&dir.to_string_lossy())
+        .u64(nf as u64)
+        .u64(time.to_bits())
+        .str(&format!("{names:?}{geoms:?}{steps:?}{ref_ratio:?}"))
+        .u64(nlev as u64);
+    for mf in mfs {
+        hash_layout(&mut hash, mf);
+    }
+    comm.check_same(
+        "the plotfile writer's arguments (directory, nfiles, names, time, steps, geometries, \
+         ratios, layouts)",
+        hash.finish(),
+    )
+    .map_err(PlotfileError::Comm)?;
+    parallel::agree(&comm, checked)?;
+    let made = on_root(&comm, || {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        for lev in 0..nlev {
+            let ldir = dir.join(format!("Level_{lev}"));
+            std::fs::create_dir_all(&ldir).map_err(io_err(&ldir))?;
+        }
+        Ok(())
+    });
+    // Also the barrier between rank 0's directories and the others' files.
+    parallel::agree(&comm, made)?;
+    let prefixes: Vec<PathBuf> = (0..nlev)
+        .map(|lev| dir.join(format!("Level_{lev}")).join("Cell"))
+        .collect();
+    let mut parts = Vec::with_capacity(nlev);
+    for (mf, prefix) in mfs.iter().zip(&prefixes) {
+        let part = write_local(mf, prefix, IntVect::ZERO, &comm, nf);
+        parts.push(parallel::agree(&comm, part)?);
+    }
+    let mut cell_headers = Vec::with_capacity(nlev);
+    for ((mf, prefix), part) in mfs.iter().zip(&prefixes).zip(&parts) {
+        cell_headers.push(assemble_header(mf, prefix, IntVect::ZERO, &comm, part)?);
+    }
+    let levels = mfs
+        .iter()
+        .enumerate()
+        .map(|(lev, mf)| LevelHeader {
+            level: lev,
+            time,
+            step: steps[lev],
+            grids: mf
+                .box_array()
+                .boxes()
+                .iter()
+                .map(|b| geoms[lev].real_box(b))
+                .collect(),
+            mf_path: format!("Level_{lev}/Cell"),
+        })
+        .collect();
+    let header = PlotfileHeader {
+        version: PLOTFILE_VERSION.to_string(),
+        var_names: names,
+        space_dim: 3,
+        time,
+        finest_level: nlev - 1,
+        prob_lo: geoms[0].prob_lo,
+        prob_hi: geoms[0].prob_hi,
+        ref_ratio: ref_ratio[..nlev - 1].iter().map(|r| r[0]).collect(),
+        domains: geoms.iter().map(|g| g.domain).collect(),
+        level_steps: steps.to_vec(),
+        cell_sizes: geoms.iter().map(Geometry::cell_size).collect(),
+        coord_sys: geoms[0].coord_sys,
+        bwidth: 0,
+        levels,
+    };
+    let written = on_root(&comm, || {
+        for (prefix, h) in prefixes.iter().zip(&cell_headers) {
+            write_text(&with_suffix(prefix, "_H"), &h.to_text(3))?;
+        }
+        write_text(&dir.join("Header"), &header.to_string())
+    });
+    parallel::agree(&comm, written)
+}
