@@ -1,7 +1,12 @@
-//! GPU backends: the no-library / no-driver paths everywhere, and one test body per
-//! backend and memory kind that runs where a device is present and otherwise says why it
-//! was skipped. (A dev-dependency on `amrex-podvector` exercises the arenas through the
-//! container that uses them.)
+//! GPU backends, in two tiers. Everywhere: the no-library / no-driver paths, which assert
+//! the exact error a constructor returns on a machine without the runtime (these run in
+//! every `cargo test`). With a device: one test body per backend and memory kind, which no
+//! machine that runs this test suite has, so those tests are `#[ignore]`d with the reason
+//! and `cargo test` reports them as ignored, never as passed; `scripts/gpu-check.sh` runs
+//! the CUDA ones on a machine with an NVIDIA GPU (`-- --include-ignored`). Run by hand
+//! without the device, a device test prints `skipped <test>: <reason>` and returns. (A
+//! dev-dependency on `amrex-podvector` exercises the arenas through the container that
+//! uses them.)
 
 use amrex_arena::{Arena, ArenaError, Backend, ErrorKind, HostArena, cuda, hip, level_zero};
 use amrex_podvector::PodVector;
@@ -45,16 +50,39 @@ fn exercise<A: Arena + 'static>(arena: A) {
     eprintln!("ran on {device}");
 }
 
-amrex_arena::device_tests! { exercise;
-    cuda_device: cuda::CudaDeviceArena::new(0);
-    cuda_pinned: cuda::CudaPinnedArena::new(0);
-    cuda_managed: cuda::CudaManagedArena::new(0);
-    hip_device: hip::HipDeviceArena::new(0);
-    hip_pinned: hip::HipPinnedArena::new(0);
-    hip_managed: hip::HipManagedArena::new(0);
-    level_zero_device: level_zero::ZeDeviceArena::new(0);
-    level_zero_shared: level_zero::ZeSharedArena::new(0);
-    level_zero_host: level_zero::ZeHostArena::new(0);
+/// One `#[test]` per arena constructor, ignored with the reason given for its group: it
+/// runs `exercise(arena)` when the constructor succeeds and otherwise prints `skipped
+/// <test>: <reason>` through `skip_if_unavailable`, which fails the test on any error
+/// other than "not compiled / library not found / no driver / no device".
+macro_rules! device_tests {
+    ($($why:literal { $($name:ident: $ctor:expr;)+ })+) => {$($(
+        #[test]
+        #[ignore = $why]
+        fn $name() {
+            match $ctor {
+                Ok(arena) => exercise(arena),
+                Err(e) => amrex_arena::testing::skip_if_unavailable(stringify!($name), &e),
+            }
+        }
+    )+)+};
+}
+
+device_tests! {
+    "needs a CUDA device (scripts/gpu-check.sh runs it)" {
+        cuda_device: cuda::CudaDeviceArena::new(0);
+        cuda_pinned: cuda::CudaPinnedArena::new(0);
+        cuda_managed: cuda::CudaManagedArena::new(0);
+    }
+    "needs a HIP (ROCm) device; no script here runs it" {
+        hip_device: hip::HipDeviceArena::new(0);
+        hip_pinned: hip::HipPinnedArena::new(0);
+        hip_managed: hip::HipManagedArena::new(0);
+    }
+    "needs a Level Zero GPU; no script here runs it" {
+        level_zero_device: level_zero::ZeDeviceArena::new(0);
+        level_zero_shared: level_zero::ZeSharedArena::new(0);
+        level_zero_host: level_zero::ZeHostArena::new(0);
+    }
 }
 
 /// Whether any of `names` can be opened on this machine.
@@ -91,12 +119,27 @@ fn cuda_without_library_is_library_not_found() {
                 .starts_with("CUDA: library not found (tried libcuda.so.1"),
             "{e}"
         );
+        assert_other_cuda_kinds_fail_as(e.kind());
     }
     #[cfg(not(feature = "cuda"))]
-    assert_eq!(
-        e.map(|e| e.kind()),
-        Some(ErrorKind::NotCompiled(Backend::Cuda))
-    );
+    {
+        assert_eq!(
+            e.map(|e| e.kind()),
+            Some(ErrorKind::NotCompiled(Backend::Cuda))
+        );
+        assert_other_cuda_kinds_fail_as(ErrorKind::NotCompiled(Backend::Cuda));
+    }
+}
+
+/// The pinned and managed constructors fail as the device one did (the device tests that
+/// call them are ignored without a GPU, so this is where their no-device path is checked).
+fn assert_other_cuda_kinds_fail_as(kind: ErrorKind) {
+    for (what, r) in [
+        ("pinned", cuda::CudaPinnedArena::new(0).map(drop)),
+        ("managed", cuda::CudaManagedArena::new(0).map(drop)),
+    ] {
+        assert_eq!(r.map_err(|e| e.kind()), Err(kind), "CUDA {what}");
+    }
 }
 
 #[test]
@@ -119,12 +162,26 @@ fn hip_without_library_is_library_not_found() {
             }
         );
         assert_eq!(hip::runtime_version(), Err(e));
+        assert_other_hip_kinds_fail_as(e.kind());
     }
     #[cfg(not(feature = "hip"))]
-    assert_eq!(
-        e.map(|e| e.kind()),
-        Some(ErrorKind::NotCompiled(Backend::Hip))
-    );
+    {
+        assert_eq!(
+            e.map(|e| e.kind()),
+            Some(ErrorKind::NotCompiled(Backend::Hip))
+        );
+        assert_other_hip_kinds_fail_as(ErrorKind::NotCompiled(Backend::Hip));
+    }
+}
+
+/// The device and pinned constructors fail as the managed one did.
+fn assert_other_hip_kinds_fail_as(kind: ErrorKind) {
+    for (what, r) in [
+        ("device", hip::HipDeviceArena::new(0).map(drop)),
+        ("pinned", hip::HipPinnedArena::new(0).map(drop)),
+    ] {
+        assert_eq!(r.map_err(|e| e.kind()), Err(kind), "HIP {what}");
+    }
 }
 
 /// With only Debian's `libze1` installed (the loader, no GPU driver), `zeInit` fails and
@@ -168,10 +225,18 @@ fn level_zero_loader_without_driver_is_no_driver() {
         eprintln!("Level Zero: {e}");
     }
     #[cfg(not(feature = "level-zero"))]
-    assert_eq!(
-        e.map(|e| e.kind()),
-        Some(ErrorKind::NotCompiled(Backend::LevelZero))
-    );
+    {
+        let expected = ErrorKind::NotCompiled(Backend::LevelZero);
+        assert_eq!(e.map(|e| e.kind()), Some(expected));
+        assert_eq!(
+            level_zero::ZeHostArena::new(0).unwrap_err().kind(),
+            expected
+        );
+        assert_eq!(
+            level_zero::ZeSharedArena::new(0).unwrap_err().kind(),
+            expected
+        );
+    }
 }
 
 trait ErrOrSkip {
