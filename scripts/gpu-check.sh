@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU and driver: installs what is missing
-# (scripts/setup.sh, then CuPy, PyTorch and NVRTC into .venv), runs the Rust device tests
-# of the arena, PodVector, BaseFab and MultiFab crates with the `cuda` feature, builds the
-# Python wheel with CUDA and runs python-tests/test_gpu.py. It ends with one line,
-# `N passed, M failed`; the lines before it say what was not run and why, and which skips
-# are suspicious on a machine that has a GPU. Exit status 0 iff nothing failed and
-# something ran. Without a GPU it runs nothing, says so, and exits 0 (see docs/gpu-check.md).
+# (scripts/setup.sh, then CuPy, PyTorch and NVRTC into .venv), runs the Rust tests of every
+# crate that has device tests (amrex-arena, amrex-aos, amrex-basefab, amrex-multifab) with
+# the `cuda` feature, the device tests that a plain `cargo test` reports as ignored
+# included (`--tests -- --include-ignored`), builds the Python wheel with CUDA and runs
+# python-tests/test_gpu.py. It ends with one line, `N passed, M failed`; the lines before
+# it say what was not run and why, and which skips are suspicious on a machine that has a
+# GPU. A Rust test that printed `skipped ...` (it returned without checking anything) is
+# counted as not run, not as passed. Exit status 0 iff nothing failed and something ran.
+# Without a GPU it runs nothing, says so, and exits 0 (see docs/gpu-check.md).
 #
 # The full output of every step is kept in $GPU_CHECK_LOG_DIR (default build/gpu-check).
 set -uo pipefail
@@ -111,29 +114,37 @@ show_tail() { # LOG: the end of a failed step's output
     tail -n 25 "$1" | sed 's/^/    | /'
 }
 
-# count_cargo NAME LOG RC: adds a `cargo test` run's results to the totals.
+# count_cargo NAME LOG RC: adds a `cargo test` run's results to the totals. Each
+# `skipped ...` line is a test that returned early and that cargo counted as passed: it
+# is moved from "passed" to "not run".
 count_cargo() {
-    local name="$1" log="$2" rc="$3" p=0 f=0 ig=0 lines=0 a b c
+    local name="$1" log="$2" rc="$3" p=0 f=0 ig=0 lines=0 a b c s
     while read -r a b c; do
         p=$((p + a)); f=$((f + b)); ig=$((ig + c)); lines=$((lines + 1))
     done < <(grep -oE 'test result: [A-Za-z]+\. [0-9]+ passed; [0-9]+ failed; [0-9]+ ignored' "$log" |
         sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed; ([0-9]+) ignored/\1 \2 \3/')
+    local skipped=()
+    while IFS= read -r s; do
+        [ -n "$s" ] && skipped+=("$s")
+    done < <(sed -nE 's/^(test .* \.\.\. )?(skipped.*)$/\2/p' "$log" |
+        sed -E 's/test [^ ]+ \.\.\. .*$//')  # stderr and stdout interleave mid-line
+    local sk=${#skipped[@]}
+    [ "$sk" -le "$p" ] || sk=$p
+    p=$((p - sk))
     PASSED=$((PASSED + p))
     FAILED=$((FAILED + f))
     local ran
     ran="$(grep -oE 'ran on [A-Za-z_]+:[0-9]+' "$log" | sort | uniq -c | awk '{printf "%s%s x%s", sep, $4, $1; sep=", "}')"
-    echo "    $name: $p passed, $f failed, $ig ignored (${lines} test binaries); ran on: ${ran:-nothing}"
+    echo "    $name: $p passed, $f failed, $ig ignored, $sk skipped (${lines} test binaries); ran on: ${ran:-nothing}"
     [ "$ig" -eq 0 ] || NOT_RUN+=("$name: $ig ignored test(s)")
     [ -n "$ran" ] || [ "$lines" -eq 0 ] || SUSPICIOUS+=("$name: no test said 'ran on <device>'")
-    while IFS= read -r s; do
-        [ -n "$s" ] || continue
+    for s in "${skipped[@]}"; do
         NOT_RUN+=("$name: $s")
         # On an NVIDIA machine the other backends and the no-library checks skip by design.
         if ! grep -qiE 'hip|rocm|level.?zero|oneapi|a CUDA driver library is present' <<<"$s"; then
             SUSPICIOUS+=("$name: $s")
         fi
-    done < <(sed -nE 's/^(test .* \.\.\. )?(skipped.*)$/\2/p' "$log" |
-        sed -E 's/test [^ ]+ \.\.\. .*$//')  # stderr and stdout interleave mid-line
+    done
     while IFS= read -r t; do
         [ -n "$t" ] && FAILURES+=("$name: test $t")
     done < <(sed -nE 's/^test (.*) \.\.\. FAILED$/\1/p' "$log" | sort -u)
@@ -306,17 +317,20 @@ main() {
         say "AMREX_NVRTC_LIBRARY not set and no NVRTC in .venv: the kernels look for libnvrtc on the loader path"
     fi
 
-    # 5. Rust device tier; 6. Python. These share the time budget.
+    # 5. Rust device tier; 6. Python. These share the time budget. Every crate with device
+    # tests (amrex-podvector has none: its device paths are run by amrex-arena's tests).
+    # `--tests` leaves out the doctests, which `--include-ignored` would otherwise try to
+    # compile and run even where they are marked `ignore`.
     DEADLINE=$(($(date +%s) + BUDGET_S))
     local spec name log
-    for spec in "amrex-arena cuda,testing 240" "amrex-podvector cuda 150" \
+    for spec in "amrex-arena cuda,testing 240" "amrex-aos cuda 150" \
         "amrex-basefab cuda 150" "amrex-multifab cuda 240"; do
         # shellcheck disable=SC2086 # three words: package, features, limit
         set -- $spec
-        name="cargo test -p $1 --features $2"
+        name="cargo test -p $1 --features $2 --tests -- --include-ignored"
         log="$LOG_DIR/cargo-$1.log"
         run_step budget "$name" "$3" "$log" \
-            cargo test --release -p "$1" --features "$2" -- --nocapture
+            cargo test --release -p "$1" --features "$2" --tests -- --include-ignored --nocapture
         rc=$?
         [ "$rc" -eq 125 ] || count_cargo "$1" "$log" "$rc"
     done
