@@ -1,6 +1,9 @@
 //! AMReX's core data containers in Rust, each sharing its memory with any DLPack consumer
-//! (NumPy, PyTorch, CuPy, dpnp, JAX, C and C++ codes) without copying, on CPUs and on
-//! CUDA, ROCm and Level Zero GPUs.
+//! without copying (tested with NumPy, JAX, array-api-strict, tvm-ffi and C; PyTorch,
+//! CuPy and dpnp speak the same protocol but have not been tried).
+//!
+//! GPU memory (CUDA, ROCm/HIP, Level Zero) is written but has not run on a GPU: see
+//! [Feature flags](#feature-flags) for what the tests check without one.
 //!
 //! This package is a facade: each module re-exports one member crate, so a simulation
 //! code can depend on `amrex` alone, while a code that needs one container depends on its
@@ -80,9 +83,16 @@
 //!
 //! - `mpi`: distributed FabArrays over MPI (needs an MPI library).
 //! - `cuda`, `hip`, `level-zero`: the GPU arenas in every container crate (the runtimes
-//!   are loaded at run time, so builds need no SDK); device FabArrays then run
-//!   [`multifab::DeviceOps`] on their arena (CUDA kernels; HIP and Level Zero have
-//!   memory and copies, no kernels yet).
+//!   are loaded at run time, so builds need no SDK); device FabArrays then run their
+//!   operations on their arena's kernels (CUDA kernels; HIP and Level Zero have
+//!   memory, copies and exports but no device kernels at all, and return a `NoKernels`
+//!   error for kernel work). **No GPU has run any of this.** Without one, the tests check
+//!   that each backend builds, loads its runtime lazily and fails cleanly with an error
+//!   where its library or driver is missing, and that the CUDA kernels compile with
+//!   NVRTC (and the PTX the library ships with `ptxas`); the containers' device code
+//!   paths run on a host-backed stand-in arena, which checks their plumbing, not device
+//!   arithmetic. No kernel launch, device copy, stream wait or CuPy/PyTorch exchange has
+//!   run (`docs/gpu.md`).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

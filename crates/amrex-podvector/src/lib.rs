@@ -52,7 +52,10 @@
 //! - `ndarray`: `ArrayView1` / `ArrayViewMut1` of host-accessible vectors (`view`,
 //!   `view_mut`).
 //! - `cuda`, `hip`, `level-zero`: turn on the matching `amrex-arena` backend, so
-//!   [`DeviceVector`], [`PinnedVector`] and [`ManagedVector`] can hold memory.
+//!   [`DeviceVector`], [`PinnedVector`] and [`ManagedVector`] can hold memory. This
+//!   builds and fails cleanly without a GPU, but no GPU has run it yet: vectors in GPU
+//!   memory are exercised only by `amrex-arena`'s device tests, which are ignored on
+//!   machines without a device.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
