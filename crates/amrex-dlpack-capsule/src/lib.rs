@@ -6,11 +6,11 @@
 //! `"used_dltensor"`) when it takes ownership; the capsule's destructor calls the tensor's
 //! deleter only if the capsule still carries its unused name.
 //!
-//! This crate does exactly that and nothing else, binding the five stable-ABI functions it
+//! This crate does exactly that and nothing else, binding the nine stable-ABI functions it
 //! needs (`PyCapsule_New`, `PyCapsule_IsValid`, `PyCapsule_GetPointer`,
-//! `PyCapsule_SetName`, `PyErr_Fetch`/`PyErr_Restore`, plus `Py_IsInitialized` and
-//! `PyGILState_Ensure`/`Release` for [`try_with_gil`]) with plain `extern "C"`
-//! declarations over an opaque [`PyObject`]. It has no pyo3 dependency, so any pyo3
+//! `PyCapsule_SetName`, `PyErr_Fetch` and `PyErr_Restore`, plus `Py_IsInitialized`,
+//! `PyGILState_Ensure` and `PyGILState_Release` for [`try_with_gil`]) with plain
+//! `extern "C"` declarations over an opaque [`PyObject`]. It has no pyo3 dependency, so any pyo3
 //! version can use it (pass `obj.as_ptr().cast()`), and so can hand-written extension
 //! modules.
 //!
@@ -39,7 +39,7 @@
 //! `amrex_rs` Python module (`python-tests/test_protocol.py`).
 //!
 //! # Features
-//! None.
+//! None. The crate is `no_std` + `alloc`.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
