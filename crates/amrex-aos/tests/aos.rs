@@ -1,5 +1,10 @@
 //! ArrayOfStructs: neighbour semantics, growth, device path, and DLPack field views that
 //! read and write the right bytes.
+//!
+//! The device path runs on `FakeDeviceArena` (host memory behind pointers the host cannot
+//! dereference, with the host's copies): it checks that nothing dereferences device
+//! memory on the host and that data moves through the arena's copies, not anything a GPU
+//! does (`gpu.rs` has the GPU tests, ignored without a device).
 
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, ParticleReal, idcpu};
 use amrex_arena::testing::FakeDeviceArena;

@@ -1,4 +1,8 @@
 //! StructOfArrays: components, names, neighbours, device path and DLPack round trips.
+//!
+//! The device path runs on `FakeDeviceArena` (host memory behind pointers the host cannot
+//! dereference, with the host's copies): it checks the plumbing, not a GPU (`gpu.rs` has
+//! the GPU tests, ignored without a device).
 
 use amrex_aos::{FieldKind, ParticleError, ParticleReal, StructOfArrays, idcpu};
 use amrex_arena::testing::FakeDeviceArena;

@@ -1,4 +1,10 @@
 //! BaseFab DLPack export/import, and the device (not host accessible) path.
+//!
+//! The device path runs on `FakeDeviceArena`: host memory behind pointers the host cannot
+//! dereference, whose copies and kernels are the host's. Those tests check that device
+//! fabs refuse host work, stage through host copies and export the device's tensors;
+//! they say nothing about a GPU, on which no test here has run (`gpu.rs` is ignored
+//! without one).
 
 use amrex_arena::testing::FakeDeviceArena;
 use amrex_basefab::{Array4Mut, BaseFab, FabError, IndexBox, IntVect};
