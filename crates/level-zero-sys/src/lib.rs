@@ -9,6 +9,10 @@
 //! The C names are kept so the code reads against the specification (`ze_api.h`, v1.x);
 //! every `#[repr(C)]` struct has its field offsets checked against the header's values.
 //!
+//! What has run: loading Debian's loader (`libze1`) and `zeInit` failing on a machine
+//! with no GPU driver. No Level Zero driver or GPU has run these bindings yet: device
+//! discovery, contexts, allocations and command lists are untested.
+//!
 //! ```no_run
 //! use level_zero_sys::{LevelZero, ZE_INIT_FLAG_GPU_ONLY, ZE_RESULT_SUCCESS};
 //!
