@@ -63,6 +63,7 @@ for spec in \
     "amrex-podvector" \
     "amrex-aos" \
     "amrex-basefab" \
+    "amrex-geometry" \
     "amrex-multifab"; do
     echo "  $spec"
     # shellcheck disable=SC2086
