@@ -22,12 +22,15 @@
 mod arena;
 mod array4;
 mod basefab;
+mod box_array;
 mod debug;
+mod distribution;
 mod exchange;
 mod fastcall;
 mod geometry;
 mod indexing;
 mod interop;
+mod mfiter;
 mod multifab;
 mod particles;
 mod plotfile;
@@ -60,6 +63,9 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     views::register(m)?;
     geometry::register(m)?;
     smallmatrix::register(m)?;
+    box_array::register(m)?;
+    distribution::register(m)?;
+    mfiter::register(m)?;
     multifab::register(m)?;
     basefab::register(m)?;
     array4::register(m)?;

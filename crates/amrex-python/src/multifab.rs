@@ -1,25 +1,25 @@
-//! `BoxArray`, `DistributionMapping`, `MultiFab` and `MFIter` with pyAMReX's names.
+//! `MultiFab` with pyAMReX's names: cell data on a BoxArray with ghost cells, in host
+//! memory or in memory of another arena.
 //!
 //! `mf.to_xp()` / `mf.array(mfi)` export each local box zero-copy with shape
 //! `(ncomp, nz, ny, nx)`; every exported tensor holds a reference to the fabs' storage, so
 //! arrays outlive the MultiFab. NumPy and Rust share the memory as in pyAMReX: while Rust
 //! runs a MultiFab operation it holds the GIL, so only NumPy code that releases the GIL in
-//! another thread could race with it.
+//! another thread could race with it. Global indexing (`mf[i, j, k, n]`) is in
+//! [`subscript`].
 
 use crate::arena::{PyArena, arena_arg, arena_err};
-use crate::geometry::{PyBox, int_vect_of};
-use crate::indexing::Region;
+use crate::box_array::PyBoxArray;
+use crate::distribution::PyDistributionMapping;
+use crate::geometry::int_vect_of;
 use crate::interop::{Tensor, fab_err, to_xp};
+use crate::mfiter::PyMfi;
 use amrex_arena::{AnyArena, Arena};
 use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
-use amrex_dlpack_core::ToDlpack;
-use amrex_multifab::{
-    BoxArray, DeviceOps, DistributionMapping, FabArray, Ghosts, Mfi, MultiFab, Periodicity, Tiling,
-};
+use amrex_multifab::{DeviceOps, FabArray, Ghosts, MultiFab, Periodicity, Tiling};
 use core::ops::Range;
-use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -30,145 +30,6 @@ type Corners = ((i32, i32, i32), (i32, i32, i32));
 fn corners(b: IndexBox) -> Corners {
     let (lo, hi) = (b.small_end(), b.big_end());
     ((lo.x(), lo.y(), lo.z()), (hi.x(), hi.y(), hi.z()))
-}
-
-/// A list of boxes (AMReX `BoxArray`).
-#[pyclass(module = "amrex_rs", name = "BoxArray", frozen)]
-#[derive(Debug, Clone)]
-pub(crate) struct PyBoxArray(pub(crate) BoxArray);
-
-#[pymethods]
-impl PyBoxArray {
-    /// `BoxArray(domain, max_size=None)` chops `domain` so no side exceeds `max_size`;
-    /// `BoxArray([box, ...])` takes the boxes as given.
-    #[new]
-    #[pyo3(signature = (boxes, max_size=None))]
-    fn py_new(boxes: &Bound<'_, PyAny>, max_size: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        if let Ok(domain) = boxes.cast::<PyBox>() {
-            let domain = domain.get().0;
-            return Ok(Self(match max_size {
-                Some(m) => BoxArray::from_domain_iv(domain, int_vect_of(m)?),
-                None => BoxArray::new(vec![domain]),
-            }));
-        }
-        let list: Vec<PyBox> = boxes
-            .try_iter()?
-            .map(|b| Ok(*b?.cast::<PyBox>()?.get()))
-            .collect::<PyResult<_>>()?;
-        let ba = BoxArray::new(list.into_iter().map(|b| b.0).collect());
-        Ok(Self(match max_size {
-            Some(m) => ba.max_size(int_vect_of(m)?),
-            None => ba,
-        }))
-    }
-
-    /// Chops every box so no side exceeds `n` (an int or IntVect).
-    fn max_size(&self, n: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Self(self.0.max_size(int_vect_of(n)?)))
-    }
-
-    /// The smallest box holding every box.
-    fn minimal_box(&self) -> PyBox {
-        PyBox(self.0.minimal_box())
-    }
-
-    fn __len__(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Number of boxes (pyAMReX `size`).
-    fn size(&self) -> usize {
-        self.0.len()
-    }
-
-    fn __getitem__(&self, i: isize) -> PyResult<PyBox> {
-        let n = self.0.len() as isize;
-        let j = if i < 0 { i + n } else { i };
-        if !(0..n).contains(&j) {
-            return Err(PyIndexError::new_err("BoxArray index out of range"));
-        }
-        Ok(PyBox(self.0.get(j as usize)))
-    }
-
-    fn __repr__(&self) -> String {
-        format!("BoxArray({} boxes, {})", self.0.len(), self.0.minimal_box())
-    }
-}
-
-/// Box index → rank (AMReX `DistributionMapping`); this module runs as one rank.
-#[pyclass(module = "amrex_rs", name = "DistributionMapping", frozen)]
-#[derive(Debug, Clone)]
-pub(crate) struct PyDistributionMapping(pub(crate) DistributionMapping);
-
-#[pymethods]
-impl PyDistributionMapping {
-    /// `DistributionMapping(ba, nranks=1)` (space-filling curve, AMReX's default).
-    #[new]
-    #[pyo3(signature = (ba, nranks=1))]
-    fn py_new(ba: &PyBoxArray, nranks: usize) -> PyResult<Self> {
-        if nranks == 0 {
-            return Err(PyValueError::new_err("nranks must be at least 1"));
-        }
-        Ok(Self(DistributionMapping::with_ranks(&ba.0, nranks)))
-    }
-
-    fn __len__(&self) -> usize {
-        self.0.len()
-    }
-
-    /// The rank owning box `i`.
-    fn rank_of(&self, i: usize) -> PyResult<usize> {
-        if i >= self.0.len() {
-            return Err(PyIndexError::new_err("box index out of range"));
-        }
-        Ok(self.0.rank_of(i))
-    }
-}
-
-/// One `MFIter` item: a local box (or tile) of a MultiFab.
-#[pyclass(module = "amrex_rs", name = "MFIter", frozen)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PyMfi(Mfi);
-
-#[pymethods]
-impl PyMfi {
-    /// Global box index.
-    fn index(&self) -> usize {
-        self.0.index()
-    }
-
-    /// Local box index.
-    fn local_index(&self) -> usize {
-        self.0.local_index()
-    }
-
-    /// The tile box (the valid box without tiling).
-    fn tilebox(&self) -> PyBox {
-        PyBox(self.0.tilebox())
-    }
-
-    /// The valid box.
-    fn validbox(&self) -> PyBox {
-        PyBox(self.0.validbox())
-    }
-
-    /// The valid box grown by the ghost cells.
-    fn fabbox(&self) -> PyBox {
-        PyBox(self.0.fabbox())
-    }
-
-    /// The tile box grown by `ng` at the fab's boundary.
-    fn growntilebox(&self, ng: &Bound<'_, PyAny>) -> PyResult<PyBox> {
-        Ok(PyBox(self.0.growntilebox(int_vect_of(ng)?)))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "MFIter(index={}, tilebox={})",
-            self.0.index(),
-            self.0.tilebox()
-        )
-    }
 }
 
 /// Cell data on a BoxArray with ghost cells (AMReX `MultiFab`, `f64`).
@@ -196,6 +57,8 @@ macro_rules! either {
         }
     };
 }
+
+mod subscript;
 
 /// Components `comp..comp+nc` checked by the library's component rule.
 fn check_comps(ncomp: usize, comp: usize, nc: usize) -> PyResult<()> {
@@ -727,168 +590,6 @@ fn not_on_device_named(m: &FabArray<f64, AnyArena>, what: &str) -> PyErr {
     ))
 }
 
-/// Global indexing (pyAMReX's `MultiFab.__getitem__` / `__setitem__`); the rules are in
-/// the `indexing` module.
-#[pymethods]
-impl PyMultiFab {
-    /// `mf[i, j, k, n]` with global indices, as in pyAMReX: a NumPy array (copy) of the
-    /// region across every box, valid cells winning over ghost cells, length-1 axes
-    /// dropped (a scalar when every axis is one cell). `:` spans the valid cells,
-    /// imaginary indices reach ghost cells (`mf[-1j:]`), `()` spans an axis with its
-    /// ghosts and `mf[()]` is everything; the component is the last index.
-    fn __getitem__<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        // Arena memory is read through a host copy of the whole MultiFab.
-        let staged;
-        let mf = match &self.store {
-            Store::Host(m) => m,
-            Store::Arena(m) => {
-                staged = DeviceOps::to_host(m).map_err(fab_err)?;
-                &staged
-            }
-        };
-        let region = Region::parse(mf, key)?;
-        let np = py.import("numpy")?;
-        let [ni, nj, nk, nc] = region.shape();
-        let arr = if region.is_empty() {
-            np.call_method1("zeros", ((ni, nj, nk, nc),))?
-        } else {
-            let (bx, comp, nc) = region.cells()?;
-            let v = mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
-            let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
-                .expect("read_region returns one value per cell and component");
-            let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
-            let t = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
-            np.call_method1("from_dlpack", (t,))?
-        };
-        let arr = arr.call_method0("squeeze")?;
-        if arr.getattr("ndim")?.extract::<usize>()? == 0 {
-            arr.get_item(())
-        } else {
-            Ok(arr)
-        }
-    }
-
-    /// `mf[i, j, k, n] = value`, a scalar or an array, written to the valid and ghost cells
-    /// of every box that covers a cell of the region (pyAMReX's semantics). An array may
-    /// have the region's shape with or without its length-1 axes (pyAMReX re-inserts
-    /// them) and broadcasts as in NumPy.
-    ///
-    /// Arena memory is written through a host copy of the whole MultiFab, copied back.
-    fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut staged = match &self.store {
-            Store::Host(_) => None,
-            Store::Arena(m) => Some(DeviceOps::to_host(m).map_err(fab_err)?),
-        };
-        let mf = match (&mut self.store, staged.as_mut()) {
-            (_, Some(h)) => h,
-            (Store::Host(m), None) => m,
-            (Store::Arena(_), None) => unreachable!("staged above"),
-        };
-        let region = Region::parse(mf, key)?;
-        if region.is_empty() {
-            return Ok(());
-        }
-        let (bx, comp, nc) = region.cells()?;
-        let n: usize = region.shape().iter().product();
-        let scalar = if value.hasattr("shape")? {
-            None
-        } else {
-            value.extract::<f64>().ok()
-        };
-        let data = match scalar {
-            Some(x) => vec![x; n],
-            None => region_values(value, &region)?,
-        };
-        mf.write_region(&data, Ghosts::Include, comp..comp + nc, bx)
-            .map_err(fab_err)?;
-        if let (Store::Arena(m), Some(h)) = (&mut self.store, staged.as_ref()) {
-            DeviceOps::copy_from_host(m, h).map_err(fab_err)?;
-        }
-        Ok(())
-    }
-
-    /// `(nx, ny, nz, ncomp)` of the valid cells' minimal box (pyAMReX `mf.shape`).
-    #[getter]
-    fn shape(&self) -> (i32, i32, i32, usize) {
-        let l = either!(self, m => m.box_array().minimal_box().length());
-        (l[0], l[1], l[2], self.ncomp_())
-    }
-
-    /// As `shape`, with the ghost cells on both sides (pyAMReX `mf.shape_with_ghosts`).
-    #[getter]
-    fn shape_with_ghosts(&self) -> (i32, i32, i32, usize) {
-        let l = either!(self, m => m.box_array().minimal_box().length());
-        let g = either!(self, m => m.n_grow());
-        (
-            l[0] + 2 * g[0],
-            l[1] + 2 * g[1],
-            l[2] + 2 * g[2],
-            self.ncomp_(),
-        )
-    }
-}
-
-/// The values of an array `value` for `region`, broadcast to its full `(ni, nj, nk, nc)`
-/// shape and flattened in Fortran order (what `write_region` takes), always copied into
-/// Rust-owned memory (the array may be a view of this very MultiFab).
-fn region_values(value: &Bound<'_, PyAny>, region: &Region) -> PyResult<Vec<f64>> {
-    let py = value.py();
-    let np = py.import("numpy")?;
-    let kwargs = pyo3::types::PyDict::new(py);
-    kwargs.set_item("dtype", "float64")?;
-    let arr = np.call_method("asarray", (value,), Some(&kwargs))?;
-    let target = region.shape();
-    let mut shape: Vec<usize> = arr.getattr("shape")?.extract()?;
-    if shape.len() != 4 {
-        // pyAMReX: a length-1 axis of the region may be absent from the value.
-        for (d, &len) in target[..3].iter().enumerate() {
-            if len == 1 {
-                shape.insert(d.min(shape.len()), 1);
-            }
-        }
-        if target[3] == 1 || shape.len() < 4 {
-            shape.insert(3.min(shape.len()), 1);
-        }
-    }
-    let mismatch = || {
-        PyValueError::new_err(format!(
-            "cannot assign an array of shape {:?} to a MultiFab region of shape {:?} \
-             (without its length-1 axes: {:?})",
-            arr.getattr("shape")
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-            target,
-            region.squeezed_shape()
-        ))
-    };
-    if shape.len() != 4 {
-        return Err(mismatch());
-    }
-    let arr = arr
-        .call_method1("reshape", (shape,))
-        .and_then(|a| np.call_method1("broadcast_to", (a, target)))
-        .map_err(|_| mismatch())?;
-    // `.T` of a Fortran-ordered copy is C-contiguous with the axes reversed, so its
-    // row-major flattening is the Fortran order of the region.
-    let flat = arr
-        .getattr("T")?
-        .call_method1("reshape", (-1,))
-        .and_then(|a| np.call_method1("ascontiguousarray", (a,)))?;
-    let t = crate::interop::import(&flat)?;
-    let typed = t
-        .view()
-        .typed::<f64>()
-        .map_err(crate::interop::dlpack_err)?;
-    let values = typed
-        .as_slice()
-        .ok_or_else(|| PyValueError::new_err("internal: flattened values are not compact"))?;
-    Ok(values.to_vec())
-}
-
 /// MultiFab operations of pyAMReX's bindings on top of the arithmetic above.
 #[pymethods]
 impl PyMultiFab {
@@ -1099,9 +800,5 @@ impl PyMultiFab {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyBoxArray>()?;
-    m.add_class::<PyDistributionMapping>()?;
-    m.add_class::<PyMfi>()?;
-    m.add_class::<PyMultiFab>()?;
-    Ok(())
+    m.add_class::<PyMultiFab>()
 }
