@@ -109,7 +109,7 @@ fn fabarray_boxes_at_the_edge_of_the_index_space() {
     let ok = IndexBox::new(IntVect::new(0, 0, MAX - 3), IntVect::new(1, 1, MAX - 1));
     let ba = BoxArray::new(vec![ok]);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
-    mf.fill(2.0);
+    mf.fill(2.0).unwrap();
     assert_eq!(mf.sum(0..1, 0).unwrap(), 2.0 * 12.0);
     // ... but not with a ghost cell that would cross it.
     assert!(ba.check_ghost(IntVect::new(0, 0, 1)).is_err());
@@ -150,7 +150,7 @@ fn reductions_of_a_componentless_fabarray_do_no_work() {
     let ba = BoxArray::new(vec![tall]);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 0, IntVect::ZERO);
     assert_eq!(mf.sum(0..0, 0).unwrap(), 0.0);
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
     assert_eq!(mf.norm2(0..0, 0).unwrap(), 0.0);
 }
 
@@ -299,7 +299,7 @@ fn small_plotfile(name: &str) -> PathBuf {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3));
     let ba = BoxArray::from_domain(domain, 4);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::ZERO);
-    mf.fill(1.5);
+    mf.fill(1.5).unwrap();
     let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
     plotfile::write_single_level_plotfile(&dir, &mf, &["a", "b"], &geom, 0.0, 0).unwrap();
     dir

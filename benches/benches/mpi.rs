@@ -79,7 +79,7 @@ fn main() {
     // 1. Distributed, one thread per rank.
     let dm = DistributionMapping::new(&ba);
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(2));
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
     let one = pool(1);
     let (fb_med, fb_best, prof, dist_sum_med, fast_med, tri) = one.install(|| {
         mf.fill_boundary(period).unwrap();
@@ -159,7 +159,7 @@ fn main() {
     let single = if comm.rank() == 0 {
         let dm1 = DistributionMapping::single(&ba);
         let mut s = MultiFab::new(&ba, &dm1, 1, IntVect::splat(2));
-        s.fill(1.0);
+        s.fill(1.0).unwrap();
         let two = pool(2);
         let t = Instant::now();
         two.install(|| s.fill_boundary(period).unwrap());

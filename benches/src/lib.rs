@@ -387,9 +387,9 @@ impl MultiFabCase {
         let mut y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
         let mut phi = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
         let lap = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
-        x.fill(1.0);
-        y.fill(2.0);
-        phi.fill(0.5);
+        x.fill(1.0).unwrap();
+        y.fill(2.0).unwrap();
+        phi.fill(0.5).unwrap();
         let ba32 = BoxArray::from_domain(domain, 32);
         let mut fb = MultiFab::new(
             &ba32,
@@ -397,7 +397,7 @@ impl MultiFabCase {
             1,
             IntVect::splat(2),
         );
-        fb.fill(1.0);
+        fb.fill(1.0).unwrap();
         Self {
             domain,
             x,

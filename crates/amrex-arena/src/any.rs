@@ -67,6 +67,9 @@ macro_rules! any_arena {
         }
 
         impl Kernels for AnyArena {
+            fn host_loops(&self) -> bool {
+                match self {$($(#[cfg($c)])? Self::$variant(a) => a.host_loops(),)+}
+            }
             unsafe fn apply<T: KernelElement>(&self, dst: Region, op: Unary<T>) -> Result<(), ArenaError> {
                 // SAFETY: forwarded obligations.
                 match self {$($(#[cfg($c)])? Self::$variant(a) => unsafe { a.apply(dst, op) },)+}

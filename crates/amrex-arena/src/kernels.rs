@@ -215,6 +215,16 @@ impl Reduce {
 ///    a [`Binary`] operation may be both its destination and its source only when it is
 ///    the same region).
 pub trait Kernels: Arena {
+    /// Whether the callers' own host loops should do the work on this arena's memory
+    /// instead of these kernels: `true` for memory the CPU may always dereference (host
+    /// and pinned memory), whose containers run their tiled, threaded loops on it;
+    /// `false` (the default) for memory whose work must go through these kernels
+    /// (device and managed memory, the test stand-in). Callers still check that the
+    /// memory is host accessible before they dereference it.
+    fn host_loops(&self) -> bool {
+        false
+    }
+
     /// `dst = op(dst)` element by element.
     ///
     /// # Safety
@@ -426,6 +436,9 @@ pub mod host {
 macro_rules! host_kernels {
     ($($t:ty),+ $(,)?) => {$(
         impl $crate::kernels::Kernels for $t {
+            fn host_loops(&self) -> bool {
+                true
+            }
             unsafe fn apply<T: $crate::kernels::KernelElement>(&self, dst: $crate::kernels::Region, op: $crate::kernels::Unary<T>) -> Result<(), $crate::ArenaError> {
                 // SAFETY: forwarded obligations; this arena's memory is host memory.
                 unsafe { $crate::kernels::host::apply(dst, op) }

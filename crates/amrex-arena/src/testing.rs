@@ -143,29 +143,37 @@ pub fn skip_if_unavailable(test: &str, e: &ArenaError) {
     }
 }
 
-/// Generates one `#[test]` per arena constructor that runs `$body(arena)` when the
-/// constructor succeeds and otherwise skips through [`skip_if_unavailable`] (ignored
-/// under Miri: the constructors are FFI).
+/// Generates one `#[test]` per arena constructor, `#[ignore]`d with the reason given for
+/// its group, since a test that needs a device must not pass where there is none (no
+/// machine that runs this test suite has a GPU; `scripts/gpu-check.sh` runs the CUDA
+/// ones with `-- --include-ignored`). Run, it calls `$body(arena)` when the constructor
+/// succeeds and otherwise prints `skipped <test>: <reason>` through
+/// [`skip_if_unavailable`], which fails the test on any error other than "not compiled /
+/// library not found / no driver / no device".
 ///
 /// ```ignore
 /// fn exercise<A: Arena + 'static>(arena: A) { /* ... */ }
 /// amrex_arena::device_tests! { exercise;
-///     cuda_device: cuda::CudaDeviceArena::new(0);
-///     hip_device: hip::HipDeviceArena::new(0);
+///     "needs a CUDA device (scripts/gpu-check.sh runs it)" {
+///         cuda_device: cuda::CudaDeviceArena::new(0);
+///     }
+///     "needs a HIP (ROCm) device; no script here runs it" {
+///         hip_device: hip::HipDeviceArena::new(0);
+///     }
 /// }
 /// ```
 #[macro_export]
 macro_rules! device_tests {
-    ($body:path; $($name:ident: $ctor:expr;)+) => {$(
+    ($body:path; $($why:literal { $($name:ident: $ctor:expr;)+ })+) => {$($(
         #[test]
-        #[cfg_attr(miri, ignore = "FFI")]
+        #[ignore = $why]
         fn $name() {
             match $ctor {
                 Ok(arena) => $body(arena),
                 Err(e) => $crate::testing::skip_if_unavailable(stringify!($name), &e),
             }
         }
-    )+};
+    )+)+};
 }
 
 /// Inside `impl Arena for X` of a test arena over ordinary host memory: expands

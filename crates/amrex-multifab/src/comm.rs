@@ -6,7 +6,7 @@
 //! 1. **Agreement.** With more than one rank, every rank hashes what should be one
 //!    operation (BoxArrays, maps, components, ghost widths, periodicity, op) and
 //!    [`Communicator::check_same`] compares the hashes: if the ranks disagree, every rank
-//!    returns [`FabError::Comm`] naming the operation, and nobody waits for a message
+//!    returns [`FabError::RanksDisagree`] naming the operation, and nobody waits for a message
 //!    that will never come.
 //! 2. **Pack and post.** One buffer per neighbour rank, packed tag by tag in plan order
 //!    (both sides list a message's tags in the same order), sent without blocking;
@@ -30,13 +30,12 @@
 //! `sum_boundary` does) gives another result than one process, as in AMReX.
 
 use alloc::borrow::Cow;
-use alloc::format;
-use alloc::string::ToString;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
-use amrex_arena::HostAccessible;
+use amrex_arena::Arena;
+use amrex_arena::kernels::Kernels;
 pub use amrex_array4::rows::CopyOp;
 use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
@@ -68,15 +67,12 @@ pub(crate) struct PendingFill {
 
 /// Step 1: with more than one rank, every rank checks that all ranks run the same
 /// operation on the same layout.
-fn agree(comm: &Communicator, what: &str, fp: &Fingerprint) -> Result<(), FabError> {
+fn agree(comm: &Communicator, what: &'static str, fp: &Fingerprint) -> Result<(), FabError> {
     if comm.is_single() {
         return Ok(());
     }
     comm.check_same(what, fp.value()).map_err(|e| match e {
-        CommError::Mismatch { .. } => FabError::Comm(format!(
-            "{what}: the ranks disagree on the BoxArray, the DistributionMapping or the \
-             arguments of what should be one operation ({e})"
-        )),
+        CommError::Mismatch { .. } => FabError::RanksDisagree { op: what },
         e => comm_err(what, e),
     })
 }
@@ -84,8 +80,8 @@ fn agree(comm: &Communicator, what: &str, fp: &Fingerprint) -> Result<(), FabErr
 /// A plan that needs messages can run only on a FabArray of this process's own rank on
 /// a map that spans its communicator (a map made with `with_ranks` for inspection
 /// cannot).
-fn check_messages<T: Element, A: HostAccessible>(
-    what: &str,
+fn check_messages<T: Element, A: Arena>(
+    what: &'static str,
     fa: &FabArray<T, A>,
     plan: &CopyPlan,
 ) -> Result<(), FabError> {
@@ -94,16 +90,13 @@ fn check_messages<T: Element, A: HostAccessible>(
     }
     let comm = fa.dm.communicator();
     if !fa.dm.is_distributed_over_comm() || fa.rank != comm.rank() {
-        return Err(FabError::Comm(format!(
-            "{what}: the plan exchanges messages with {} ranks, but this FabArray is rank \
-             {}'s part of a map over {} ranks and its communicator has {} (rank {}); build \
-             the map with DistributionMapping::new or ::on",
-            plan.sends().len().max(plan.recvs().len()),
-            fa.rank,
-            fa.dm.nranks(),
-            comm.size(),
-            comm.rank()
-        )));
+        return Err(FabError::CannotExchange {
+            op: what,
+            part_of_rank: fa.rank,
+            map_ranks: fa.dm.nranks(),
+            comm_rank: comm.rank(),
+            comm_size: comm.size(),
+        });
     }
     Ok(())
 }
@@ -129,7 +122,7 @@ impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
     }
 }
 
-impl<T: Element, A: HostAccessible> FabArray<T, A> {
+impl<T: Element, A: Kernels> FabArray<T, A> {
     /// Fills every ghost cell that overlaps the valid region of another box (or of a
     /// periodic image of any box), all components, the full ghost width (AMReX's
     /// `FillBoundary(period)`). **Collective** over the FabArray's communicator.
@@ -151,9 +144,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ///
     /// # Errors
     /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] (nothing is written
-    /// then); [`FabError::Comm`] when the ranks disagree on the layout or the arguments
-    /// (on every rank), when the plan needs messages that this FabArray's map cannot send,
-    /// or when a `fill_boundary_nowait` of this FabArray is still in flight.
+    /// then); [`FabError::RanksDisagree`] when the ranks disagree on the layout or the
+    /// arguments (on every rank); [`FabError::CannotExchange`] when the plan needs
+    /// messages that this FabArray's map cannot send; [`FabError::FillInFlight`] when a
+    /// `fill_boundary_nowait` of this FabArray is still in flight; [`FabError::Exchange`]
+    /// when a message fails. On device and managed memory, the errors of the kernels
+    /// ([`FabError::Arena`]) and [`FabError::DeviceNeedsOneProcess`].
     pub fn fill_boundary_with(
         &mut self,
         period: Periodicity,
@@ -183,6 +179,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> Result<(), FabError> {
         const WHAT: &str = "fill_boundary";
         let ng = ng.into();
+        if !self.arena.host_loops() {
+            // Device memory: one process, so no agreement; the kernels copy every tag
+            // now, and `fill_boundary_finish` has nothing to wait for.
+            let c = component_range(comps, self.ncomp)?;
+            check_ghost(ng, self.ngrow)?;
+            return self.kernel_fill_boundary(period, pattern, c, ng);
+        }
         // The arguments are checked after the ranks agree on them (the fingerprint holds
         // everything the checks read), so all ranks refuse together or none does.
         let c = component_range(comps, self.ncomp);
@@ -197,11 +200,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = c?;
         check_ghost(ng, self.ngrow)?;
         if self.pending.is_some() {
-            return Err(FabError::Comm(
-                "fill_boundary_nowait: a FillBoundary of this FabArray is in flight; call \
-                 fill_boundary_finish first"
-                    .to_string(),
-            ));
+            return Err(FabError::FillInFlight);
         }
         if ng == IntVect::ZERO || c.is_empty() {
             return Ok(());
@@ -292,7 +291,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// Nothing to do (and `Ok`) when no FillBoundary is in flight. **Collective**.
     ///
     /// # Errors
-    /// [`FabError::Comm`] if a message failed.
+    /// [`FabError::Exchange`] if a message failed.
     pub fn fill_boundary_finish(&mut self) -> Result<(), FabError> {
         let Some(p) = self.pending.take() else {
             return Ok(());
@@ -351,7 +350,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// # Errors
     /// As [`parallel_copy_with`](Self::parallel_copy_with); also
     /// [`FabError::ComponentsOutside`] when `src` has fewer components than `self`.
-    pub fn parallel_copy<B: HostAccessible>(
+    pub fn parallel_copy<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         period: Periodicity,
@@ -369,9 +368,11 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ///
     /// # Errors
     /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] for either side
-    /// (nothing is written then); [`FabError::Comm`] as for
-    /// [`fill_boundary_with`](Self::fill_boundary_with), or when the two FabArrays live
-    /// on different communicators.
+    /// (nothing is written then); the distributed errors as for
+    /// [`fill_boundary_with`](Self::fill_boundary_with);
+    /// [`FabError::DifferentCommunicators`] when the two FabArrays live on different
+    /// communicators; [`FabError::DifferentMemory`] when one is in host memory and the
+    /// other not.
     ///
     /// [`FabError::LayoutMismatch`] when the two BoxArrays have different index types.
     #[expect(
@@ -379,7 +380,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         reason = "AMReX's argument list: the source with its component and width, the \
                   period and op, then the destination's components and width"
     )]
-    pub fn parallel_copy_with<B: HostAccessible>(
+    pub fn parallel_copy_with<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
@@ -391,6 +392,11 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> Result<(), FabError> {
         const WHAT: &str = "parallel_copy";
         let (src_ng, dst_ng) = (src_ng.into(), ng.into());
+        if !self.arena.host_loops() || !src.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            self.check_parallel_copy(src, scomp, c.len(), src_ng, dst_ng)?;
+            return self.kernel_parallel_copy(src, scomp, src_ng, period, op, c, dst_ng);
+        }
         // Checked after the ranks agree on the arguments, as in `fill_boundary_nowait`.
         let c = component_range(comps, self.ncomp);
         let comm = self.dm.communicator().clone();
@@ -408,14 +414,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let c = c?;
         self.check_parallel_copy(src, scomp, c.len(), src_ng, dst_ng)?;
         if *src.dm.communicator() != comm || self.rank != src.rank {
-            return Err(FabError::Comm(format!(
-                "{WHAT}: the source (rank {} of a map over {} ranks) and the destination \
-                 (rank {} of {}) do not live on one communicator",
-                src.rank,
-                src.dm.nranks(),
-                self.rank,
-                self.dm.nranks()
-            )));
+            return Err(FabError::DifferentCommunicators { op: WHAT });
         }
         if c.is_empty() {
             return Ok(());
@@ -539,9 +538,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         if !comm.is_single() && comm.all_reduce_u64(u64::from(tmp.is_ok()), ReduceOp::Min) == 0 {
             return Err(match tmp {
                 Err(e) => FabError::Arena(e),
-                Ok(_) => FabError::Comm(
-                    "sum_boundary: another rank could not allocate its temporary copy".to_string(),
-                ),
+                Ok(_) => FabError::RefusedOnOtherRank {
+                    op: "sum_boundary",
+                    rank: None,
+                },
             });
         }
         let mut tmp = tmp.map_err(FabError::Arena)?;

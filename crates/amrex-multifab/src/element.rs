@@ -3,6 +3,8 @@
 use core::fmt::Debug;
 use core::ops::{Add, Div, Mul, Neg, Sub};
 
+use amrex_arena::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary};
+use amrex_arena::{ArenaError, ErrorKind};
 use amrex_dlpack_core::DlpackElement;
 use bytemuck::AnyBitPattern;
 
@@ -39,6 +41,86 @@ pub trait Element:
     fn to_acc(self) -> Self::Acc;
     /// Converts an accumulated value to `f64` (for `norm2`).
     fn acc_to_f64(a: Self::Acc) -> f64;
+    /// `v` (a kernel's `f64` result: a reduction of values of this type) as this type.
+    fn from_kernel_value(v: f64) -> Self;
+
+    /// `v` (a kernel's `f64` sum) as the accumulator type.
+    fn acc_from_kernel_value(v: f64) -> Self::Acc;
+
+    /// `dst = op(dst)` by the arena's [`Kernels`] (the device path of the FabArray
+    /// operations). Only `f32` and `f64` have kernels; other types refuse.
+    ///
+    /// # Safety
+    /// As [`Kernels::apply`].
+    ///
+    /// # Errors
+    /// The kernel's failure, or [`ErrorKind::Unsupported`] for a type without kernels.
+    unsafe fn kernel_apply<K: Kernels>(
+        k: &K,
+        dst: Region,
+        op: Unary<Self>,
+    ) -> Result<(), ArenaError> {
+        let _ = (k, dst, op);
+        Err(no_kernels())
+    }
+
+    /// `dst = op(dst, src)` by the arena's [`Kernels`].
+    ///
+    /// # Safety
+    /// As [`Kernels::combine`].
+    ///
+    /// # Errors
+    /// As [`kernel_apply`](Self::kernel_apply).
+    unsafe fn kernel_combine<K: Kernels>(
+        k: &K,
+        dst: Region,
+        src: Region,
+        op: Binary<Self>,
+    ) -> Result<(), ArenaError> {
+        let _ = (k, dst, src, op);
+        Err(no_kernels())
+    }
+
+    /// Reduces `src` by the arena's [`Kernels`].
+    ///
+    /// # Safety
+    /// As [`Kernels::reduce`].
+    ///
+    /// # Errors
+    /// As [`kernel_apply`](Self::kernel_apply).
+    unsafe fn kernel_reduce<K: Kernels>(k: &K, src: Region, op: Reduce) -> Result<f64, ArenaError> {
+        let _ = (k, src, op);
+        Err(no_kernels())
+    }
+
+    /// `sum(x * y)` by the arena's [`Kernels`].
+    ///
+    /// # Safety
+    /// As [`Kernels::dot`].
+    ///
+    /// # Errors
+    /// As [`kernel_apply`](Self::kernel_apply).
+    unsafe fn kernel_dot<K: Kernels>(k: &K, x: Region, y: Region) -> Result<f64, ArenaError> {
+        let _ = (k, x, y);
+        Err(no_kernels())
+    }
+
+    /// Copies region pairs by the arena's [`Kernels`].
+    ///
+    /// # Safety
+    /// As [`Kernels::copy_regions`].
+    ///
+    /// # Errors
+    /// As [`kernel_apply`](Self::kernel_apply).
+    unsafe fn kernel_copy_regions<K: Kernels>(
+        k: &K,
+        pairs: &[(Region, Region)],
+        ordered: bool,
+    ) -> Result<(), ArenaError> {
+        let _ = (k, pairs, ordered);
+        Err(no_kernels())
+    }
+
     /// The larger of two values (`self` if they are unordered).
     #[inline(always)]
     fn max_of(self, o: Self) -> Self {
@@ -72,6 +154,53 @@ macro_rules! float {
             fn acc_to_f64(a: f64) -> f64 {
                 a
             }
+            fn from_kernel_value(v: f64) -> Self {
+                <$t as KernelElement>::from_f64(v)
+            }
+            fn acc_from_kernel_value(v: f64) -> f64 {
+                v
+            }
+            unsafe fn kernel_apply<K: Kernels>(
+                k: &K,
+                dst: Region,
+                op: Unary<Self>,
+            ) -> Result<(), ArenaError> {
+                // SAFETY: the caller's obligations, forwarded.
+                unsafe { k.apply(dst, op) }
+            }
+            unsafe fn kernel_combine<K: Kernels>(
+                k: &K,
+                dst: Region,
+                src: Region,
+                op: Binary<Self>,
+            ) -> Result<(), ArenaError> {
+                // SAFETY: the caller's obligations, forwarded.
+                unsafe { k.combine(dst, src, op) }
+            }
+            unsafe fn kernel_reduce<K: Kernels>(
+                k: &K,
+                src: Region,
+                op: Reduce,
+            ) -> Result<f64, ArenaError> {
+                // SAFETY: the caller's obligations, forwarded.
+                unsafe { k.reduce::<Self>(src, op) }
+            }
+            unsafe fn kernel_dot<K: Kernels>(
+                k: &K,
+                x: Region,
+                y: Region,
+            ) -> Result<f64, ArenaError> {
+                // SAFETY: the caller's obligations, forwarded.
+                unsafe { k.dot::<Self>(x, y) }
+            }
+            unsafe fn kernel_copy_regions<K: Kernels>(
+                k: &K,
+                pairs: &[(Region, Region)],
+                ordered: bool,
+            ) -> Result<(), ArenaError> {
+                // SAFETY: the caller's obligations, forwarded.
+                unsafe { k.copy_regions::<Self>(pairs, ordered) }
+            }
         }
     };
 }
@@ -98,8 +227,23 @@ macro_rules! int {
             fn acc_to_f64(a: i64) -> f64 {
                 a as f64
             }
+            fn from_kernel_value(v: f64) -> Self {
+                // Never reached with a kernel's result: integers have no kernels.
+                v as Self
+            }
+            fn acc_from_kernel_value(v: f64) -> i64 {
+                // As above.
+                v as i64
+            }
         }
     };
 }
 int!(i32);
 int!(i64);
+
+/// The refusal of kernel work on an element type the kernels are not built for.
+fn no_kernels() -> ArenaError {
+    ArenaError::new(ErrorKind::Unsupported(
+        "device kernels exist for f32 and f64 only: copy integer FabArrays to host memory",
+    ))
+}

@@ -102,7 +102,6 @@ pub use amrex_basefab::{BaseFab, FabError};
 pub use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 pub use box_array::{BoxArray, BoxArrayError};
 pub use comm::CopyOp;
-pub use device::DeviceOps;
 pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
 pub use element::Element;

@@ -2,7 +2,7 @@
 //! posting them with the receives, and unpacking a received tag, in the order both
 //! sides list a message's tags.
 
-use alloc::format;
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use amrex_array4::rows::{CopyOp, apply_row};
@@ -21,8 +21,11 @@ pub(crate) const TAG_FILL_BOUNDARY: u16 = 101;
 pub(crate) const TAG_PARALLEL_COPY: u16 = 102;
 
 /// A failed exchange of `what`.
-pub(crate) fn comm_err(what: &str, e: CommError) -> FabError {
-    FabError::Comm(format!("{what}: {e}"))
+pub(crate) fn comm_err(op: &'static str, e: CommError) -> FabError {
+    FabError::Exchange {
+        op,
+        detail: e.to_string(),
+    }
 }
 
 /// Counts the messages and bytes of one call.
@@ -118,7 +121,7 @@ pub(crate) fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T
 /// As [`pack`], for every send tag of `plan`.
 pub(crate) unsafe fn post<T: Element>(
     comm: &Communicator,
-    what: &str,
+    what: &'static str,
     tag: u16,
     plan: &CopyPlan,
     (raws, g2l, scomp): (&[RawFab<T>], &[u32], usize),

@@ -16,7 +16,7 @@
 use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
-use amrex_arena::HostAccessible;
+use amrex_arena::kernels::{Binary, Kernels, Reduce, Unary};
 use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 
@@ -309,7 +309,7 @@ impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
     }
 }
 
-impl<T: Element, A: HostAccessible> FabArray<T, A> {
+impl<T: Element, A: Kernels> FabArray<T, A> {
     /// The work items of an operation over ghost width `ng`: `(local fab, region)`.
     fn op_items(&self, ng: IntVect) -> Result<Vec<(usize, IndexBox)>, FabError> {
         check_ghost(ng, self.ngrow)?;
@@ -348,7 +348,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Checks a second operand: same layout, components `first..first + n`, ghost width.
-    fn check_other<B: HostAccessible>(
+    fn check_other<B: Kernels>(
         &self,
         o: &FabArray<T, B>,
         first: usize,
@@ -386,7 +386,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Applies `f(dst_row, src_row)`; `src` has the same layout.
-    fn apply2<B: HostAccessible>(
+    fn apply2<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
@@ -419,7 +419,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         clippy::too_many_arguments,
         reason = "two operands with their first components, the range, the width, the kernel"
     )]
-    fn apply3<B: HostAccessible, C: HostAccessible>(
+    fn apply3<B: Kernels, C: Kernels>(
         &mut self,
         a: &FabArray<T, B>,
         acomp: usize,
@@ -534,13 +534,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         payload.extend_from_slice(bytemuck::cast_slice(&mine));
         let all = comm
             .all_gather_bytes(&payload)
-            .map_err(|e| FabError::Comm(alloc::format!("reduction: {e}")))?;
+            .map_err(|e| crate::message::comm_err("reduction", e))?;
         let head = |b: &[u8]| b.get(..24).map(<[u8]>::to_vec);
         if all.iter().any(|b| head(b) != head(&payload)) {
-            return Err(FabError::Comm(alloc::string::String::from(
-                "reduction: the ranks disagree on the BoxArray, the DistributionMapping, \
-                 the reduction mode or the reduction and its arguments",
-            )));
+            return Err(FabError::RanksDisagree { op: "reduction" });
         }
         let refused = all
             .iter()
@@ -548,9 +545,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         if let Some(rank) = refused {
             return Err(match local {
                 Err(e) => e,
-                Ok(_) => FabError::Comm(alloc::format!(
-                    "reduction: rank {rank} refused the arguments"
-                )),
+                Ok(_) => FabError::RefusedOnOtherRank {
+                    op: "reduction",
+                    rank: Some(rank),
+                },
             });
         }
         let values = |b: &[u8]| -> Vec<R> {
@@ -561,24 +559,26 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         };
         match self.reduction {
             Reduction::Reproducible => {
-                // One pass over the map: box g's value is the next one of its rank's.
+                // One pass over the map: each box's value is the next one of its rank's.
                 let mut parts: Vec<Vec<R>> = all.iter().map(|b| values(b)).collect();
                 for p in &mut parts {
                     p.reverse();
                 }
                 let mut global = Vec::with_capacity(self.ba.len());
-                for (g, &r) in self.dm.pmap().iter().enumerate() {
+                for &r in self.dm.pmap() {
                     let Some(x) = parts.get_mut(r as usize).and_then(Vec::pop) else {
-                        return Err(FabError::Comm(alloc::format!(
-                            "reduction: rank {r} sent too few box values (box {g})"
-                        )));
+                        return Err(FabError::MalformedContribution {
+                            op: "reduction",
+                            rank: r as usize,
+                        });
                     };
                     global.push(x);
                 }
-                if parts.iter().any(|p| !p.is_empty()) {
-                    return Err(FabError::Comm(alloc::string::String::from(
-                        "reduction: a rank sent more box values than it owns boxes",
-                    )));
+                if let Some(rank) = parts.iter().position(|p| !p.is_empty()) {
+                    return Err(FabError::MalformedContribution {
+                        op: "reduction",
+                        rank,
+                    });
                 }
                 Ok(global.into_iter().fold(id, &combine))
             }
@@ -601,10 +601,18 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     // ----- in-place scalar operations -------------------------------------------------
 
     /// Sets every element (all components, ghost cells included) to `v`.
-    pub fn fill(&mut self, v: T) {
-        // All components and the full width: nothing to refuse.
+    ///
+    /// # Errors
+    /// As [`set_val`](Self::set_val) (on host memory nothing can fail).
+    pub fn fill(&mut self, v: T) -> Result<(), FabError> {
         let all = self.ngrow;
-        let _ = self.apply1(.., all, |r| r.fill(v));
+        self.set_val(v, .., all)
+    }
+
+    /// Whether this FabArray's operations go to its arena's kernels (device and managed
+    /// memory) rather than the host loops.
+    fn on_kernels(&self) -> bool {
+        !self.arena.host_loops()
     }
 
     /// Sets components `comps` over ghost width `ng` to `v` (AMReX's `setVal(v, comp,
@@ -614,13 +622,27 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`]; nothing is written
     /// then. The same holds for every operation below (binary ones also refuse
     /// [`FabError::LayoutMismatch`]).
+    ///
+    /// Every operation runs on any arena: on host and pinned memory the tiled, threaded
+    /// host loops do the work; on device and managed memory the arena's kernels (see
+    /// [`Kernels`]), which refuse with [`FabError::Arena`] where there are none.
+    /// Operations that have no kernel (`invert`, `negate`, `abs`, `subtract`,
+    /// `multiply`, `divide`, `lin_comb`, `add_product`, `swap`) return
+    /// [`FabError::NoKernel`] there; operands in other memory than the destination's,
+    /// [`FabError::DifferentMemory`]; and device FabArrays on more than one rank,
+    /// [`FabError::DeviceNeedsOneProcess`].
     pub fn set_val(
         &mut self,
         v: T,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply1(comps, ng.into(), |r| r.fill(v))
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_unary("set_val", c, ng, Unary::Set(v));
+        }
+        self.apply1(comps, ng, |r| r.fill(v))
     }
 
     /// `x += v` (AMReX's `plus`).
@@ -630,7 +652,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = *x + v))
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_unary("plus", c, ng, Unary::Add(v));
+        }
+        self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x + v))
     }
 
     /// `x *= v` (AMReX's `mult`).
@@ -640,7 +667,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = *x * v))
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_unary("mult", c, ng, Unary::Scale(v));
+        }
+        self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x * v))
     }
 
     /// `x = numerator / x` (AMReX's `invert`).
@@ -650,6 +682,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() {
+            return Err(self.no_kernel("invert"));
+        }
         self.apply1(comps, ng.into(), |r| {
             r.iter_mut().for_each(|x| *x = numerator / *x)
         })
@@ -661,6 +696,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() {
+            return Err(self.no_kernel("negate"));
+        }
         self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = -*x))
     }
 
@@ -670,6 +708,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() {
+            return Err(self.no_kernel("abs"));
+        }
         self.apply1(comps, ng.into(), |r| {
             r.iter_mut().for_each(|x| *x = x.abs())
         })
@@ -678,70 +719,89 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     // ----- element-wise with other FabArrays (same layout) ---------------------------
 
     /// `self[comps] += src[scomp..]` (AMReX's `MultiFab::Add`).
-    pub fn add<B: HostAccessible>(
+    pub fn add<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply2(src, scomp, comps, ng.into(), |d, s| {
+        let ng = ng.into();
+        if self.on_kernels() || !src.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_binary("add", src, scomp, c, ng, Binary::Add);
+        }
+        self.apply2(src, scomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
         })
     }
 
     /// `self[comps] -= src[scomp..]` (AMReX's `MultiFab::Subtract`).
-    pub fn subtract<B: HostAccessible>(
+    pub fn subtract<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !src.arena.host_loops() {
+            return Err(self.no_kernel("subtract"));
+        }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
         })
     }
 
     /// `self[comps] *= src[scomp..]` (AMReX's `MultiFab::Multiply`).
-    pub fn multiply<B: HostAccessible>(
+    pub fn multiply<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !src.arena.host_loops() {
+            return Err(self.no_kernel("multiply"));
+        }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
         })
     }
 
     /// `self[comps] /= src[scomp..]` (AMReX's `MultiFab::Divide`).
-    pub fn divide<B: HostAccessible>(
+    pub fn divide<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !src.arena.host_loops() {
+            return Err(self.no_kernel("divide"));
+        }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
         })
     }
 
     /// `self[comps] = src[scomp..]` (AMReX's `MultiFab::Copy`).
-    pub fn copy_from<B: HostAccessible>(
+    pub fn copy_from<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply2(src, scomp, comps, ng.into(), <[T]>::copy_from_slice)
+        let ng = ng.into();
+        if self.on_kernels() || !src.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_binary("copy_from", src, scomp, c, ng, Binary::Copy);
+        }
+        self.apply2(src, scomp, comps, ng, <[T]>::copy_from_slice)
     }
 
     /// `self[comps] += a * x[xcomp..]` (AMReX's `MultiFab::Saxpy`).
-    pub fn saxpy<B: HostAccessible>(
+    pub fn saxpy<B: Kernels>(
         &mut self,
         a: T,
         x: &FabArray<T, B>,
@@ -749,13 +809,18 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply2(x, xcomp, comps, ng.into(), |d, s| {
+        let ng = ng.into();
+        if self.on_kernels() || !x.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_binary("saxpy", x, xcomp, c, ng, Binary::Axpy(a));
+        }
+        self.apply2(x, xcomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
         })
     }
 
     /// `self[comps] = x[xcomp..] + a * self[comps]` (AMReX's `MultiFab::Xpay`).
-    pub fn xpay<B: HostAccessible>(
+    pub fn xpay<B: Kernels>(
         &mut self,
         a: T,
         x: &FabArray<T, B>,
@@ -763,14 +828,19 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
-        self.apply2(x, xcomp, comps, ng.into(), |d, s| {
+        let ng = ng.into();
+        if self.on_kernels() || !x.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            return self.kernel_binary("xpay", x, xcomp, c, ng, Binary::Xpay(a));
+        }
+        self.apply2(x, xcomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
         })
     }
 
     /// `self[comps] = a * x[xcomp..] + b * y[ycomp..]` (AMReX's `MultiFab::LinComb`).
     #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
-    pub fn lin_comb<B: HostAccessible, C: HostAccessible>(
+    pub fn lin_comb<B: Kernels, C: Kernels>(
         &mut self,
         a: T,
         x: &FabArray<T, B>,
@@ -781,6 +851,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !x.arena.host_loops() || !y.arena.host_loops() {
+            return Err(self.no_kernel("lin_comb"));
+        }
         self.apply3(x, xcomp, y, ycomp, comps, ng.into(), |d, x, y| {
             for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
                 *d = a * x + b * y;
@@ -789,7 +862,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// `self[comps] += s1[comp1..] * s2[comp2..]` (AMReX's `MultiFab::AddProduct`).
-    pub fn add_product<B: HostAccessible, C: HostAccessible>(
+    pub fn add_product<B: Kernels, C: Kernels>(
         &mut self,
         s1: &FabArray<T, B>,
         comp1: usize,
@@ -798,6 +871,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !s1.arena.host_loops() || !s2.arena.host_loops() {
+            return Err(self.no_kernel("add_product"));
+        }
         self.apply3(s1, comp1, s2, comp2, comps, ng.into(), |d, x, y| {
             for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
                 *d = *d + x * y;
@@ -806,13 +882,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Swaps `self[comps]` with `other[ocomp..]` (AMReX's `MultiFab::Swap`).
-    pub fn swap<B: HostAccessible>(
+    pub fn swap<B: Kernels>(
         &mut self,
         other: &mut FabArray<T, B>,
         ocomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
+        if self.on_kernels() || !other.arena.host_loops() {
+            return Err(self.no_kernel("swap"));
+        }
         let ng = ng.into();
         let c = component_range(comps, self.ncomp)?;
         self.check_other(other, ocomp, c.len(), ng)?;
@@ -843,14 +922,15 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
-        self.reduce(
-            Kind::Min,
-            comps,
-            ng.into(),
-            T::HIGHEST,
-            T::min_of,
-            T::min_of,
-        )
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            let init = T::acc_to_f64(T::HIGHEST.to_acc());
+            return self
+                .kernel_reduce("min", Reduce::Min, init, c, ng)
+                .map(T::from_kernel_value);
+        }
+        self.reduce(Kind::Min, comps, ng, T::HIGHEST, T::min_of, T::min_of)
     }
 
     /// Largest value (AMReX's `max`); the element type's lowest value when there is no
@@ -860,7 +940,15 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
-        self.reduce(Kind::Max, comps, ng.into(), T::LOWEST, T::max_of, T::max_of)
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            let init = T::acc_to_f64(T::LOWEST.to_acc());
+            return self
+                .kernel_reduce("max", Reduce::Max, init, c, ng)
+                .map(T::from_kernel_value);
+        }
+        self.reduce(Kind::Max, comps, ng, T::LOWEST, T::max_of, T::max_of)
     }
 
     /// `Σ x`, accumulated in [`Element::Acc`] (AMReX's `sum`).
@@ -869,10 +957,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self
+                .kernel_reduce("sum", Reduce::Sum, 0.0, c, ng)
+                .map(T::acc_from_kernel_value);
+        }
         self.reduce(
             Kind::Sum,
             comps,
-            ng.into(),
+            ng,
             T::Acc::default(),
             |a, x| a + x.to_acc(),
             |a, b| a + b,
@@ -885,10 +980,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabError> {
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self
+                .kernel_reduce("norm0", Reduce::MaxAbs, 0.0, c, ng)
+                .map(T::from_kernel_value);
+        }
         self.reduce(
             Kind::Norm0,
             comps,
-            ng.into(),
+            ng,
             T::ZERO,
             |a, x| T::max_of(a, x.abs()),
             T::max_of,
@@ -901,10 +1003,17 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            return self
+                .kernel_reduce("norm1", Reduce::SumAbs, 0.0, c, ng)
+                .map(T::acc_from_kernel_value);
+        }
         self.reduce(
             Kind::Norm1,
             comps,
-            ng.into(),
+            ng,
             T::Acc::default(),
             |a, x| a + x.abs().to_acc(),
             |a, b| a + b,
@@ -917,10 +1026,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<f64, FabError> {
+        let ng = ng.into();
+        if self.on_kernels() {
+            let c = component_range(comps, self.ncomp)?;
+            let s = self.kernel_reduce("norm2", Reduce::SumSquares, 0.0, c, ng)?;
+            return Ok(sqrt(s));
+        }
         let s = self.reduce(
             Kind::Norm2,
             comps,
-            ng.into(),
+            ng,
             T::Acc::default(),
             |a, x| a + (x * x).to_acc(),
             |a, b| a + b,
@@ -929,7 +1044,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// `Σ self[comps] * y[ycomp..]` over ghost width `ng` (AMReX's `MultiFab::Dot`).
-    pub fn dot<B: HostAccessible>(
+    pub fn dot<B: Kernels>(
         &self,
         y: &FabArray<T, B>,
         ycomp: usize,
@@ -937,6 +1052,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
+        if self.on_kernels() || !y.arena.host_loops() {
+            let c = component_range(comps, self.ncomp)?;
+            return self
+                .kernel_dot(y, ycomp, c, ng)
+                .map(T::acc_from_kernel_value);
+        }
         let zero = T::Acc::default();
         let c = component_range(comps, self.ncomp);
         let key = reduction_key(Kind::Dot, &c, ycomp, ng);

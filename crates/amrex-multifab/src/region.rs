@@ -23,7 +23,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ///
     /// # Errors
     /// [`FabError::ComponentsOutside`], [`FabError::TooLarge`] for a region whose values
-    /// would not fit memory, or [`FabError::Comm`] if the gather fails (on every rank).
+    /// would not fit memory, [`FabError::Exchange`] if the gather fails, [`FabError::RanksDisagree`] or
+    /// [`FabError::RefusedOnOtherRank`] (on every rank) when the ranks disagree or one refuses.
     pub fn read_region(
         &self,
         comps: impl RangeBounds<usize>,
@@ -112,12 +113,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .dm
             .communicator()
             .all_gather_bytes(&payload)
-            .map_err(|e| FabError::Comm(alloc::format!("read_region: {e}")))?;
+            .map_err(|e| crate::message::comm_err("read_region", e))?;
         if all.iter().any(|b| b.get(..32) != payload.get(..32)) {
-            return Err(FabError::Comm(alloc::string::String::from(
-                "read_region: the ranks disagree on the region or on the layout of what \
-                 should be one FabArray",
-            )));
+            return Err(FabError::RanksDisagree { op: "read_region" });
         }
         if let Some(rank) = all
             .iter()
@@ -125,9 +123,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         {
             return Err(match local {
                 Err(e) => e,
-                Ok(_) => FabError::Comm(alloc::format!(
-                    "read_region: rank {rank} refused the arguments"
-                )),
+                Ok(_) => FabError::RefusedOnOtherRank {
+                    op: "read_region",
+                    rank: Some(rank),
+                },
             });
         }
         let (mut out, cover) = local?;
@@ -135,12 +134,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         out.fill(T::ZERO);
         let nc = out.len() / npts.max(1);
         let mut best = vec![0_u64; npts];
-        for part in &all {
+        for (rank, part) in all.iter().enumerate() {
             let part = &part[40..];
             if part.len() != payload.len() - 40 {
-                return Err(FabError::Comm(alloc::string::String::from(
-                    "read_region: the ranks read regions of different sizes",
-                )));
+                return Err(FabError::MalformedContribution {
+                    op: "read_region",
+                    rank,
+                });
             }
             let (cov, vals) = part.split_at(npts * 8);
             let cov: Vec<u64> = cov

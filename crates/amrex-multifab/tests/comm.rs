@@ -26,7 +26,7 @@ fn wrap(p: IntVect, domain: &IndexBox, period: &Periodicity) -> Option<IntVect> 
 
 /// Valid cells hold `f`, ghost cells garbage.
 fn valid_only(mf: &mut MultiFab) {
-    mf.fill(GARBAGE);
+    mf.fill(GARBAGE).unwrap();
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         let mut a = mf.array_mut(&mfi);
@@ -209,7 +209,7 @@ proptest! {
         let mut src = MultiFab::new(&sba, &DistributionMapping::single(&sba), 2, IntVect::splat(1));
         let mut dst = MultiFab::new(&dba, &DistributionMapping::with_ranks(&dba, 1), 3, IntVect::splat(2));
         valid_only(&mut src);
-        dst.fill(1.0);
+        dst.fill(1.0).unwrap();
         let dng = IntVect::splat(dng);
         let op = if add { CopyOp::Add } else { CopyOp::Copy };
         // source comps 0..2 -> destination comps 1..3

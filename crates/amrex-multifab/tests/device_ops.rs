@@ -1,13 +1,18 @@
-//! `DeviceOps` against the host operations, element by element: on the test arena
-//! (host memory behind pointers that fault if the host dereferences them) everywhere, and
-//! on CUDA device and managed memory where a GPU and NVRTC are present (skipped with a
-//! printed reason otherwise).
+//! The FabArray operations on arenas whose kernels do the work, against the host
+//! operations, element by element. Everywhere they run on the test arena
+//! (`FakeDeviceArena`: host memory behind pointers that fault if the host dereferences
+//! them, whose kernels are the host loops), so these tests check the plumbing (the
+//! dispatch to the kernels, regions, batching, copy plans, argument checks), not device
+//! arithmetic. The CUDA device and managed versions are `#[ignore]`d: no machine that
+//! runs this suite has a GPU, and none has run them yet (`scripts/gpu-check.sh` does,
+//! where a GPU and NVRTC are present).
 
+use amrex_arena::Arena;
 use amrex_arena::kernels::Kernels;
 use amrex_arena::testing::FakeDeviceArena;
 use amrex_multifab::{
-    BoxArray, CopyOp, DeviceOps, DistributionMapping, FabArray, FabError, FillPattern, IndexBox,
-    IndexType, IntVect, MultiFab, Periodicity,
+    BoxArray, CopyOp, DistributionMapping, FabArray, FabError, FillPattern, IndexBox, IndexType,
+    IntVect, MultiFab, Periodicity,
 };
 
 /// Prints where a device test runs: `ran on kDLCUDA:0` for a real device (the GPU check
@@ -90,25 +95,25 @@ fn exercise<A: Kernels + 'static>(arena: A) {
     same_bits("upload", &d.to_host().unwrap(), &h);
 
     h.set_val(1.5, 1..2, 1).unwrap();
-    DeviceOps::set_val(&mut d, 1.5, 1..2, 1).unwrap();
+    d.set_val(1.5, 1..2, 1).unwrap();
     same_bits("set_val", &d.to_host().unwrap(), &h);
     h.plus(0.25, .., 2).unwrap();
-    DeviceOps::plus(&mut d, 0.25, .., 2).unwrap();
+    d.plus(0.25, .., 2).unwrap();
     same_bits("plus", &d.to_host().unwrap(), &h);
     h.mult(-3.0, 0..1, 0).unwrap();
-    DeviceOps::mult(&mut d, -3.0, 0..1, 0).unwrap();
+    d.mult(-3.0, 0..1, 0).unwrap();
     same_bits("mult", &d.to_host().unwrap(), &h);
     h.saxpy(0.7, &hx, 1, 0..2, 1).unwrap();
-    DeviceOps::saxpy(&mut d, 0.7, &x, 1, 0..2, 1).unwrap();
+    d.saxpy(0.7, &x, 1, 0..2, 1).unwrap();
     same_bits("saxpy", &d.to_host().unwrap(), &h);
     h.xpay(1.3, &hx, 0, 2..3, 0).unwrap();
-    DeviceOps::xpay(&mut d, 1.3, &x, 0, 2..3, 0).unwrap();
+    d.xpay(1.3, &x, 0, 2..3, 0).unwrap();
     same_bits("xpay", &d.to_host().unwrap(), &h);
     h.copy_from(&hx, 2, 0..1, 2).unwrap();
-    DeviceOps::copy_from(&mut d, &x, 2, 0..1, 2).unwrap();
+    d.copy_from(&x, 2, 0..1, 2).unwrap();
     same_bits("copy_from", &d.to_host().unwrap(), &h);
     h.add(&hx, 0, 1..3, 1).unwrap();
-    DeviceOps::add(&mut d, &x, 0, 1..3, 1).unwrap();
+    d.add(&x, 0, 1..3, 1).unwrap();
     same_bits("add", &d.to_host().unwrap(), &h);
 
     let domain = ba.minimal_box();
@@ -122,63 +127,48 @@ fn exercise<A: Kernels + 'static>(arena: A) {
         let period = Periodicity::new(domain, periodic);
         h.fill_boundary_with(period, pattern, comps.clone(), w)
             .unwrap();
-        DeviceOps::fill_boundary_with(&mut d, period, pattern, comps, w).unwrap();
+        d.fill_boundary_with(period, pattern, comps, w).unwrap();
         same_bits("fill_boundary", &d.to_host().unwrap(), &h);
     }
     h.fill_boundary(Periodicity::new(domain, [true; 3]))
         .unwrap();
-    DeviceOps::fill_boundary(&mut d, Periodicity::new(domain, [true; 3])).unwrap();
+    d.fill_boundary(Periodicity::new(domain, [true; 3]))
+        .unwrap();
     same_bits("fill_boundary (all)", &d.to_host().unwrap(), &h);
 
     for ngr in [0, 2] {
-        close(
-            "sum",
-            DeviceOps::sum(&d, .., ngr).unwrap(),
-            h.sum(.., ngr).unwrap(),
-        );
+        close("sum", d.sum(.., ngr).unwrap(), h.sum(.., ngr).unwrap());
         close(
             "norm2",
-            DeviceOps::norm2(&d, 1..2, ngr).unwrap(),
+            d.norm2(1..2, ngr).unwrap(),
             h.norm2(1..2, ngr).unwrap(),
         );
         close(
             "norm1",
-            DeviceOps::norm1(&d, .., ngr).unwrap(),
+            d.norm1(.., ngr).unwrap(),
             h.norm1(.., ngr).unwrap(),
         );
         close(
             "dot",
-            DeviceOps::dot(&d, &x, 1, 0..2, ngr).unwrap(),
+            d.dot(&x, 1, 0..2, ngr).unwrap(),
             h.dot(&hx, 1, 0..2, ngr).unwrap(),
         );
-        assert_eq!(
-            DeviceOps::norm0(&d, .., ngr).unwrap(),
-            h.norm0(.., ngr).unwrap()
-        );
-        assert_eq!(
-            DeviceOps::min(&d, 2..3, ngr).unwrap(),
-            h.min(2..3, ngr).unwrap()
-        );
-        assert_eq!(
-            DeviceOps::max(&d, 0..1, ngr).unwrap(),
-            h.max(0..1, ngr).unwrap()
-        );
+        assert_eq!(d.norm0(.., ngr).unwrap(), h.norm0(.., ngr).unwrap());
+        assert_eq!(d.min(2..3, ngr).unwrap(), h.min(2..3, ngr).unwrap());
+        assert_eq!(d.max(0..1, ngr).unwrap(), h.max(0..1, ngr).unwrap());
     }
     // No component: the identities, as on the host.
-    assert_eq!(
-        DeviceOps::min(&d, 1..1, 0).unwrap(),
-        h.min(1..1, 0).unwrap()
-    );
-    assert_eq!(DeviceOps::sum(&d, 1..1, 0).unwrap(), 0.0);
+    assert_eq!(d.min(1..1, 0).unwrap(), h.min(1..1, 0).unwrap());
+    assert_eq!(d.sum(1..1, 0).unwrap(), 0.0);
 
     // Bad arguments: the host's errors, and nothing written.
     let before = d.to_host().unwrap();
     assert!(matches!(
-        DeviceOps::set_val(&mut d, 9.0, 2..4, 0),
+        d.set_val(9.0, 2..4, 0),
         Err(FabError::ComponentsOutside { .. })
     ));
     assert!(matches!(
-        DeviceOps::plus(&mut d, 9.0, .., 3),
+        d.plus(9.0, .., 3),
         Err(FabError::GhostOutside { .. })
     ));
     let other_ba = BoxArray::from_domain(domain, 4);
@@ -187,11 +177,11 @@ fn exercise<A: Kernels + 'static>(arena: A) {
         &MultiFab::new(&other_ba, &DistributionMapping::new(&other_ba), nc, ng),
     );
     assert!(matches!(
-        DeviceOps::saxpy(&mut d, 1.0, &other, 0, .., 0),
+        d.saxpy(1.0, &other, 0, .., 0),
         Err(FabError::LayoutMismatch)
     ));
     assert!(matches!(
-        DeviceOps::copy_from(&mut d, &x, 2, 0..2, 0),
+        d.copy_from(&x, 2, 0..2, 0),
         Err(FabError::ComponentsOutside { .. })
     ));
     same_bits("after refused calls", &d.to_host().unwrap(), &before);
@@ -207,7 +197,7 @@ fn exercise_nodal<A: Kernels + 'static>(arena: A) {
     let mut d = on(&arena, &h);
     let period = Periodicity::new(ba.minimal_box(), [true, false, true]);
     h.fill_boundary(period).unwrap();
-    DeviceOps::fill_boundary(&mut d, period).unwrap();
+    d.fill_boundary(period).unwrap();
     same_bits("nodal fill_boundary", &d.to_host().unwrap(), &h);
 }
 
@@ -237,20 +227,21 @@ fn exercise_parallel_copy<A: Kernels + 'static>(arena: A) {
         let mut dd = on(&arena, &hd);
         hd.parallel_copy_with(&hs, scomp, src_ng, period, op, comps.clone(), ng)
             .unwrap();
-        DeviceOps::parallel_copy_with(&mut dd, &ds, scomp, src_ng, period, op, comps, ng).unwrap();
+        dd.parallel_copy_with(&ds, scomp, src_ng, period, op, comps, ng)
+            .unwrap();
         same_bits("parallel_copy", &dd.to_host().unwrap(), &hd);
     }
     let mut hd = MultiFab::new(&dba, &ddm, 3, IntVect::splat(2));
     let mut dd = on(&arena, &hd);
     hd.parallel_copy(&hs, period).unwrap();
-    DeviceOps::parallel_copy(&mut dd, &ds, period).unwrap();
+    dd.parallel_copy(&ds, period).unwrap();
     same_bits("parallel_copy (all)", &dd.to_host().unwrap(), &hd);
     assert!(matches!(
-        DeviceOps::parallel_copy_with(&mut dd, &ds, 2, 0, period, CopyOp::Copy, 0..2, 0),
+        dd.parallel_copy_with(&ds, 2, 0, period, CopyOp::Copy, 0..2, 0),
         Err(FabError::ComponentsOutside { .. })
     ));
     assert!(matches!(
-        DeviceOps::parallel_copy_with(&mut dd, &ds, 0, 3, period, CopyOp::Copy, .., 0),
+        dd.parallel_copy_with(&ds, 0, 3, period, CopyOp::Copy, .., 0),
         Err(FabError::GhostOutside { .. })
     ));
 }
@@ -265,7 +256,9 @@ fn fake_device_parallel_copy_matches_the_host() {
 }
 
 amrex_arena::device_tests! { exercise_parallel_copy;
-    cuda_device_parallel_copy: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    "needs a CUDA device and NVRTC (scripts/gpu-check.sh runs it)" {
+        cuda_device_parallel_copy: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    }
 }
 
 /// `f32` FabArrays take the `_f32` kernels.
@@ -285,18 +278,14 @@ fn exercise_f32<A: Kernels + 'static>(arena: A) {
     d.copy_from_host(&h).unwrap();
     let x = FabArray::<f32, A>::try_new_in(&ba, &dm, 2, ng, arena).unwrap();
     h.mult(1.25, .., 1).unwrap();
-    DeviceOps::mult(&mut d, 1.25, .., 1).unwrap();
-    DeviceOps::saxpy(&mut d, 2.0, &x, 0, .., 1).unwrap(); // x is zero: no change
+    d.mult(1.25, .., 1).unwrap();
+    d.saxpy(2.0, &x, 0, .., 1).unwrap(); // x is zero: no change
     let back = d.to_host().unwrap();
     for (a, b) in back.fabs().zip(h.fabs()) {
         assert_eq!(a.as_slice().unwrap(), b.as_slice().unwrap());
     }
-    assert_eq!(DeviceOps::max(&d, .., 1).unwrap(), h.max(.., 1).unwrap());
-    close(
-        "f32 sum",
-        DeviceOps::sum(&d, .., 0).unwrap(),
-        h.sum(.., 0).unwrap(),
-    );
+    assert_eq!(d.max(.., 1).unwrap(), h.max(.., 1).unwrap());
+    close("f32 sum", d.sum(.., 0).unwrap(), h.sum(.., 0).unwrap());
 }
 
 #[test]
@@ -331,16 +320,22 @@ fn cuda<A>(arena: Result<A, amrex_arena::ArenaError>) -> Result<A, amrex_arena::
 }
 
 amrex_arena::device_tests! { exercise;
-    cuda_device_matches_the_host: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
-    cuda_managed_matches_the_host: cuda(amrex_arena::cuda::CudaManagedArena::new(0));
+    "needs a CUDA device and NVRTC (scripts/gpu-check.sh runs it)" {
+        cuda_device_matches_the_host: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+        cuda_managed_matches_the_host: cuda(amrex_arena::cuda::CudaManagedArena::new(0));
+    }
 }
 
 amrex_arena::device_tests! { exercise_nodal;
-    cuda_device_nodal_fill_boundary: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    "needs a CUDA device and NVRTC (scripts/gpu-check.sh runs it)" {
+        cuda_device_nodal_fill_boundary: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    }
 }
 
 amrex_arena::device_tests! { exercise_f32;
-    cuda_device_f32: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    "needs a CUDA device and NVRTC (scripts/gpu-check.sh runs it)" {
+        cuda_device_f32: cuda(amrex_arena::cuda::CudaDeviceArena::new(0));
+    }
 }
 
 /// Memory with no kernels (HIP and Level Zero device memory for now) is refused with a
@@ -352,7 +347,7 @@ fn arenas_without_kernels_say_so() {
     assert!(e.to_string().contains("no device kernels"), "{e}");
 }
 
-/// The `DeviceOps` documentation example, on the test arena: a periodic fill_boundary
+/// The device example of `docs/gpu.md`, on the test arena: a periodic fill_boundary
 /// fills every ghost cell.
 #[test]
 fn the_doc_example_holds_on_the_test_arena() {
@@ -365,10 +360,79 @@ fn the_doc_example_holds_on_the_test_arena() {
     let dm = DistributionMapping::new(&ba);
     let mut mf =
         FabArray::<f64, _>::try_new_in(&ba, &dm, 1, IntVect::splat(1), FakeDeviceArena).unwrap();
-    DeviceOps::set_val(&mut mf, 1.0, .., 0).unwrap();
-    assert_eq!(DeviceOps::min(&mf, .., 1).unwrap(), 0.0); // ghost cells not filled yet
-    DeviceOps::fill_boundary(&mut mf, Periodicity::all(domain)).unwrap();
-    assert_eq!(DeviceOps::min(&mf, .., 1).unwrap(), 1.0); // every ghost cell filled
-    assert_eq!(DeviceOps::sum(&mf, .., 0).unwrap(), f64::from(n * n * n));
+    mf.set_val(1.0, .., 0).unwrap();
+    assert_eq!(mf.min(.., 1).unwrap(), 0.0); // ghost cells not filled yet
+    mf.fill_boundary(Periodicity::all(domain)).unwrap();
+    assert_eq!(mf.min(.., 1).unwrap(), 1.0); // every ghost cell filled
+    assert_eq!(mf.sum(.., 0).unwrap(), f64::from(n * n * n));
     assert_eq!(mf.to_host().unwrap().min(.., 1).unwrap(), 1.0);
+}
+
+/// One method set for every arena: what the kernels cannot do is refused with an error
+/// naming the operation and the memory, operands in other memory are refused, and
+/// operations built from others (`sum_boundary`, `fill`, the split FillBoundary) run on
+/// the kernels too.
+#[test]
+fn the_kernel_path_refuses_what_it_cannot_do_and_composes_the_rest() {
+    let (ba, dm) = setup(IndexType::CELL);
+    let ng = IntVect::splat(1);
+    let mut h = MultiFab::new(&ba, &dm, 2, ng);
+    fill_random(&mut h, 5);
+    let mut d = on(&FakeDeviceArena, &h);
+    let before = d.to_host().unwrap();
+    for (op, r) in [
+        ("invert", d.invert(1.0, .., 0)),
+        ("negate", d.negate(.., 0)),
+        ("abs", d.abs(.., 0)),
+    ] {
+        match r {
+            Err(FabError::NoKernel { op: o, device }) => {
+                assert_eq!(o, op);
+                assert_eq!(device, FakeDeviceArena.device());
+            }
+            other => panic!("{op}: {other:?}"),
+        }
+    }
+    let x = on(&FakeDeviceArena, &h);
+    assert!(matches!(
+        d.subtract(&x, 0, .., 0),
+        Err(FabError::NoKernel { op: "subtract", .. })
+    ));
+    // A host operand for a device destination (and the other way round).
+    assert!(matches!(
+        d.saxpy(2.0, &h, 0, .., 0),
+        Err(FabError::DifferentMemory { op: "saxpy", .. })
+    ));
+    assert!(matches!(
+        h.to_host().unwrap().add(&d, 0, .., 0),
+        Err(FabError::DifferentMemory { op: "add", .. })
+    ));
+    same_bits("after refused calls", &d.to_host().unwrap(), &before);
+
+    // Integer FabArrays have no kernels: an arena error that says so.
+    let mut di = FabArray::<i32, _>::try_new_in(&ba, &dm, 1, ng, FakeDeviceArena).unwrap();
+    match di.set_val(3, .., 0) {
+        Err(FabError::Arena(e)) => assert!(e.to_string().contains("f32 and f64"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+
+    // sum_boundary, fill and nowait/finish, on the kernels, as on the host.
+    let period = Periodicity::all(ba.minimal_box());
+    let mut hs = h.to_host().unwrap();
+    let mut ds = on(&FakeDeviceArena, &hs);
+    hs.sum_boundary(period).unwrap();
+    ds.sum_boundary(period).unwrap();
+    same_bits("sum_boundary", &ds.to_host().unwrap(), &hs);
+    hs.fill(0.5).unwrap();
+    ds.fill(0.5).unwrap();
+    same_bits("fill", &ds.to_host().unwrap(), &hs);
+    fill_random(&mut hs, 9);
+    ds.copy_from_host(&hs).unwrap();
+    hs.fill_boundary_nowait(period, FillPattern::Full, .., ng)
+        .unwrap();
+    hs.fill_boundary_finish().unwrap();
+    ds.fill_boundary_nowait(period, FillPattern::Full, .., ng)
+        .unwrap();
+    ds.fill_boundary_finish().unwrap();
+    same_bits("fill_boundary_nowait", &ds.to_host().unwrap(), &hs);
 }

@@ -125,7 +125,7 @@ fn a_fab_swapped_for_one_of_the_same_shape_is_used() {
     assert_eq!(mf.sum(0..1, 0).unwrap(), 3.0 * ba.get(0).num_pts() as f64);
     mf.fill_boundary(Periodicity::new(ba.minimal_box(), [false; 3]))
         .unwrap();
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
     assert_eq!(mf.fab(0).sum(1..2, bx).unwrap(), bx.num_pts() as f64);
     // Resizing to the same box keeps the fab usable.
     mf.fab_mut(0).resize(bx, 2).unwrap();
@@ -139,7 +139,7 @@ fn a_fab_resized_through_fab_mut_is_refused_by_operations() {
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
     let big = mf.fabbox(0).grow(1);
     mf.fab_mut(0).resize(big, 1).unwrap();
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
 }
 
 #[test]
@@ -172,7 +172,7 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
     let (ba, dm) = layout();
     let ng = IntVect::splat(1);
     let mut src = MultiFab::new(&ba, &dm, 2, ng);
-    src.fill(2.0);
+    src.fill(2.0).unwrap();
     // SAFETY: `src` is only read (below, after `view` is dropped) while the tensors live.
     let tensors = unsafe { src.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, ng, tensors).unwrap();
@@ -195,7 +195,7 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
 fn a_fab_exports_through_dlpack() {
     let (ba, dm) = layout();
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    mf.fill(4.0);
+    mf.fill(4.0).unwrap();
     let len = mf.fabbox(0).length();
     let t = mf.fab(0).to_dlpack().unwrap();
     assert_eq!(

@@ -267,7 +267,7 @@ fn fill_boundary_split_phase(c: &Communicator) {
             // A second one while the first is in flight is refused.
             assert!(matches!(
                 mf.fill_boundary_nowait(period, FillPattern::Full, .., 2),
-                Err(FabError::Comm(_))
+                Err(FabError::FillInFlight)
             ));
             // Work on valid cells overlaps the messages (the sources were packed).
             mf.plus(1.0, .., 0).unwrap();
@@ -349,7 +349,7 @@ fn sum_boundary_random(c: &Communicator) {
     let ba = BoxArray::from_domain(domain, 5);
     let dm = DistributionMapping::on(&ba, c);
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
     mf.sum_boundary(Periodicity::all(domain)).unwrap();
     // A cell at distance 0 from a box face in d directions is covered by 2^d boxes.
     for l in 0..mf.local_size() {
@@ -448,7 +448,10 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
             ("parallel_copy", pc),
         ] {
             match r {
-                Err(FabError::Comm(m)) => assert!(m.contains("disagree"), "{what}: {m}"),
+                Err(FabError::RanksDisagree { op }) => assert!(
+                    what.starts_with(op) || op == "reduction",
+                    "{what}: the error names {op}"
+                ),
                 other => panic!(
                     "{what} on rank {}: expected a mismatch error, got {other:?}",
                     c.rank()
@@ -474,7 +477,8 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
     for (what, r) in results {
         match (c.rank(), r) {
             (0, Err(FabError::ComponentsOutside { .. })) => {}
-            (_, Err(FabError::Comm(_))) if c.size() > 1 => {}
+            (_, Err(FabError::RanksDisagree { .. } | FabError::RefusedOnOtherRank { .. }))
+                if c.size() > 1 => {}
             (r, Ok(())) if r > 0 && c.size() == 1 => {}
             (r, other) => panic!("{what} on rank {r} of {}: {other:?}", c.size()),
         }

@@ -268,7 +268,7 @@ fn imultifab_sums_in_i64() {
     let dm = DistributionMapping::single(&ba);
     let ncells = i64::from(n * n * n);
     let mut m = iMultiFab::new(&ba, &dm, 2, IntVect::splat(1));
-    m.fill(i32::MAX);
+    m.fill(i32::MAX).unwrap();
     assert_eq!(m.sum(0..1, 0).unwrap(), i64::from(i32::MAX) * ncells);
     m.set_val(-3, 1..2, 0).unwrap();
     assert_eq!(m.min(0..2, 0).unwrap(), -3);
@@ -320,7 +320,7 @@ fn refused_operations_name_the_reason_and_write_nothing() {
     let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
     let dm = DistributionMapping::single(&ba);
     let mut x = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
-    x.fill(1.0);
+    x.fill(1.0).unwrap();
     let y = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let other_ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
     let z = MultiFab::new(

@@ -24,7 +24,7 @@ fn region_round_trip_across_boxes_and_ghosts() {
     let back = mf.read_region(0..2, region).unwrap();
     assert_eq!(back, data);
     // Valid cells only: ghost cells outside the domain keep zero.
-    mf.fill(0.0);
+    mf.fill(0.0).unwrap();
     mf.write_region(
         &data[..region.num_pts() as usize],
         Ghosts::Exclude,

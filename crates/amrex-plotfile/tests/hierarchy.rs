@@ -133,7 +133,7 @@ fn scratch() -> PathBuf {
 fn mf(boxes: &[IndexBox]) -> MultiFab {
     let ba = BoxArray::new(boxes.to_vec());
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
-    mf.fill(1.0);
+    mf.fill(1.0).unwrap();
     mf
 }
 

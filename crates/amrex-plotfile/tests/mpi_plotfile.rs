@@ -65,7 +65,7 @@ fn value(lev: usize, i: i32, j: i32, k: i32, n: usize) -> f64 {
 /// A MultiFab on `dm` whose valid cells hold `value(lev, ..)`, ghosts -1 (never written).
 fn filled(ba: &BoxArray, dm: &DistributionMapping, lev: usize) -> MultiFab {
     let mut mf = MultiFab::new(ba, dm, 2, IntVect::splat(1));
-    mf.fill(-1.0);
+    mf.fill(-1.0).unwrap();
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         mf.array_mut(&mfi)

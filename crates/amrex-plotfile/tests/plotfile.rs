@@ -70,7 +70,7 @@ fn reference_mf(ba: &BoxArray, level: usize, ngrow: i32) -> MultiFab {
         2,
         IntVect::splat(ngrow),
     );
-    mf.fill(f64::NAN);
+    mf.fill(f64::NAN).unwrap();
     for mfi in mf.mfiter(Tiling::None) {
         let vbx = mfi.validbox();
         mf.array_mut(&mfi).for_each_mut(vbx, |i, j, k, n, v| {
