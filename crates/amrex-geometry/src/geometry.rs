@@ -25,11 +25,13 @@ use crate::real_box::RealBox;
 /// | AMReX | here |
 /// |---|---|
 /// | `Geometry(dom, rb, coord, is_per)` | [`Geometry::new`] (checked: [`GeometryError`]) |
+/// | `Geometry(dom, RealBox(lo, hi), 0, {0, 0, 0})` | [`Geometry::cartesian`] (checked) |
 /// | `Domain()`, `ProbDomain()`, `ProbLo()`, `ProbHi()`, `ProbLength(d)`, `ProbSize()` | [`domain`](Self::domain), [`real_box`](Self::real_box), [`prob_lo`](Self::prob_lo), [`prob_hi`](Self::prob_hi), [`prob_length`](Self::prob_length), [`prob_size`](Self::prob_size) |
 /// | `Coord()` | [`coord`](Self::coord) |
 /// | `CellSize()`, `InvCellSize()` | [`cell_size`](Self::cell_size), [`inv_cell_size`](Self::inv_cell_size) |
 /// | `CellCenter(iv)`, `CellCenter(i, d)` | [`cell_centre`](Self::cell_centre), [`cell_centre_dir`](Self::cell_centre_dir) |
 /// | `LoNode(iv)`, `LoEdge(i, d)`, `HiEdge(i, d)`, `LoFace(iv, d)` | [`node_location`](Self::node_location), [`lo_edge`](Self::lo_edge), [`hi_edge`](Self::hi_edge), [`face_centre`](Self::face_centre) |
+/// | `RealBox(b, CellSize(), ProbLo())` | [`box_extent`](Self::box_extent) |
 /// | `CellIndex(x)` (with `floor`, as AMReX's particle code) | [`cell_index`](Self::cell_index) |
 /// | `Volume(iv)`, `AreaLo(iv, d)`, `GetDLogA` per cell | [`volume`](Self::volume), [`face_area`](Self::face_area), [`dloga`](Self::dloga) |
 /// | `isPeriodic(d)`, `isAnyPeriodic()`, `isAllPeriodic()`, `period(d)` | [`is_periodic`](Self::is_periodic), [`is_any_periodic`](Self::is_any_periodic), [`is_all_periodic`](Self::is_all_periodic), [`period`](Self::period) |
@@ -177,6 +179,36 @@ impl Geometry {
             inv_dx,
             roundoff_hi,
         })
+    }
+
+    /// The non-periodic Cartesian geometry of `domain` over the box with corners
+    /// `prob_lo` and `prob_hi`: [`RealBox::new`] then [`new`](Self::new), the common case
+    /// in one call.
+    ///
+    /// ```
+    /// use amrex_box::{IndexBox, IntVect};
+    /// use amrex_geometry::{CoordSys, Geometry, RealBox};
+    /// let domain = IndexBox::new(IntVect::ZERO, IntVect::new(15, 7, 7));
+    /// let g = Geometry::cartesian(domain, [0.0; 3], [1.0, 0.5, 0.5])?;
+    /// let rb = RealBox::new([0.0; 3], [1.0, 0.5, 0.5])?;
+    /// assert_eq!(g, Geometry::new(domain, rb, CoordSys::Cartesian, [false; 3])?);
+    /// assert!(Geometry::cartesian(domain, [0.0; 3], [1.0, 0.0, 1.0]).is_err());
+    /// # Ok::<(), amrex_geometry::GeometryError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`RealBox::new`] for the corners, then those of [`new`](Self::new).
+    pub fn cartesian(
+        domain: IndexBox,
+        prob_lo: [f64; SPACEDIM],
+        prob_hi: [f64; SPACEDIM],
+    ) -> Result<Self, GeometryError> {
+        Self::new(
+            domain,
+            RealBox::new(prob_lo, prob_hi)?,
+            CoordSys::Cartesian,
+            [false; SPACEDIM],
+        )
     }
 
     /// The cell-centred index domain (AMReX's `Domain()`).
@@ -458,6 +490,40 @@ impl Geometry {
             } else {
                 self.cell_centre_dir(iv[d], d)
             }
+        })
+    }
+
+    /// The physical extent of index box `b`, per direction `[lo, hi]`: from the low
+    /// edge of its first cell to the high edge of its last (AMReX's
+    /// `RealBox(b, CellSize(), ProbLo())` for a domain that starts at index 0). A nodal
+    /// direction spans its first to its last node, so a box of one node has `lo == hi`
+    /// there (which is why this is not a [`RealBox`]). This is the extent a plotfile
+    /// `Header` records for each box.
+    ///
+    /// ```
+    /// use amrex_box::{IndexBox, IndexType, IntVect};
+    /// use amrex_geometry::Geometry;
+    /// let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 0));
+    /// let g = Geometry::cartesian(domain, [0.0; 3], [1.0, 1.0, 1.0])?;
+    /// let b = IndexBox::new(IntVect::new(2, 0, 0), IntVect::new(3, 1, 0));
+    /// assert_eq!(g.box_extent(&b), [[0.25, 0.5], [0.0, 0.5], [0.0, 1.0]]);
+    /// // The nodes around those cells span the same extent; nodes 2 and 3 alone, less.
+    /// let xnodal = IndexType::new(true, false, false);
+    /// assert_eq!(g.box_extent(&b.convert(xnodal)), g.box_extent(&b));
+    /// let nodes = IndexBox::with_type(b.lo(), b.hi(), xnodal);
+    /// assert_eq!(g.box_extent(&nodes)[0], [0.25, 0.375]);
+    /// # Ok::<(), amrex_geometry::GeometryError>(())
+    /// ```
+    #[must_use]
+    pub fn box_extent(&self, b: &IndexBox) -> [[f64; 2]; SPACEDIM] {
+        let (lo, hi, ix) = (b.lo(), b.hi(), b.ix_type());
+        core::array::from_fn(|d| {
+            let high = if ix.cell_centered_dir(d) {
+                self.hi_edge(hi[d], d)
+            } else {
+                self.lo_edge(hi[d], d)
+            };
+            [self.lo_edge(lo[d], d), high]
         })
     }
 

@@ -216,6 +216,83 @@ fn locations_start_at_the_domains_first_cell() {
 }
 
 #[test]
+fn cartesian_is_new_with_a_real_box_and_no_periodicity() {
+    let domain = IndexBox::new(IntVect::new(-4, 0, 10), IntVect::new(3, 3, 10));
+    let g = Geometry::cartesian(domain, [0.0, -2.0, 5.0], [1.0, 2.0, 6.0]).unwrap();
+    let want = Geometry::new(
+        domain,
+        rb([0.0, -2.0, 5.0], [1.0, 2.0, 6.0]),
+        CoordSys::Cartesian,
+        [false; 3],
+    )
+    .unwrap();
+    assert_eq!(g, want);
+    assert!(!g.is_any_periodic());
+    // The corners are checked first, then the domain.
+    assert_eq!(
+        kind(Geometry::cartesian(domain, [0.0, f64::NAN, 0.0], [1.0; 3])),
+        GeometryErrorKind::NanCoordinate {
+            side: Side::Lo,
+            dir: 1
+        }
+    );
+    assert_eq!(
+        kind(Geometry::cartesian(domain, [0.0; 3], [1.0, 1.0, -1.0])),
+        GeometryErrorKind::EmptyExtent {
+            dir: 2,
+            lo: 0.0,
+            hi: -1.0
+        }
+    );
+    let empty = IndexBox::new(IntVect::ZERO, IntVect::new(3, -1, 0));
+    assert_eq!(
+        kind(Geometry::cartesian(empty, [0.0; 3], [1.0; 3])),
+        GeometryErrorKind::EmptyDomain { domain: empty }
+    );
+}
+
+#[test]
+fn box_extent_runs_from_the_first_low_edge_to_the_last_high_edge() {
+    // Eight cells from index -4 over [0, 1] in x; four from 0 over [10, 12] in y.
+    let domain = IndexBox::new(IntVect::new(-4, 0, 0), IntVect::new(3, 3, 0));
+    let g = Geometry::cartesian(domain, [0.0, 10.0, -1.0], [1.0, 12.0, 1.0]).unwrap();
+    assert_eq!(
+        g.box_extent(&domain),
+        [[0.0, 1.0], [10.0, 12.0], [-1.0, 1.0]]
+    );
+    let b = IndexBox::new(IntVect::new(-2, 1, 0), IntVect::new(0, 1, 0));
+    assert_eq!(g.box_extent(&b), [[0.25, 0.625], [10.5, 11.0], [-1.0, 1.0]]);
+    // Every cell's extent has its centre in the middle and its edges at lo_edge/hi_edge,
+    // ghost cells included.
+    for iv in [
+        IntVect::new(-5, -1, 0),
+        IntVect::new(0, 2, 0),
+        IntVect::new(4, 4, 1),
+    ] {
+        let e = g.box_extent(&IndexBox::new(iv, iv));
+        let c = g.cell_centre(iv);
+        for d in 0..3 {
+            assert_eq!(e[d], [g.lo_edge(iv[d], d), g.hi_edge(iv[d], d)]);
+            assert_close(c[d], 0.5 * (e[d][0] + e[d][1]));
+        }
+    }
+    // Nodal directions run from the first node to the last: the nodes around a box's
+    // cells span the box, and one node has no extent.
+    let xy_nodal = IndexType::new(true, true, false);
+    assert_eq!(g.box_extent(&b.convert(xy_nodal)), g.box_extent(&b));
+    assert_eq!(
+        g.box_extent(&IndexBox::with_type(b.lo(), b.hi(), xy_nodal)),
+        [[0.25, 0.5], [10.5, 10.5], [-1.0, 1.0]]
+    );
+    // The same in a refined level, whose cells are half as wide.
+    let fine = g.refine(IntVect::new(2, 2, 1)).unwrap();
+    assert_eq!(
+        fine.box_extent(&b.refine_iv(IntVect::new(2, 2, 1))),
+        g.box_extent(&b)
+    );
+}
+
+#[test]
 fn cell_index_floors() {
     let domain = IndexBox::new(IntVect::new(-4, 0, 0), IntVect::new(3, 1, 0));
     let g = Geometry::new(
