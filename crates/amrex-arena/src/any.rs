@@ -1,7 +1,7 @@
 //! [`AnyArena`]: an arena chosen at run time, for code that cannot name the arena type at
 //! compile time (the Python bindings' `arena="device"`).
 
-use crate::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary};
+use crate::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary};
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostArena, MemoryKind};
 use crate::{cuda, hip, level_zero};
 use amrex_dlpack_core::Device;
@@ -86,9 +86,9 @@ macro_rules! any_arena {
                 // SAFETY: forwarded obligations.
                 match self {$($(#[cfg($c)])? Self::$variant(a) => unsafe { a.dot::<T>(x, y) },)+}
             }
-            unsafe fn copy_regions<T: KernelElement>(&self, pairs: &[(Region, Region)], ordered: bool) -> Result<(), ArenaError> {
+            unsafe fn copy_regions<T: KernelElement>(&self, pairs: &[(Region, Region)], order: CopyOrder) -> Result<(), ArenaError> {
                 // SAFETY: forwarded obligations.
-                match self {$($(#[cfg($c)])? Self::$variant(a) => unsafe { a.copy_regions::<T>(pairs, ordered) },)+}
+                match self {$($(#[cfg($c)])? Self::$variant(a) => unsafe { a.copy_regions::<T>(pairs, order) },)+}
             }
         }
     };

@@ -266,9 +266,10 @@ pub trait Kernels: Arena {
     /// [`ErrorKind::LengthMismatch`] when the shapes differ, or the backend's failure.
     unsafe fn dot<T: KernelElement>(&self, x: Region, y: Region) -> Result<f64, ArenaError>;
 
-    /// Copies each `(dst, src)` pair (same shape). With `ordered`, pairs are applied one
-    /// after another, so where destinations overlap the last pair wins; without it they
-    /// may run concurrently and destinations must not overlap.
+    /// Copies each `(dst, src)` pair (same shape), in the given [`CopyOrder`]:
+    /// [`CopyOrder::InOrder`] applies them one after another, so where destinations
+    /// overlap the last pair wins; with [`CopyOrder::Concurrent`] they may run
+    /// concurrently and destinations must not overlap.
     ///
     /// # Safety
     /// See the trait; additionally no destination overlaps any source of the batch.
@@ -278,8 +279,17 @@ pub trait Kernels: Arena {
     unsafe fn copy_regions<T: KernelElement>(
         &self,
         pairs: &[(Region, Region)],
-        ordered: bool,
+        order: CopyOrder,
     ) -> Result<(), ArenaError>;
+}
+
+/// In which order [`Kernels::copy_regions`] applies its pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyOrder {
+    /// One after another, so where destinations overlap the last pair wins.
+    InOrder,
+    /// Possibly concurrently: the destinations must not overlap.
+    Concurrent,
 }
 
 /// The kernels as host loops over host memory: the host arenas' implementation, and the
@@ -455,7 +465,7 @@ macro_rules! host_kernels {
                 // SAFETY: as above.
                 unsafe { $crate::kernels::host::dot::<T>(x, y) }
             }
-            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, pairs: &[($crate::kernels::Region, $crate::kernels::Region)], _ordered: bool) -> Result<(), $crate::ArenaError> {
+            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, pairs: &[($crate::kernels::Region, $crate::kernels::Region)], _order: $crate::kernels::CopyOrder) -> Result<(), $crate::ArenaError> {
                 // SAFETY: as above.
                 unsafe { $crate::kernels::host::copy_regions::<T>(pairs) }
             }
@@ -484,7 +494,7 @@ macro_rules! no_kernels {
             unsafe fn dot<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Region) -> Result<f64, $crate::ArenaError> {
                 Err($crate::ErrorKind::NoKernels($backend).into())
             }
-            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, _: &[($crate::kernels::Region, $crate::kernels::Region)], _: bool) -> Result<(), $crate::ArenaError> {
+            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, _: &[($crate::kernels::Region, $crate::kernels::Region)], _: $crate::kernels::CopyOrder) -> Result<(), $crate::ArenaError> {
                 Err($crate::ErrorKind::NoKernels($backend).into())
             }
         }

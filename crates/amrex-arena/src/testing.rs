@@ -3,7 +3,7 @@
 //! Not for production use. Enable it only as a dev-dependency:
 //! `amrex-arena = { workspace = true, features = ["testing"] }`.
 
-use crate::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary, host};
+use crate::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary, host};
 use crate::{Arena, ArenaError, ErrorKind, HostArena, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use core::alloc::Layout;
@@ -119,7 +119,7 @@ impl Kernels for FakeDeviceArena {
     unsafe fn copy_regions<T: KernelElement>(
         &self,
         pairs: &[(Region, Region)],
-        _ordered: bool,
+        _order: CopyOrder,
     ) -> Result<(), ArenaError> {
         let shifted: std::vec::Vec<_> = pairs.iter().map(|&(d, s)| (shown(d), shown(s))).collect();
         // SAFETY: as above.

@@ -11,7 +11,7 @@ use amrex_box::IntVect;
 use amrex_dlpack_core::{DlpackElement, DlpackError, ErrorKind, TensorView, TensorViewMut};
 
 use crate::array4::{Array4, Array4Mut};
-use crate::layout::FabLayout;
+use crate::layout::{Access, FabLayout};
 use crate::raw::Raw;
 
 #[cfg(feature = "alloc")]
@@ -67,9 +67,9 @@ mod export {
 fn import_layout<T: DlpackElement>(
     view: &TensorView<'_>,
     begin: IntVect,
-    writable: bool,
+    access: Access,
 ) -> Result<Raw<T>, DlpackError> {
-    let layout = FabLayout::from_dlpack(view, begin, writable)?;
+    let layout = FabLayout::from_dlpack(view, begin, access)?;
     let ptr = layout.first_element::<T>(view)?;
     if !view.device().is_host_accessible() {
         return Err(ErrorKind::NotHostAccessible(view.device()).into());
@@ -102,7 +102,7 @@ impl<'a, T: DlpackElement> Array4<'a, T> {
     /// `OutsideIndexSpace` (the extents from `begin` leave the `i32` index space: an end
     /// or a length above `i32::MAX`).
     pub fn from_dlpack_view(view: &TensorView<'a>, begin: IntVect) -> Result<Self, DlpackError> {
-        let raw = import_layout::<T>(view, begin, false)?;
+        let raw = import_layout::<T>(view, begin, Access::ReadOnly)?;
         // Invariants: every in-bounds offset lies in the span the TensorView validated
         // (non-negative strides, first element aligned and host-accessible) (2); dangling
         // when empty (3); the TensorView's contract keeps the memory alive and unwritten
@@ -128,7 +128,7 @@ impl<'a, T: DlpackElement> Array4Mut<'a, T> {
         if view.is_read_only() {
             return Err(ErrorKind::ReadOnly.into());
         }
-        let raw = import_layout::<T>(&view, begin, true)?;
+        let raw = import_layout::<T>(&view, begin, Access::Writable)?;
         // Invariants 2–3 as for `Array4::from_dlpack_view`; 5: distinct offsets (just
         // checked) and TensorViewMut's contract of exclusive access for 'a.
         // SAFETY: those are Array4Mut's invariants 1–3 and 5, as just argued.

@@ -8,6 +8,15 @@ use amrex_dlpack_core::{DlpackElement, DlpackError, ErrorKind, TensorView};
 
 use crate::error::Array4Error;
 
+/// How an imported tensor will be used, which decides what its strides must satisfy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Read only: strides may reach one element from several indices.
+    ReadOnly,
+    /// Written: distinct indices must reach distinct elements.
+    Writable,
+}
+
 /// Where the elements of a box with `ncomp` components sit, relative to element
 /// `(begin.x, begin.y, begin.z, 0)`: element `(i, j, k, n)` is at offset
 /// `(i - begin.x) + (j - begin.y)*jstride + (k - begin.z)*kstride + n*nstride` (the `i`
@@ -302,8 +311,8 @@ impl FabLayout {
     /// `(nz, ny, nx)` or `(ncomp, nz, ny, nx)` (pyAMReX's rule: missing leading axes have
     /// extent 1), with its box starting at `begin`: the one importer every container
     /// uses. Checks, in order: the rank, no negative stride on an axis longer than 1,
-    /// unit stride along `i`, the box inside the `i32` index space and, for `writable`
-    /// imports, strides under which distinct indices reach distinct elements. Strides of
+    /// unit stride along `i`, the box inside the `i32` index space and, for
+    /// [`Access::Writable`] imports, strides under which distinct indices reach distinct elements. Strides of
     /// axes of extent 1 are never used and get the value that continues the faster axes
     /// (`jstride * ny` for an unused `kstride`, and so on). The dtype, device
     /// and first element are checked by [`first_element`](Self::first_element).
@@ -314,7 +323,7 @@ impl FabLayout {
     pub fn from_dlpack(
         view: &TensorView<'_>,
         begin: IntVect,
-        writable: bool,
+        access: Access,
     ) -> Result<Self, DlpackError> {
         let ndim = view.ndim();
         if !(1..=4).contains(&ndim) {
@@ -355,7 +364,7 @@ impl FabLayout {
         l.jstride = pick(ny, st[2], nx)?;
         l.kstride = pick(nz, st[1], l.jstride.saturating_mul(ny))?;
         l.nstride = pick(ncomp, st[0], l.kstride.saturating_mul(nz))?;
-        if writable && !l.is_empty() && !l.is_non_overlapping() {
+        if access == Access::Writable && !l.is_empty() && !l.is_non_overlapping() {
             return Err(ErrorKind::OverlappingStrides.into());
         }
         Ok(l)

@@ -82,5 +82,5 @@ pub use amrex_box::{Dim3, IndexBox, IndexSpaceError, IndexType, IntVect};
 pub struct IndexingGuide;
 pub use array4::{Array4, Array4Mut, CellData, CellDataMut};
 pub use error::Array4Error;
-pub use layout::FabLayout;
+pub use layout::{Access, FabLayout};
 pub use loops::{Stencil, TilesMut, for_each_cell, for_each_cell_n};

@@ -16,7 +16,7 @@
 use crate::FabError;
 use crate::fab::{BaseFab, Storage};
 use amrex_arena::{Arena, HostArena};
-use amrex_array4::FabLayout;
+use amrex_array4::{Access, FabLayout};
 use amrex_box::IntVect;
 use amrex_dlpack_core::{
     DataType, Device, DlpackElement, DlpackError, ErrorKind, FromDlpack, ManagedTensor, Refused,
@@ -167,8 +167,16 @@ impl<'a, T: AnyBitPattern + DlpackElement> BaseFab<'a, T, HostArena> {
             let view = tensor.view();
             // The one importer of box layouts (rank, strides, index space, overlap for a
             // writable tensor), then the typed first element; any device.
-            FabLayout::from_dlpack(&view, begin, !read_only)
-                .and_then(|l| Ok((l, l.first_element::<T>(&view)?)))
+            FabLayout::from_dlpack(
+                &view,
+                begin,
+                if read_only {
+                    Access::ReadOnly
+                } else {
+                    Access::Writable
+                },
+            )
+            .and_then(|l| Ok((l, l.first_element::<T>(&view)?)))
         };
         let (layout, ptr) = match checked {
             Ok(c) => c,

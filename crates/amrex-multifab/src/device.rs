@@ -24,7 +24,7 @@ use crate::fabarray::FabArray;
 use crate::periodicity::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
-use amrex_arena::kernels::{Binary, Kernels, Reduce, Region, Unary};
+use amrex_arena::kernels::{Binary, CopyOrder, Kernels, Reduce, Region, Unary};
 use amrex_arena::{Arena, HostArena};
 use amrex_array4::rows::CopyOp;
 use amrex_basefab::{BaseFab, FabError};
@@ -292,11 +292,15 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         let pairs = self.tag_regions::<A>(&plan, None, &c, &c)?;
         // Cell-centred ghost cells have one source each: one concurrent batch. Nodal
         // boxes share faces, so tags go one after another in the host's order.
-        let ordered = !self.box_array().ix_type().cell_centered();
+        let order = if self.box_array().ix_type().cell_centered() {
+            CopyOrder::Concurrent
+        } else {
+            CopyOrder::InOrder
+        };
         // SAFETY: every destination is ghost cells of a local fab (tags lie outside their
         // destination's valid box, inside the grown box since ng <= ngrow), every source
         // valid cells, which no tag writes; cell-centred destinations are disjoint.
-        unsafe { T::kernel_copy_regions(self.arena(), &pairs, ordered) }.map_err(FabError::Arena)
+        unsafe { T::kernel_copy_regions(self.arena(), &pairs, order) }.map_err(FabError::Arena)
     }
 
     /// ParallelCopy (arguments checked) by the arena's kernels.
@@ -344,7 +348,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         // in the host's order.
         match op {
             // SAFETY: as said above.
-            CopyOp::Copy => unsafe { T::kernel_copy_regions(&arena, &pairs, true) },
+            CopyOp::Copy => unsafe { T::kernel_copy_regions(&arena, &pairs, CopyOrder::InOrder) },
             CopyOp::Add => pairs
                 .iter()
                 // SAFETY: as above, one tag at a time.

@@ -10,7 +10,7 @@ use amrex_dlpack_core::{DlpackError, ErrorKind, ManagedTensor, TensorSpec};
 use crate::box_array::BoxArray;
 use crate::distribution::DistributionMapping;
 use crate::element::Element;
-use crate::fabarray::{FabArray, RawFab};
+use crate::fabarray::{Deref, FabArray, RawFab};
 
 /// Whether a per-box export covers the ghost cells (the whole fab, as pyAMReX's
 /// `mf.array(mfi)`) or only the valid box.
@@ -86,7 +86,7 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     #[must_use]
     pub fn to_dlpack_per_box(&mut self, ghosts: Ghosts) -> Vec<ManagedTensor<'_>> {
         // The `&mut` borrow keeps Rust code away from the fabs while the tensors live.
-        let raws = self.raws_mut_dev(false);
+        let raws = self.raws_mut_with(Deref::Never);
         raws.iter()
             .enumerate()
             .map(|(l, r)| self.export(l, r, ghosts))
@@ -112,7 +112,7 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
     #[must_use]
     pub unsafe fn to_dlpack_per_box_detached(&self, ghosts: Ghosts) -> Vec<ManagedTensor<'static>> {
         (0..self.local_size())
-            .map(|l| self.export(l, &self.raw(l, false), ghosts))
+            .map(|l| self.export(l, &self.raw(l, Deref::Never), ghosts))
             .collect()
     }
 
@@ -135,7 +135,7 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
             "local index {l} out of range for {} local boxes",
             self.local_size()
         );
-        self.export(l, &self.raw(l, false), ghosts)
+        self.export(l, &self.raw(l, Deref::Never), ghosts)
     }
 }
 

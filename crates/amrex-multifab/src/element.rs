@@ -3,7 +3,7 @@
 use core::fmt::Debug;
 use core::ops::{Add, Div, Mul, Neg, Sub};
 
-use amrex_arena::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary};
+use amrex_arena::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary};
 use amrex_arena::{ArenaError, ErrorKind};
 use amrex_dlpack_core::DlpackElement;
 use bytemuck::AnyBitPattern;
@@ -115,9 +115,9 @@ pub trait Element:
     unsafe fn kernel_copy_regions<K: Kernels>(
         k: &K,
         pairs: &[(Region, Region)],
-        ordered: bool,
+        order: CopyOrder,
     ) -> Result<(), ArenaError> {
-        let _ = (k, pairs, ordered);
+        let _ = (k, pairs, order);
         Err(no_kernels())
     }
 
@@ -196,10 +196,10 @@ macro_rules! float {
             unsafe fn kernel_copy_regions<K: Kernels>(
                 k: &K,
                 pairs: &[(Region, Region)],
-                ordered: bool,
+                order: CopyOrder,
             ) -> Result<(), ArenaError> {
                 // SAFETY: the caller's obligations, forwarded.
-                unsafe { k.copy_regions::<Self>(pairs, ordered) }
+                unsafe { k.copy_regions::<Self>(pairs, order) }
             }
         }
     };

@@ -21,6 +21,17 @@ use crate::element::Element;
 use crate::fingerprint::Fingerprint;
 use crate::mfiter::{MFIter, Mfi, Tiling};
 
+/// Whether the CPU will dereference the pointers of a fab's raw layout (the host loops)
+/// or only hand them on (DLPack exports of any memory).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Deref {
+    /// The host loops will read or write through them: the memory must be host
+    /// accessible.
+    Host,
+    /// Only the pointer is used (exports).
+    Never,
+}
+
 /// AMReX's `MultiFab`: `f64` data.
 pub type MultiFab<A = HostArena> = FabArray<f64, A>;
 /// AMReX's `iMultiFab`: `i32` data.
@@ -393,7 +404,13 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// The raw layout of local fab `l` for kernels, checked against the FabArray (Store
     /// invariant 2): `ptr` is the fab's first element, `bx` the FabArray's fab box.
     #[track_caller]
-    fn layout(&self, l: usize, fab: &BaseFab<'static, T, A>, ptr: *mut T, host: bool) -> RawFab<T> {
+    fn layout(
+        &self,
+        l: usize,
+        fab: &BaseFab<'static, T, A>,
+        ptr: *mut T,
+        deref: Deref,
+    ) -> RawFab<T> {
         let bx = self.fabbox(self.local[l]);
         let fb = fab.index_box();
         let same_box = if bx.ok() {
@@ -413,7 +430,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             "FabArray: fab {l} is read-only (was it replaced through fab_mut?)"
         );
         assert!(
-            !host || fab.host_accessible(),
+            deref == Deref::Never || fab.host_accessible(),
             "FabArray: fab {l} is on {:?}, which the CPU cannot access",
             fab.device()
         );
@@ -424,17 +441,17 @@ impl<T: Element, A: Arena> FabArray<T, A> {
         }
     }
 
-    /// Layout of local fab `l` for reading (shared borrow); `host`: the CPU will read it.
+    /// Layout of local fab `l` for reading (shared borrow); `deref` says whether the CPU will read it.
     #[track_caller]
-    pub(crate) fn raw(&self, l: usize, host: bool) -> RawFab<T> {
+    pub(crate) fn raw(&self, l: usize, deref: Deref) -> RawFab<T> {
         let fab = self.fab_ref(l);
-        self.layout(l, fab, fab.as_ptr().cast_mut(), host)
+        self.layout(l, fab, fab.as_ptr().cast_mut(), deref)
     }
 
     /// Layouts of every local fab for writing: the pointers come from the fabs'
-    /// `as_mut_ptr` under the exclusive borrow; `host`: the CPU will access them.
+    /// `as_mut_ptr` under the exclusive borrow; `deref` says whether the CPU will access them.
     #[track_caller]
-    pub(crate) fn raws_mut_dev(&mut self, host: bool) -> Vec<RawFab<T>> {
+    pub(crate) fn raws_mut_with(&mut self, deref: Deref) -> Vec<RawFab<T>> {
         (0..self.local_size())
             .map(|l| {
                 // Writable: `layout` refuses read-only fabs, so this is never an error
@@ -443,7 +460,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
                     .fab_ref_mut(l)
                     .as_mut_ptr()
                     .unwrap_or(core::ptr::null_mut());
-                self.layout(l, self.fab_ref(l), ptr, host)
+                self.layout(l, self.fab_ref(l), ptr, deref)
             })
             .collect()
     }
@@ -451,13 +468,15 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// Layouts of every local fab for reading on the CPU.
     #[track_caller]
     pub(crate) fn raws(&self) -> Vec<RawFab<T>> {
-        (0..self.local_size()).map(|l| self.raw(l, true)).collect()
+        (0..self.local_size())
+            .map(|l| self.raw(l, Deref::Host))
+            .collect()
     }
 
     /// Layouts of every local fab for writing on the CPU.
     #[track_caller]
     pub(crate) fn raws_mut(&mut self) -> Vec<RawFab<T>> {
-        self.raws_mut_dev(true)
+        self.raws_mut_with(Deref::Host)
     }
 
     /// Local fab `i` (a local index, or the [`Mfi`] of an [`MFIter`]): AMReX's

@@ -93,7 +93,7 @@ macro_rules! dummy_arenas {
             unsafe fn dot<T: $crate::kernels::KernelElement>(&self, _: $crate::kernels::Region, _: $crate::kernels::Region) -> Result<f64, $crate::ArenaError> {
                 match self.never {}
             }
-            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, _: &[($crate::kernels::Region, $crate::kernels::Region)], _: bool) -> Result<(), $crate::ArenaError> {
+            unsafe fn copy_regions<T: $crate::kernels::KernelElement>(&self, _: &[($crate::kernels::Region, $crate::kernels::Region)], _: $crate::kernels::CopyOrder) -> Result<(), $crate::ArenaError> {
                 match self.never {}
             }
         }

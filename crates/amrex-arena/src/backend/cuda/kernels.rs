@@ -12,7 +12,7 @@
 //! the newest architecture it knows, which the driver compiles.
 
 use super::{Ctx, CudaDeviceArena, CudaManagedArena, check, dptr};
-use crate::kernels::{Binary, KernelElement, Kernels, Reduce, Region, Unary};
+use crate::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary};
 use crate::{Arena, ArenaError, Backend, ErrorKind, MemoryKind};
 use core::ffi::{c_char, c_int, c_void};
 use cudarc::driver::sys::{self, CUdevice_attribute};
@@ -24,7 +24,7 @@ use std::vec::Vec;
 const SOURCE: &str = include_str!("kernels.cu");
 
 /// The kernels as PTX for `compute_75`, for machines without NVRTC: `kernels.cu` compiled
-/// by NVRTC 12.9 with [`compile_kernels`]`(75, true)`, its `.version` directive lowered to
+/// by NVRTC 12.9 with [`compile_kernels`]`(75, ImageFormat::Ptx)`, its `.version` directive lowered to
 /// 7.0 (the kernels use nothing newer; `ptxas` accepts the file for
 /// sm_75 and sm_90), so that drivers from CUDA 11.0 on compile it. A test checks that it
 /// is what the source compiles to; `AMREX_BLESS_PTX=1` rewrites it.
@@ -195,6 +195,15 @@ fn intern(log: String) -> &'static str {
     leaked
 }
 
+/// What [`compile_kernels`] makes: machine code for one GPU, or PTX the driver compiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ImageFormat {
+    /// A CUBIN for `sm_XY`.
+    Cubin,
+    /// PTX for `compute_XY`.
+    Ptx,
+}
+
 /// What [`compile_kernels`] produced.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Image {
@@ -212,14 +221,14 @@ impl Image {
     }
 }
 
-/// Compiles the kernels for compute capability `arch` (`90` for `sm_90`): a CUBIN, or
-/// with `ptx` PTX for `compute_XY`. Needs NVRTC, not a GPU, so builds without a device can
+/// Compiles the kernels for compute capability `arch` (`90` for `sm_90`): a CUBIN for
+/// `sm_XY`, or PTX for `compute_XY`, as `format` says. Needs NVRTC, not a GPU, so builds without a device can
 /// check the source compiles.
 ///
 /// # Errors
 /// NVRTC missing ([`ErrorKind::LibraryNotFound`]), or [`ErrorKind::KernelCompile`] with
 /// the compiler's log.
-pub fn compile_kernels(arch: u32, ptx: bool) -> Result<Image, ArenaError> {
+pub fn compile_kernels(arch: u32, format: ImageFormat) -> Result<Image, ArenaError> {
     let n = nvrtc()?;
     let src = std::ffi::CString::new(SOURCE).expect("the kernel source has no NUL");
     let mut prog: Prog = core::ptr::null_mut();
@@ -235,13 +244,19 @@ pub fn compile_kernels(arch: u32, ptx: bool) -> Result<Image, ArenaError> {
         )
     };
     nvrtc_check(r, "nvrtcCreateProgram")?;
-    let result = compile_program(n, prog, arch, ptx);
+    let result = compile_program(n, prog, arch, format);
     // SAFETY: `prog` came from `nvrtcCreateProgram` and is destroyed once.
     let _ = unsafe { (n.destroy)(&mut prog) };
     result
 }
 
-fn compile_program(n: &Nvrtc, prog: Prog, arch: u32, ptx: bool) -> Result<Image, ArenaError> {
+fn compile_program(
+    n: &Nvrtc,
+    prog: Prog,
+    arch: u32,
+    format: ImageFormat,
+) -> Result<Image, ArenaError> {
+    let ptx = format == ImageFormat::Ptx;
     let gpu = std::format!(
         "--gpu-architecture={}_{arch}\0",
         if ptx { "compute" } else { "sm" }
@@ -385,14 +400,14 @@ fn load_module(ctx: &Arc<Ctx>) -> Result<Module, ArenaError> {
         Ok(n) => {
             let archs = supported_archs(n)?;
             if archs.contains(&cc) {
-                compile_kernels(cc as u32, false)?
+                compile_kernels(cc as u32, ImageFormat::Cubin)?
             } else {
                 let newest = archs.iter().copied().filter(|&a| a <= cc).max().ok_or(
                     ArenaError::new(ErrorKind::Unsupported(
                         "this NVRTC knows no architecture at or below the device's compute capability",
                     )),
                 )?;
-                compile_kernels(newest as u32, true)?
+                compile_kernels(newest as u32, ImageFormat::Ptx)?
             }
         }
         // No NVRTC on this machine: the PTX shipped with the library, which the driver
@@ -654,11 +669,11 @@ macro_rules! cuda_kernels {
                 unsafe { self.partials::<T>(Op::Dot, Reduce::Sum, x, Some(y)) }
             }
 
-            unsafe fn copy_regions<T: KernelElement>(&self, pairs: &[(Region, Region)], ordered: bool) -> Result<(), ArenaError> {
+            unsafe fn copy_regions<T: KernelElement>(&self, pairs: &[(Region, Region)], order: CopyOrder) -> Result<(), ArenaError> {
                 for (d, s) in pairs {
                     d.check_same_shape(s)?;
                 }
-                if ordered {
+                if order == CopyOrder::InOrder {
                     for &(d, s) in pairs {
                         // SAFETY: forwarded obligations; one launch per pair on one
                         // stream runs them in order.
@@ -707,7 +722,7 @@ crate::kernels::host_kernels!(super::CudaPinnedArena);
 
 #[cfg(test)]
 mod tests {
-    use super::{Image, compile_kernels, nvrtc_version};
+    use super::{Image, ImageFormat, compile_kernels, nvrtc_version};
     use crate::ErrorKind;
 
     /// Compiles the kernels with NVRTC when it is present (no GPU needed): a CUBIN for
@@ -729,12 +744,12 @@ mod tests {
             Ok(v) => std::eprintln!("NVRTC {v:?}"),
         }
         for arch in [75, 80, 90] {
-            match compile_kernels(arch, false).unwrap_or_else(|e| panic!("{e}")) {
+            match compile_kernels(arch, ImageFormat::Cubin).unwrap_or_else(|e| panic!("{e}")) {
                 Image::Cubin(b) => assert_eq!(&b[..4], b"\x7fELF", "sm_{arch}: not an ELF"),
                 Image::Ptx(_) => panic!("asked for a CUBIN"),
             }
         }
-        let Image::Ptx(ptx) = compile_kernels(75, true).unwrap() else {
+        let Image::Ptx(ptx) = compile_kernels(75, ImageFormat::Ptx).unwrap() else {
             panic!("asked for PTX")
         };
         let text = std::string::String::from_utf8_lossy(&ptx);
@@ -765,7 +780,7 @@ mod tests {
             std::eprintln!("skipped embedded_ptx_is_the_compiled_source: no NVRTC");
             return;
         };
-        let Image::Ptx(ptx) = compile_kernels(75, true).unwrap() else {
+        let Image::Ptx(ptx) = compile_kernels(75, ImageFormat::Ptx).unwrap() else {
             panic!("asked for PTX")
         };
         let fresh = super::lowered_ptx(&ptx);

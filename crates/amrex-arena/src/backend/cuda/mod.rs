@@ -15,7 +15,9 @@ use cudarc::driver::sys::{self, CUresult};
 use std::sync::{Arc, OnceLock};
 
 mod kernels;
-pub use kernels::{Image, NVRTC_NAMES, compile_kernels, nvrtc_version, wait_on_stream};
+pub use kernels::{
+    Image, ImageFormat, NVRTC_NAMES, compile_kernels, nvrtc_version, wait_on_stream,
+};
 
 /// Driver library names tried, in order (all of them are also in `cudarc`'s list).
 #[cfg(target_os = "windows")]
