@@ -50,7 +50,7 @@ use crate::message::{
 use crate::ops::{check_ghost, operand_comps};
 use crate::par::par_for;
 use crate::parallel::{CommError, Communicator, Exchange, ReduceOp};
-use crate::periodicity::Periodicity;
+use amrex_geometry::Periodicity;
 use crate::plan::{CopyPlan, FillPattern};
 use crate::profile::{self, CALLS, LOCAL, PACK, RECEIVED, UNPACK, WAIT};
 

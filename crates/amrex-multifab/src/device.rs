@@ -21,7 +21,7 @@
 
 use crate::element::Element;
 use crate::fabarray::FabArray;
-use crate::periodicity::Periodicity;
+use amrex_geometry::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
 use amrex_arena::kernels::{Binary, CopyOrder, Kernels, Reduce, Region, Unary};

@@ -6,14 +6,21 @@
 //! - A [`BoxArray`] chops a domain with AMReX's `maxSize` rule and answers
 //!   intersection queries through a bin index (cost ~ number of hits).
 //! - A [`DistributionMapping`] assigns boxes to ranks (Morton SFC by default,
-//!   knapsack, round robin). This build runs one process (rank 0); plans keep local
-//!   copies apart from messages so an MPI engine can be added.
+//!   knapsack, round robin) of its [`Communicator`]: one process, or MPI ranks with the
+//!   feature `mpi`. Plans keep local copies apart from messages, and every collective
+//!   operation gives the single-process result bit for bit on any number of ranks.
 //! - A [`FabArray`] allocates only its local fabs, each a [`BaseFab`] over the valid box
 //!   grown by a per-direction ghost width, from an arena ([`HostArena`] by default);
 //!   [`FabArray::fab`] / [`FabArray::fab_mut`] (or `fa[&mfi]`) return them.
 //! - Work runs in parallel over tiles with rayon (feature `std`): every operation is a
 //!   plain slice loop along `i`, and reductions give the same answer for any thread
 //!   count.
+//! - One method set for every arena: on host and pinned memory the operations run those
+//!   host loops; on device and managed memory the arena's kernels
+//!   ([`Kernels`](amrex_arena::kernels::Kernels), chosen by `Kernels::host_loops`). Only
+//!   CUDA has kernels, and no GPU has run them yet: the tests run that path on
+//!   `amrex-arena`'s `FakeDeviceArena`, whose kernels are the host loops, so they check
+//!   the dispatch and plumbing, not device arithmetic.
 //!
 //! AMReX plotfiles of these MultiFabs are read and written by the `amrex-plotfile` crate.
 //!
@@ -87,7 +94,6 @@ mod mfiter;
 mod ops;
 mod par;
 mod parallel;
-mod periodicity;
 pub mod plan;
 mod profile;
 mod raw_fab;
@@ -115,6 +121,6 @@ pub use parallel::{
     CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
     finalize, init,
 };
-pub use periodicity::Periodicity;
+pub use amrex_geometry::Periodicity;
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};

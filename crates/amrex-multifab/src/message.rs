@@ -159,7 +159,7 @@ mod tests {
     use crate::distribution::{DistributionMapping, Strategy};
     use crate::fabarray::FabArray;
     use crate::fingerprint::Fingerprint;
-    use crate::periodicity::Periodicity;
+    use amrex_geometry::Periodicity;
     use crate::plan::FillPattern;
     use alloc::collections::BTreeMap;
     use amrex_arena::HostArena;

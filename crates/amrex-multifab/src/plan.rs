@@ -19,7 +19,7 @@ use crate::box_array::BoxArray;
 use crate::boxlist::box_diff;
 use crate::distribution::{DistributionMapping, DmWeak};
 use crate::lock::Lock;
-use crate::periodicity::Periodicity;
+use amrex_geometry::Periodicity;
 
 /// One rectangular copy: destination cells `dbox` of box `dst` receive source cells
 /// `dbox + shift` of box `src` (AMReX's `CopyComTag`).
