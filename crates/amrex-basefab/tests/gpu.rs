@@ -59,26 +59,7 @@ fn exercise<A: Arena + 'static>(arena: A) {
     eprintln!("ran on {device}");
 }
 
-/// One `#[test]` per arena constructor, ignored with the reason given for its group (no
-/// machine that runs this test suite has a GPU; `scripts/gpu-check.sh` runs the CUDA ones
-/// with `-- --include-ignored`): it runs `exercise(arena)` when the constructor succeeds
-/// and otherwise prints `skipped <test>: <reason>` through `skip_if_unavailable`, which
-/// fails the test on any error other than "not compiled / library not found / no driver /
-/// no device".
-macro_rules! device_tests {
-    ($($why:literal { $($name:ident: $ctor:expr;)+ })+) => {$($(
-        #[test]
-        #[ignore = $why]
-        fn $name() {
-            match $ctor {
-                Ok(arena) => exercise(arena),
-                Err(e) => amrex_arena::testing::skip_if_unavailable(stringify!($name), &e),
-            }
-        }
-    )+)+};
-}
-
-device_tests! {
+amrex_arena::device_tests! { exercise;
     "needs a CUDA device (scripts/gpu-check.sh runs it)" {
         cuda_device: cuda::CudaDeviceArena::new(0);
         cuda_managed: cuda::CudaManagedArena::new(0);
