@@ -3,7 +3,7 @@
 //! uses: host copies (`dl_device=(1, 0)`) and the consumer-stream wait, shared by every
 //! container of arena memory (copiers, the arena of adopted memory, the refusals).
 
-use crate::protocol::{DeviceCopier, Export, strided_copy_host};
+use crate::dlpack::common::{DeviceCopier, Export, strided_copy_host};
 use amrex_arena::{AnyArena, Arena, ArenaError, ErrorKind, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
@@ -72,7 +72,7 @@ pub(crate) fn arena_arg(arena: Option<&Bound<'_, PyAny>>) -> PyResult<AnyArena> 
     }
     Err(PyTypeError::new_err(format!(
         "arena must be None, a string or an Arena, got {}",
-        crate::protocol::type_name(a)
+        crate::dlpack::common::type_name(a)
     )))
 }
 

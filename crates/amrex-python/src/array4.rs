@@ -6,10 +6,11 @@
 //! `a.get(i, j, k, n)` / `a.set(...)` use global indices, and `__dlpack__` re-exports the
 //! same memory (READ_ONLY when the producer's was).
 
-use crate::fastcall::{DlpackSource, install};
+use crate::dlpack::common::{Dims, Export, dlpack_err};
+use crate::dlpack::export::{DlpackSource, ExportCount};
+use crate::dlpack::import::{import, to_numpy, to_xp};
+use crate::dlpack::install;
 use crate::geometry::{PyBox, int_vect_of};
-use crate::interop::{dlpack_err, import, to_numpy, to_xp};
-use crate::protocol::{Dims, Export, ExportCount};
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::IntVect;
 use amrex_dlpack_capsule::Imported;
@@ -87,7 +88,7 @@ impl PyArray4 {
         }
         Err(PyTypeError::new_err(format!(
             "Array4 indices must be (i, j, k) or (i, j, k, n) ints, got {}",
-            crate::protocol::type_name(idx)
+            crate::dlpack::common::type_name(idx)
         )))
     }
 

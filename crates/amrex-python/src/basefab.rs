@@ -11,10 +11,12 @@
 
 use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::arena::{copier_of, dyn_copier, import_arena, is_host, not_on_device, settle};
-use crate::fastcall::{DlpackSource, install};
+use crate::dlpack::common::{DeviceCopier, Export, dlpack_err};
+use crate::dlpack::export::{DlpackSource, ExportCount};
+use crate::dlpack::import::{import, to_numpy};
+use crate::dlpack::install;
+use crate::error::fab_err;
 use crate::geometry::{PyBox, int_vect_of};
-use crate::interop::{dlpack_err, fab_err, import, to_numpy};
-use crate::protocol::{DeviceCopier, Export, ExportCount};
 use crate::views::SharedView;
 use amrex_arena::kernels::{Kernels, Reduce, Region, Unary, region_ptr};
 use amrex_arena::{AnyArena, HostArena};
@@ -290,8 +292,8 @@ impl PyFab {
             device,
             host_accessible: on_fab!(&self.fab, f => f.host_accessible()),
             dtype: amrex_dlpack_core::DataType::F64,
-            shape: crate::protocol::Dims::new(&shape),
-            strides: crate::protocol::Dims::new(&strides),
+            shape: crate::dlpack::common::Dims::new(&shape),
+            strides: crate::dlpack::common::Dims::new(&strides),
             read_only: read_only || self.is_read_only(),
             copier: dyn_copier(&self.arena),
         })
@@ -467,7 +469,7 @@ impl PyFab {
     #[pyo3(signature = (copy=false, order="F"))]
     fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.borrow().export(0, None, false)?;
-        crate::interop::to_xp(slf.as_any(), &src, copy, order)
+        crate::dlpack::import::to_xp(slf.as_any(), &src, copy, order)
     }
 
     /// Value at global `(i, j, k)`, component `n`.

@@ -2,8 +2,8 @@
 //! stand-in for device memory, so the per-device protocol rules (streams, `dl_device`,
 //! copies to the host) are tested on machines without a GPU.
 
-use crate::fastcall::DlpackSource;
-use crate::protocol::{DeviceCopier, Export, ExportCount, live_exports};
+use crate::dlpack::common::{DeviceCopier, Export};
+use crate::dlpack::export::{DlpackSource, ExportCount, live_exports};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::prelude::*;
 
@@ -88,7 +88,7 @@ impl DebugDeviceArray {
     /// A NumPy view (host-accessible devices) or a host copy.
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.get().export();
-        crate::interop::to_numpy(slf.as_any(), &src, copy, "C")
+        crate::dlpack::import::to_numpy(slf.as_any(), &src, copy, "C")
     }
 }
 
@@ -96,11 +96,11 @@ impl DebugDeviceArray {
 /// Vec<T>` (the Vec moves into the tensor) and wrapped as a DLPack producer, so NumPy
 /// tests reach the core's plain-vector export without a container in between.
 #[pyfunction]
-pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::interop::Tensor> {
+pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::dlpack::import::Tensor> {
     use amrex_dlpack_core::ToDlpack;
     let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let t = v.to_dlpack().map_err(crate::interop::dlpack_err)?;
-    Ok(crate::interop::Tensor::new(
+    let t = v.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+    Ok(crate::dlpack::import::Tensor::new(
         amrex_dlpack_capsule::Imported::Versioned(t),
     ))
 }
@@ -113,14 +113,14 @@ pub(crate) fn _debug_rust_ndarray(
     rows: usize,
     cols: usize,
     reversed: bool,
-) -> PyResult<crate::interop::Tensor> {
+) -> PyResult<crate::dlpack::import::Tensor> {
     use amrex_dlpack_core::ToDlpack;
     let mut a = ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| (10 * i + j) as f64);
     if reversed {
         a.invert_axis(ndarray::Axis(0));
     }
-    let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
-    Ok(crate::interop::Tensor::new(
+    let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+    Ok(crate::dlpack::import::Tensor::new(
         amrex_dlpack_capsule::Imported::Versioned(t),
     ))
 }

@@ -110,7 +110,7 @@ fn position(x: &Bound<'_, PyAny>, b: Bounds, axis: usize) -> PyResult<i64> {
         PyTypeError::new_err(format!(
             "MultiFab indices must be ints, imaginary ints (ghost cells), slices, () or ..., \
              got {} on the {} axis",
-            crate::protocol::type_name(x),
+            crate::dlpack::common::type_name(x),
             AXES[axis]
         ))
     })?;

@@ -1,11 +1,11 @@
 //! `amrex_rs`: amrex-rs containers in Python, each speaking the full DLPack protocol.
 //!
 //! Every container with a DLPack dtype has `__dlpack__(*, stream=None, max_version=None,
-//! dl_device=None, copy=None)` and `__dlpack_device__()`, implemented once in the
-//! `protocol` module, plus `to_numpy(copy=False, order=...)` and `to_xp()`.
-//! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy. Every container
-//! type also publishes the DLPack 1.3 C exchange API (`exchange`), and `from_dlpack`
-//! uses a producer's table when its type has one.
+//! dl_device=None, copy=None)` and `__dlpack_device__()`, implemented once in
+//! `dlpack::export`, plus `to_numpy(copy=False, order=...)` and `to_xp()`.
+//! `amrex_rs.from_dlpack(obj)` adopts any producer's memory zero-copy (`dlpack::import`).
+//! Every container type also publishes the DLPack 1.3 C exchange API (`dlpack::exchange`),
+//! and `from_dlpack` uses a producer's table when its type has one.
 //!
 //! Beyond the containers: global indexing of a MultiFab as pyAMReX does it (`indexing`),
 //! AMReX plotfiles read lazily per box and written per level (`plotfile`), and particles
@@ -25,16 +25,14 @@ mod basefab;
 mod box_array;
 mod debug;
 mod distribution;
-mod exchange;
-mod fastcall;
+mod dlpack;
+mod error;
 mod geometry;
 mod indexing;
-mod interop;
 mod mfiter;
 mod multifab;
 mod particles;
 mod plotfile;
-mod protocol;
 mod smallmatrix;
 mod vector;
 mod views;
@@ -47,17 +45,23 @@ use pyo3::prelude::*;
 fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DLPACK_VERSION", (1u32, 3u32))?;
-    m.add_function(wrap_pyfunction!(interop::from_dlpack, m)?)?;
-    m.add_function(wrap_pyfunction!(interop::xp_for, m)?)?;
-    m.add_class::<interop::Tensor>()?;
-    fastcall::install::<interop::Tensor>(m.py())?;
+    m.add_function(wrap_pyfunction!(dlpack::import::from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::import::xp_for, m)?)?;
+    m.add_class::<dlpack::import::Tensor>()?;
+    dlpack::install::<dlpack::import::Tensor>(m.py())?;
     m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
-    m.add_function(wrap_pyfunction!(exchange::_debug_exchange_exports, m)?)?;
-    m.add_function(wrap_pyfunction!(exchange::_debug_exchange_api_address, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        dlpack::exchange::_debug_exchange_exports,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(
+        dlpack::exchange::_debug_exchange_api_address,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(debug::_debug_rust_vec, m)?)?;
     m.add_function(wrap_pyfunction!(debug::_debug_rust_ndarray, m)?)?;
     m.add_class::<debug::DebugDeviceArray>()?;
-    fastcall::install::<debug::DebugDeviceArray>(m.py())?;
+    dlpack::install::<debug::DebugDeviceArray>(m.py())?;
     arena::register(m)?;
     vector::register(m)?;
     views::register(m)?;

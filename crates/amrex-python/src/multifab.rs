@@ -11,14 +11,15 @@
 use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
+use crate::dlpack::import::{Tensor, to_xp};
+use crate::error::fab_err;
 use crate::geometry::int_vect_of;
-use crate::interop::{Tensor, fab_err, to_xp};
 use crate::mfiter::PyMfi;
 use amrex_arena::{AnyArena, Arena};
 use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
-use amrex_multifab::{DeviceOps, FabArray, Ghosts, MultiFab, Periodicity, Tiling};
+use amrex_multifab::{FabArray, Ghosts, MultiFab, Periodicity, Tiling};
 use core::ops::Range;
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
@@ -40,7 +41,7 @@ pub(crate) struct PyMultiFab {
 }
 
 /// A MultiFab's data: host memory (every operation), or memory of another arena (device,
-/// pinned or managed: the operations of `DeviceOps`, exports and host copies).
+/// pinned or managed: the same operations, run by the arena's kernels, exports and host copies).
 #[derive(Debug)]
 enum Store {
     Host(MultiFab),
@@ -212,7 +213,7 @@ impl PyMultiFab {
                 }
                 c
             }
-            Store::Arena(m) => DeviceOps::to_host(m).map_err(fab_err)?,
+            Store::Arena(m) => m.to_host().map_err(fab_err)?,
         };
         Ok(Self::from_multifab(mf))
     }
@@ -340,7 +341,7 @@ impl PyMultiFab {
             .map(|t| {
                 let obj = Bound::new(py, t)?;
                 let src = obj.get().export()?;
-                crate::interop::to_numpy(obj.as_any(), &src, copy, order)
+                crate::dlpack::import::to_numpy(obj.as_any(), &src, copy, order)
             })
             .collect()
     }
@@ -352,7 +353,7 @@ impl PyMultiFab {
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
         match &mut self.store {
             Store::Host(m) => m.fill_boundary(period),
-            Store::Arena(m) => DeviceOps::fill_boundary(m, period),
+            Store::Arena(m) => m.fill_boundary(period),
         }
         .map_err(fab_err)
     }
@@ -388,7 +389,7 @@ impl PyMultiFab {
         let comps = comp..comp.saturating_add(nc);
         match (&self.store, &y.store) {
             (Store::Host(x), Store::Host(y)) => x.dot(y, ycomp, comps, ng),
-            (Store::Arena(x), Store::Arena(y)) => DeviceOps::dot(x, y, ycomp, comps, ng),
+            (Store::Arena(x), Store::Arena(y)) => x.dot(y, ycomp, comps, ng),
             _ => Err(FabError::LayoutMismatch),
         }
         .map_err(fab_err)
@@ -422,7 +423,7 @@ macro_rules! scalar_ops {
                 let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
                 match &mut self.store {
                     Store::Host(m) => m.$method(value, comp..comp + nc, ng),
-                    Store::Arena(m) => DeviceOps::$method(m, value, comp..comp + nc, ng),
+                    Store::Arena(m) => m.$method(value, comp..comp + nc, ng),
                 }
                 .map_err(fab_err)
             }
@@ -450,7 +451,7 @@ macro_rules! reductions {
                 let ng = self.ng(ngrow)?;
                 match &self.store {
                     Store::Host(m) => m.$name(comp..=comp, ng).map(f64::from),
-                    Store::Arena(m) => DeviceOps::$name(m, comp..=comp, ng).map(f64::from),
+                    Store::Arena(m) => m.$name(comp..=comp, ng).map(f64::from),
                 }
                 .map_err(fab_err)
             }
@@ -498,7 +499,7 @@ macro_rules! binary_ops {
 }
 
 /// The device form of a binary operation: the same closure, whose method calls resolve to
-/// [`DeviceOps`] on a FabArray of arena memory.
+/// the same methods on a FabArray of arena memory.
 macro_rules! dev_op {
     (device; $op:expr) => {
         Some(&dev_fn($op) as &DevBinary<'_>)
@@ -702,7 +703,7 @@ impl PyMultiFab {
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
         match (&mut self.store, &src.store) {
             (Store::Host(d), Store::Host(s)) => d.parallel_copy(s, period),
-            (Store::Arena(d), Store::Arena(s)) => DeviceOps::parallel_copy(d, s, period),
+            (Store::Arena(d), Store::Arena(s)) => d.parallel_copy(s, period),
             _ => {
                 return Err(PyValueError::new_err(
                     "MultiFab.parallel_copy: both MultiFabs must live in the same kind of \
@@ -745,7 +746,7 @@ impl PyMultiFab {
         let ng = self.ng(ngrow)?;
         match &self.store {
             Store::Host(m) => m.norm0(comp..=comp, ng),
-            Store::Arena(m) => DeviceOps::norm0(m, comp..=comp, ng),
+            Store::Arena(m) => m.norm0(comp..=comp, ng),
         }
         .map_err(fab_err)
     }

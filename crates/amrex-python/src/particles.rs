@@ -13,8 +13,9 @@
 
 use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::arena::{dyn_copier, is_host, not_on_device, settle};
-use crate::interop::dlpack_err;
-use crate::protocol::{Dims, Export, ExportCount};
+use crate::dlpack::common::dlpack_err;
+use crate::dlpack::common::{Dims, Export};
+use crate::dlpack::export::ExportCount;
 use crate::views::SharedView;
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StridedLayout, StructOfArrays, idcpu};
 use amrex_arena::{AnyArena, Arena};
@@ -542,7 +543,7 @@ fn array_values<T: DlpackElement + Copy>(
         .map_err(|e| PyValueError::new_err(format!("{what}: cannot convert to {dtype}: {e}")))?;
     let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
     let flat = arr.call_method1("reshape", (-1,))?;
-    let t = crate::interop::import(&flat)?;
+    let t = crate::dlpack::import::import(&flat)?;
     let typed = t.view().typed::<T>().map_err(dlpack_err)?;
     let values = typed
         .as_slice()

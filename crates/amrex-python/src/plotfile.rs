@@ -421,10 +421,10 @@ impl PyPlotfile {
         );
         let a = ndarray::Array4::from_shape_vec(shape.f(), values)
             .expect("one value per cell and component");
-        let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
+        let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
         let t = Bound::new(
             py,
-            crate::interop::Tensor::new(amrex_dlpack_capsule::Imported::Versioned(t)),
+            crate::dlpack::import::Tensor::new(amrex_dlpack_capsule::Imported::Versioned(t)),
         )?;
         py.import("numpy")?.call_method1("from_dlpack", (t,))
     }

@@ -6,9 +6,10 @@
 //! Construction is explicit: `from_rows`, `from_cols`, or `from_numpy`/`from_dlpack`
 //! (copies, any layout) — never a guess about nested lists.
 
-use crate::fastcall::{DlpackSource, install};
-use crate::interop::{dlpack_err, import, to_numpy, to_xp};
-use crate::protocol::{Export, ExportCount};
+use crate::dlpack::common::{Export, dlpack_err};
+use crate::dlpack::export::{DlpackSource, ExportCount};
+use crate::dlpack::import::{import, to_numpy, to_xp};
+use crate::dlpack::install;
 use crate::views::SharedView;
 use amrex_dlpack_capsule::Imported;
 use amrex_smallmatrix::{ColumnMajor, RowMajor, SmallMatrix};

@@ -12,9 +12,10 @@
 //! copies (one element per `v[i]`), so the CPU never dereferences device memory.
 
 use crate::arena::{PyArena, arena_arg, arena_err, dyn_copier, import_arena, is_host, settle};
-use crate::fastcall::{DlpackSource, install};
-use crate::interop::{dlpack_err, import, to_numpy};
-use crate::protocol::{Dims, Export, ExportCount};
+use crate::dlpack::common::{Dims, Export, dlpack_err};
+use crate::dlpack::export::{DlpackSource, ExportCount};
+use crate::dlpack::import::{import, to_numpy};
+use crate::dlpack::install;
 use amrex_arena::{AnyArena, Arena};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{Device, DlpackElement, ErrorKind};
@@ -516,7 +517,7 @@ macro_rules! pod_vector {
                 order: &str,
             ) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().core.export();
-                crate::interop::to_xp(slf.as_any(), &src, copy, order)
+                crate::dlpack::import::to_xp(slf.as_any(), &src, copy, order)
             }
 
             /// NumPy's `__array__`, so `np.asarray(v)` is a zero-copy view.

@@ -5,9 +5,10 @@
 //! fixed description of it (pointer, shape, strides, `READ_ONLY`) through the shared
 //! protocol. Only objects whose buffer never moves while they live hand these out.
 
-use crate::fastcall::{DlpackSource, install};
-use crate::interop::{to_numpy, to_xp};
-use crate::protocol::{Export, ExportCount, ExportGuard};
+use crate::dlpack::common::Export;
+use crate::dlpack::export::{DlpackSource, ExportCount, ExportGuard};
+use crate::dlpack::import::{to_numpy, to_xp};
+use crate::dlpack::install;
 use pyo3::prelude::*;
 
 /// A DLPack view of memory owned by another Python object.

@@ -3,11 +3,12 @@
 //! by the `indexing` module.
 
 use super::{PyMultiFab, Store};
+use crate::dlpack::import::Tensor;
+use crate::error::fab_err;
 use crate::indexing::Region;
-use crate::interop::{Tensor, fab_err};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::ToDlpack;
-use amrex_multifab::{DeviceOps, Ghosts};
+use amrex_multifab::Ghosts;
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -31,7 +32,7 @@ impl PyMultiFab {
         let mf = match &self.store {
             Store::Host(m) => m,
             Store::Arena(m) => {
-                staged = DeviceOps::to_host(m).map_err(fab_err)?;
+                staged = m.to_host().map_err(fab_err)?;
                 &staged
             }
         };
@@ -45,7 +46,7 @@ impl PyMultiFab {
             let v = mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
             let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
                 .expect("read_region returns one value per cell and component");
-            let t = a.to_dlpack().map_err(crate::interop::dlpack_err)?;
+            let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
             let t = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
             np.call_method1("from_dlpack", (t,))?
         };
@@ -66,7 +67,7 @@ impl PyMultiFab {
     fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut staged = match &self.store {
             Store::Host(_) => None,
-            Store::Arena(m) => Some(DeviceOps::to_host(m).map_err(fab_err)?),
+            Store::Arena(m) => Some(m.to_host().map_err(fab_err)?),
         };
         let mf = match (&mut self.store, staged.as_mut()) {
             (_, Some(h)) => h,
@@ -91,7 +92,7 @@ impl PyMultiFab {
         mf.write_region(&data, Ghosts::Include, comp..comp + nc, bx)
             .map_err(fab_err)?;
         if let (Store::Arena(m), Some(h)) = (&mut self.store, staged.as_ref()) {
-            DeviceOps::copy_from_host(m, h).map_err(fab_err)?;
+            m.copy_from_host(h).map_err(fab_err)?;
         }
         Ok(())
     }
@@ -163,11 +164,11 @@ fn region_values(value: &Bound<'_, PyAny>, region: &Region) -> PyResult<Vec<f64>
         .getattr("T")?
         .call_method1("reshape", (-1,))
         .and_then(|a| np.call_method1("ascontiguousarray", (a,)))?;
-    let t = crate::interop::import(&flat)?;
+    let t = crate::dlpack::import::import(&flat)?;
     let typed = t
         .view()
         .typed::<f64>()
-        .map_err(crate::interop::dlpack_err)?;
+        .map_err(crate::dlpack::common::dlpack_err)?;
     let values = typed
         .as_slice()
         .ok_or_else(|| PyValueError::new_err("internal: flattened values are not compact"))?;

@@ -10,10 +10,10 @@
 //! `METH_FASTCALL` (0x80) is part of the stable ABI since 3.10 and has had the same value
 //! and calling convention since CPython 3.7, so the module keeps working on 3.9.
 
-use crate::protocol::{Export, ExportCount, dlpack_protocol};
+use crate::dlpack::common::PtrCache;
+use crate::dlpack::export::{DlpackSource, dlpack_protocol};
 use core::ffi::{CStr, c_int};
 use core::panic::AssertUnwindSafe;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::panic::PanicException;
@@ -45,15 +45,6 @@ copy=False raises BufferError when a copy would be needed. dl_device=(1, 0) asks
 memory (zero-copy for host-accessible memory, a copy otherwise). stream must be None for
 host data. Malformed arguments raise TypeError, unknown keywords TypeError.";
 
-/// A container that exports through the shared protocol.
-pub(crate) trait DlpackSource: pyo3::PyClass {
-    /// Calls `f` with the container's current export and its export count.
-    fn with_export<R>(
-        slf: &Bound<'_, Self>,
-        f: impl FnOnce(&Export<'_>, Option<&ExportCount>) -> PyResult<R>,
-    ) -> PyResult<R>;
-}
-
 /// The four keyword names, interned once.
 struct Names([Py<PyString>; 4]);
 
@@ -78,44 +69,6 @@ fn slot_of(py: Python<'_>, kw: *mut ffi::PyObject) -> Option<usize> {
         // SAFETY: attached; both are live str objects (kwnames holds only str).
         unsafe { ffi::PyUnicode_Compare(kw, n.as_ptr()) == 0 }
     })
-}
-
-/// A few Python objects (kwnames tuples, `max_version` tuples) seen before, by address,
-/// with what they parsed to. Callers pass the same static tuples on every call (NumPy's
-/// `("dl_device", "copy", "max_version")` and `(1, 0)`, a call site's constants), so a
-/// pointer compare replaces the parse. Each cached object is kept alive by a strong
-/// reference that is never released (at most `N` per cache), so its address cannot be
-/// reused by another object.
-pub(crate) struct PtrCache<const N: usize> {
-    keys: [AtomicUsize; N],
-    vals: [AtomicU32; N],
-}
-
-impl<const N: usize> PtrCache<N> {
-    pub(crate) const fn new() -> Self {
-        Self {
-            keys: [const { AtomicUsize::new(0) }; N],
-            vals: [const { AtomicU32::new(0) }; N],
-        }
-    }
-
-    pub(crate) fn get(&self, obj: *mut ffi::PyObject) -> Option<u32> {
-        let addr = obj.addr();
-        (0..N)
-            .find(|&i| self.keys[i].load(Ordering::Acquire) == addr)
-            .map(|i| self.vals[i].load(Ordering::Relaxed))
-    }
-
-    /// Remembers `obj` (keeping it alive forever) if a slot is free. Called with the GIL
-    /// held, which serialises writers.
-    pub(crate) fn insert(&self, obj: &Bound<'_, PyAny>, val: u32) {
-        if let Some(i) = (0..N).find(|&i| self.keys[i].load(Ordering::Acquire) == 0) {
-            self.vals[i].store(val, Ordering::Relaxed);
-            // The strong reference this slot owns from now on.
-            let ptr = obj.clone().into_ptr();
-            self.keys[i].store(ptr.addr(), Ordering::Release);
-        }
-    }
 }
 
 static KWNAMES: PtrCache<4> = PtrCache::new();
@@ -239,7 +192,7 @@ unsafe extern "C" fn dlpack_fastcall<T: DlpackSource>(
     core::ptr::null_mut()
 }
 
-/// Installs the vectorcall `__dlpack__` and the C exchange API on `T`'s type object.
+/// Installs the vectorcall `__dlpack__` on `T`'s type object.
 pub(crate) fn install<T: DlpackSource>(py: Python<'_>) -> PyResult<()> {
     let meth: FastWithKeywords = dlpack_fastcall::<T>;
     let def: &'static mut ffi::PyMethodDef = Box::leak(Box::new(ffi::PyMethodDef {
@@ -259,6 +212,5 @@ pub(crate) fn install<T: DlpackSource>(py: Python<'_>) -> PyResult<()> {
     let descr = unsafe { ffi::PyDescr_NewMethod(ty.as_type_ptr(), def) };
     // SAFETY: a new reference or NULL with an exception set.
     let descr = unsafe { Bound::from_owned_ptr_or_err(py, descr) }?;
-    ty.setattr("__dlpack__", descr)?;
-    crate::exchange::register::<T>(py)
+    ty.setattr("__dlpack__", descr)
 }

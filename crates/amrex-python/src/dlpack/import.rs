@@ -1,35 +1,19 @@
-//! Consumers on the Python side: `to_numpy`, `to_xp` (NumPy, CuPy or dpnp, imported
-//! lazily), and the `from_dlpack` importer with its [`Tensor`] result.
+//! The import side: adopting other producers' tensors and handing ours to array modules.
+//! `from_dlpack` takes a producer's tensor (through its type's C exchange API when it has
+//! one, else a capsule from its `__dlpack__`) into a [`Tensor`]; `to_numpy` and `to_xp`
+//! give any exporter's memory to NumPy, CuPy or dpnp (imported lazily).
 
-use crate::fastcall::DlpackSource;
-use crate::protocol::{Dims, Export, ExportCount, type_name};
-use amrex_basefab::FabError;
+use crate::dlpack::abi::{CAPSULE_NAME, ExchangeApi};
+use crate::dlpack::common::{Dims, Export, MAX_NDIM, dlpack_err, type_name};
+use crate::dlpack::export::{DlpackSource, ExportCount};
 use amrex_dlpack_capsule::{Imported, take_from_capsule};
-use amrex_dlpack_core::{DLDeviceType, Device, DlpackError, ErrorKind};
-use pyo3::exceptions::{PyBufferError, PyImportError, PyIndexError, PyTypeError, PyValueError};
+use amrex_dlpack_core::{DLDeviceType, DLManagedTensorVersioned, Device, ManagedTensor};
+use core::sync::atomic::{AtomicUsize, Ordering};
+use pyo3::exceptions::{PyBufferError, PyImportError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCapsule, PyDict, PyTuple};
-
-/// Maps a DLPack refusal to the Python exception the protocol expects.
-pub(crate) fn dlpack_err(e: DlpackError) -> PyErr {
-    match e.kind() {
-        ErrorKind::BadCapsule => PyValueError::new_err(e.to_string()),
-        _ => PyBufferError::new_err(e.to_string()),
-    }
-}
-
-/// Maps a refused fab or MultiFab operation to a Python exception: an index past the
-/// container (components, a box outside the fab) is an `IndexError`, the rest
-/// `ValueError`.
-pub(crate) fn fab_err(e: FabError) -> PyErr {
-    match e {
-        FabError::ComponentsOutside { .. } | FabError::BoxOutside { .. } => {
-            PyIndexError::new_err(e.to_string())
-        }
-        _ => PyValueError::new_err(e.to_string()),
-    }
-}
+use pyo3::types::{PyCapsule, PyDict, PyInt, PyTuple};
 
 /// Which array module holds arrays of `device`: NumPy for host-accessible memory, CuPy
 /// for CUDA and ROCm device memory, dpnp for oneAPI.
@@ -234,7 +218,7 @@ fn check_capsule_name(capsule: &Bound<'_, PyCapsule>, from: &str) -> PyResult<()
 pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     // A producer whose table cannot describe this object (`BufferError`) gets the capsule
     // path, as tvm-ffi does.
-    match crate::exchange::try_import(obj) {
+    match try_import(obj) {
         Ok(Some(t)) if consumer_stream(t.device().device_type.0).is_none() => {
             return Ok(Imported::Versioned(t));
         }
@@ -246,6 +230,87 @@ pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     let capsule = capsule_of(obj)?;
     // SAFETY: attached (we hold a Bound); the capsule object is alive for the call.
     unsafe { take_from_capsule(capsule.as_ptr().cast()) }.map_err(dlpack_err)
+}
+
+/// The table of `obj`'s type, if it publishes a DLPack 1.x exchange API.
+fn api_of(obj: &Bound<'_, PyAny>) -> Option<*const ExchangeApi> {
+    /// Type address → table address (0: none), for a few types, each kept alive by a
+    /// reference that is never released so its address cannot be reused.
+    struct Cache([AtomicUsize; 16], [AtomicUsize; 16]);
+    static CACHE: Cache = Cache(
+        [const { AtomicUsize::new(0) }; 16],
+        [const { AtomicUsize::new(0) }; 16],
+    );
+    let ty = obj.get_type();
+    let key = ty.as_ptr().addr();
+    if let Some(i) = (0..16).find(|&i| CACHE.0[i].load(Ordering::Acquire) == key) {
+        let v = CACHE.1[i].load(Ordering::Relaxed);
+        return (v != 0).then_some(core::ptr::with_exposed_provenance(v));
+    }
+    let api = ty
+        .getattr(pyo3::intern!(obj.py(), "__dlpack_c_exchange_api__"))
+        .ok()
+        .and_then(|a| {
+            if let Ok(c) = a.cast::<PyCapsule>() {
+                // SAFETY: attached; `c` is a live capsule; a wrong name gives NULL (and an
+                // exception we clear).
+                let p = unsafe { ffi::PyCapsule_GetPointer(c.as_ptr(), CAPSULE_NAME.as_ptr()) };
+                if p.is_null() {
+                    let _ = PyErr::take(obj.py());
+                    None
+                } else {
+                    Some(p.cast::<ExchangeApi>().cast_const())
+                }
+            } else if a.is_instance_of::<PyInt>() {
+                // tvm-ffi publishes the table's address as an int.
+                a.extract::<usize>()
+                    .ok()
+                    .filter(|&v| v != 0)
+                    .map(core::ptr::with_exposed_provenance::<ExchangeApi>)
+            } else {
+                None
+            }
+        })
+        .filter(|&p| {
+            // SAFETY: a published table lives for the process; its header is stable
+            // across versions.
+            unsafe { (*p).header.version.major == 1 }
+        });
+    if let Some(i) = (0..16).find(|&i| CACHE.0[i].load(Ordering::Acquire) == 0) {
+        CACHE.1[i].store(api.map_or(0, |p| p.expose_provenance()), Ordering::Relaxed);
+        // The strong reference this slot owns from now on.
+        let _ = ty.clone().into_ptr();
+        CACHE.0[i].store(key, Ordering::Release);
+    }
+    api
+}
+
+/// Imports `obj` through its type's exchange API; `None` when it has none (the caller
+/// then uses `__dlpack__`).
+pub(crate) fn try_import(obj: &Bound<'_, PyAny>) -> PyResult<Option<ManagedTensor<'static>>> {
+    if obj.is_instance_of::<PyCapsule>() {
+        return Ok(None);
+    }
+    let Some(api) = api_of(obj) else {
+        return Ok(None);
+    };
+    // SAFETY: a published table lives for the process.
+    let Some(f) = (unsafe { (*api).managed_tensor_from_py_object_no_sync }) else {
+        return Ok(None);
+    };
+    let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
+    // SAFETY: attached (GIL held), `obj` is of the type the table came from, `out` is a
+    // valid place for the result.
+    let rc = unsafe { f(obj.as_ptr().cast(), &mut out) };
+    if rc != 0 {
+        return Err(PyErr::take(obj.py()).unwrap_or_else(|| {
+            PyBufferError::new_err("the producer's DLPack exchange API failed without an error")
+        }));
+    }
+    // SAFETY: on success the producer handed us ownership of a managed tensor.
+    unsafe { ManagedTensor::from_raw(out) }
+        .map(Some)
+        .map_err(dlpack_err)
 }
 
 /// A tensor adopted from another DLPack producer (`amrex_rs.from_dlpack`): it owns the
@@ -278,11 +343,11 @@ impl Tensor {
 
     pub(crate) fn export(&self) -> PyResult<Export<'_>> {
         let v = self.inner.view();
-        if v.ndim() > crate::protocol::MAX_NDIM {
+        if v.ndim() > MAX_NDIM {
             return Err(PyBufferError::new_err(format!(
                 "rank {} exceeds {}",
                 v.ndim(),
-                crate::protocol::MAX_NDIM
+                MAX_NDIM
             )));
         }
         let strides: Vec<i64> = v.strides().collect();
@@ -294,7 +359,9 @@ impl Tensor {
             shape: Dims::new(v.shape()),
             strides: Dims::new(&strides),
             read_only: self.inner.is_read_only(),
-            copier: self.copier.map(|c| c as &dyn crate::protocol::DeviceCopier),
+            copier: self
+                .copier
+                .map(|c| c as &dyn crate::dlpack::common::DeviceCopier),
         })
     }
 }

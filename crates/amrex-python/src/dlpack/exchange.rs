@@ -1,6 +1,7 @@
-//! The DLPack 1.3 C exchange API (`__dlpack_c_exchange_api__`).
+//! Our DLPack 1.3 C exchange API (`__dlpack_c_exchange_api__`), on top of both
+//! directions.
 //!
-//! Producer: every container type carries, as a type attribute, a capsule named
+//! Every container type carries, as a type attribute, a capsule named
 //! `"dlpack_exchange_api"` pointing to one static [`ExchangeApi`] table. Its
 //! `managed_tensor_from_py_object_no_sync` finds the object's type in a registry filled
 //! by [`register`] (one exporter per container type, installed with `__dlpack__`) and
@@ -11,73 +12,27 @@
 //! `dltensor_from_py_object_no_sync` is NULL: our extents and strides are computed per
 //! call, so there is nothing that outlives the call to point a borrowed `DLTensor` at.
 //!
-//! Consumer: [`try_import`] uses the table of an object's type (a capsule, or an int as
-//! tvm-ffi's `Tensor` publishes it) when its major version is 1.
+//! The consumer of other producers' tables is on the import side
+//! ([`try_import`](crate::dlpack::import::try_import)).
 
-use crate::fastcall::DlpackSource;
-use crate::interop::Tensor;
-use crate::protocol::{allocate_versioned, share_versioned};
+use crate::dlpack::abi::{ApiHeader, CAPSULE_NAME, ExchangeApi, SetError};
+use crate::dlpack::common::{dlpack_err, type_name};
+use crate::dlpack::export::{DlpackSource, allocate_versioned, share_versioned};
+use crate::dlpack::import::Tensor;
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{
     DLDataType, DLDeviceType, DLManagedTensorVersioned, DLPackVersion, DLTensor, ManagedTensor,
 };
-use core::ffi::{CStr, c_char, c_int, c_void};
+use core::ffi::{c_int, c_void};
 use core::panic::AssertUnwindSafe;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCapsule, PyInt};
+use pyo3::types::PyCapsule;
 use std::panic::catch_unwind;
 use std::sync::RwLock;
-
-/// The capsule name the header prescribes.
-pub(crate) const CAPSULE_NAME: &CStr = c"dlpack_exchange_api";
-
-type SetError = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char);
-type Allocator = unsafe extern "C" fn(
-    *mut DLTensor,
-    *mut *mut DLManagedTensorVersioned,
-    *mut c_void,
-    SetError,
-) -> c_int;
-type FromPy = unsafe extern "C" fn(*mut c_void, *mut *mut DLManagedTensorVersioned) -> c_int;
-type ToPy = unsafe extern "C" fn(*mut DLManagedTensorVersioned, *mut *mut c_void) -> c_int;
-type DlTensorFromPy = unsafe extern "C" fn(*mut c_void, *mut DLTensor) -> c_int;
-type WorkStream = unsafe extern "C" fn(DLDeviceType, i32, *mut *mut c_void) -> c_int;
-
-/// `DLPackExchangeAPIHeader`.
-#[repr(C)]
-#[derive(Debug)]
-pub(crate) struct ApiHeader {
-    version: DLPackVersion,
-    prev_api: *mut ApiHeader,
-}
-
-/// `DLPackExchangeAPI` (DLPack 1.3).
-#[repr(C)]
-#[derive(Debug)]
-pub(crate) struct ExchangeApi {
-    header: ApiHeader,
-    managed_tensor_allocator: Option<Allocator>,
-    managed_tensor_from_py_object_no_sync: Option<FromPy>,
-    managed_tensor_to_py_object_no_sync: Option<ToPy>,
-    dltensor_from_py_object_no_sync: Option<DlTensorFromPy>,
-    current_work_stream: Option<WorkStream>,
-}
-
-#[cfg(target_pointer_width = "64")]
-const _: () = {
-    use core::mem::{offset_of, size_of};
-    assert!(size_of::<ApiHeader>() == 16 && offset_of!(ApiHeader, prev_api) == 8);
-    assert!(size_of::<ExchangeApi>() == 56);
-    assert!(offset_of!(ExchangeApi, managed_tensor_allocator) == 16);
-    assert!(offset_of!(ExchangeApi, managed_tensor_from_py_object_no_sync) == 24);
-    assert!(offset_of!(ExchangeApi, managed_tensor_to_py_object_no_sync) == 32);
-    assert!(offset_of!(ExchangeApi, dltensor_from_py_object_no_sync) == 40);
-    assert!(offset_of!(ExchangeApi, current_work_stream) == 48);
-};
 
 /// The table, shareable across threads: it is immutable and `prev_api` is NULL.
 struct SyncApi(ExchangeApi);
@@ -178,7 +133,7 @@ unsafe extern "C" fn from_py_object(
             .ok_or_else(|| {
                 PyBufferError::new_err(format!(
                     "DLPack exchange API of amrex_rs: {} is not an amrex_rs container",
-                    crate::protocol::type_name(&obj)
+                    type_name(&obj)
                 ))
             })?;
         let tensor = exporter(&obj)?;
@@ -203,7 +158,7 @@ unsafe extern "C" fn to_py_object(
         // SAFETY: the consumer hands us ownership of a managed tensor (the header: "the
         // ownership of the tensor is stolen"); `from_raw` validates it and calls the
         // deleter itself when it refuses.
-        let t = unsafe { ManagedTensor::from_raw(tensor) }.map_err(crate::interop::dlpack_err)?;
+        let t = unsafe { ManagedTensor::from_raw(tensor) }.map_err(dlpack_err)?;
         let obj = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
         // SAFETY: `out_py_object` is a valid place for one pointer (checked); the caller
         // receives the new strong reference.
@@ -272,87 +227,6 @@ unsafe extern "C" fn work_stream(
         unsafe { out_current_stream.write(core::ptr::null_mut()) };
     }
     0
-}
-
-/// The table of `obj`'s type, if it publishes a DLPack 1.x exchange API.
-fn api_of(obj: &Bound<'_, PyAny>) -> Option<*const ExchangeApi> {
-    /// Type address → table address (0: none), for a few types, each kept alive by a
-    /// reference that is never released so its address cannot be reused.
-    struct Cache([AtomicUsize; 16], [AtomicUsize; 16]);
-    static CACHE: Cache = Cache(
-        [const { AtomicUsize::new(0) }; 16],
-        [const { AtomicUsize::new(0) }; 16],
-    );
-    let ty = obj.get_type();
-    let key = ty.as_ptr().addr();
-    if let Some(i) = (0..16).find(|&i| CACHE.0[i].load(Ordering::Acquire) == key) {
-        let v = CACHE.1[i].load(Ordering::Relaxed);
-        return (v != 0).then_some(core::ptr::with_exposed_provenance(v));
-    }
-    let api = ty
-        .getattr(pyo3::intern!(obj.py(), "__dlpack_c_exchange_api__"))
-        .ok()
-        .and_then(|a| {
-            if let Ok(c) = a.cast::<PyCapsule>() {
-                // SAFETY: attached; `c` is a live capsule; a wrong name gives NULL (and an
-                // exception we clear).
-                let p = unsafe { ffi::PyCapsule_GetPointer(c.as_ptr(), CAPSULE_NAME.as_ptr()) };
-                if p.is_null() {
-                    let _ = PyErr::take(obj.py());
-                    None
-                } else {
-                    Some(p.cast::<ExchangeApi>().cast_const())
-                }
-            } else if a.is_instance_of::<PyInt>() {
-                // tvm-ffi publishes the table's address as an int.
-                a.extract::<usize>()
-                    .ok()
-                    .filter(|&v| v != 0)
-                    .map(core::ptr::with_exposed_provenance::<ExchangeApi>)
-            } else {
-                None
-            }
-        })
-        .filter(|&p| {
-            // SAFETY: a published table lives for the process; its header is stable
-            // across versions.
-            unsafe { (*p).header.version.major == 1 }
-        });
-    if let Some(i) = (0..16).find(|&i| CACHE.0[i].load(Ordering::Acquire) == 0) {
-        CACHE.1[i].store(api.map_or(0, |p| p.expose_provenance()), Ordering::Relaxed);
-        // The strong reference this slot owns from now on.
-        let _ = ty.clone().into_ptr();
-        CACHE.0[i].store(key, Ordering::Release);
-    }
-    api
-}
-
-/// Imports `obj` through its type's exchange API; `None` when it has none (the caller
-/// then uses `__dlpack__`).
-pub(crate) fn try_import(obj: &Bound<'_, PyAny>) -> PyResult<Option<ManagedTensor<'static>>> {
-    if obj.is_instance_of::<PyCapsule>() {
-        return Ok(None);
-    }
-    let Some(api) = api_of(obj) else {
-        return Ok(None);
-    };
-    // SAFETY: a published table lives for the process.
-    let Some(f) = (unsafe { (*api).managed_tensor_from_py_object_no_sync }) else {
-        return Ok(None);
-    };
-    let mut out: *mut DLManagedTensorVersioned = core::ptr::null_mut();
-    // SAFETY: attached (GIL held), `obj` is of the type the table came from, `out` is a
-    // valid place for the result.
-    let rc = unsafe { f(obj.as_ptr().cast(), &mut out) };
-    if rc != 0 {
-        return Err(PyErr::take(obj.py()).unwrap_or_else(|| {
-            PyBufferError::new_err("the producer's DLPack exchange API failed without an error")
-        }));
-    }
-    // SAFETY: on success the producer handed us ownership of a managed tensor.
-    unsafe { ManagedTensor::from_raw(out) }
-        .map(Some)
-        .map_err(crate::interop::dlpack_err)
 }
 
 /// `amrex_rs._debug_exchange_exports()`: tensors exported through our C table so far.
