@@ -1,16 +1,18 @@
 //! Element-wise kernels, reductions and batched region copies that run where an arena's
 //! memory lives: CUDA kernels for CUDA device and managed memory, host loops for host
-//! memory (and for the test stand-in [`FakeDeviceArena`](crate::testing::FakeDeviceArena)).
+//! memory (and for the test stand-in `testing::FakeDeviceArena`, feature `testing`).
 //!
 //! The unit of work is a [`Region`]: a 4-D block `(i, j, k, n)` of elements, `i`
 //! contiguous, with element strides for `j`, `k` and `n`. That is exactly a box of
 //! components of an AMReX fab, so containers above this crate translate their boxes into
 //! regions and call the [`Kernels`] of their arena; the kernels know nothing of boxes.
 //!
-//! Results are defined to the bit where the arithmetic allows it: the CUDA kernels are
-//! compiled without fused multiply-add contraction, so every element-wise operation
-//! rounds exactly as the host loops do. Reductions fold in a fixed order for a given
-//! region (deterministic), which on a device is not the host's order.
+//! The CUDA kernels are compiled without fused multiply-add contraction, so that each
+//! element-wise operation is meant to round as the host loops do; no GPU has run them
+//! yet, so that is a design intent, not a measured fact (the tests here compile them
+//! with NVRTC and check the shipped PTX with `ptxas`). Reductions are meant to fold in a
+//! fixed order for a given region, which on a device is not the host's order. HIP and
+//! Level Zero memory has no kernels: their arenas return [`ErrorKind::NoKernels`].
 
 use crate::{Arena, ArenaError, ErrorKind, HostArena};
 use core::ops::{Add, Mul};

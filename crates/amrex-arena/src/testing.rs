@@ -134,13 +134,24 @@ impl Kernels for FakeDeviceArena {
 /// # Panics
 /// On any other error kind.
 pub fn skip_if_unavailable(test: &str, e: &ArenaError) {
-    match e.kind() {
-        ErrorKind::NotCompiled(_)
-        | ErrorKind::LibraryNotFound { .. }
-        | ErrorKind::NoDriver { .. }
-        | ErrorKind::NoDevice(_) => std::eprintln!("skipped {test}: {e}"),
-        _ => panic!("{test}: unexpected error: {e}"),
+    if is_unavailable(e) {
+        std::eprintln!("skipped {test}: {e}");
+    } else {
+        panic!("{test}: unexpected error: {e}");
     }
+}
+
+/// Whether `e` says that the backend is not there (not compiled, library not found, no
+/// driver, no device), rather than that it failed.
+#[must_use]
+pub fn is_unavailable(e: &ArenaError) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NotCompiled(_)
+            | ErrorKind::LibraryNotFound { .. }
+            | ErrorKind::NoDriver { .. }
+            | ErrorKind::NoDevice(_)
+    )
 }
 
 /// Generates one `#[test]` per arena constructor, `#[ignore]`d with the reason given for
@@ -261,8 +272,17 @@ mod tests {
     }
 
     #[test]
-    fn unavailable_backends_skip() {
-        super::skip_if_unavailable("t", &crate::ArenaError::not_compiled(crate::Backend::Hip));
+    fn only_the_no_backend_kinds_count_as_unavailable() {
+        use crate::{ArenaError, Backend, ErrorKind};
+        assert!(super::is_unavailable(&ArenaError::not_compiled(
+            Backend::Hip
+        )));
+        assert!(!super::is_unavailable(&ArenaError::new(
+            ErrorKind::CapacityOverflow
+        )));
+        assert!(!super::is_unavailable(&ArenaError::new(
+            ErrorKind::NoKernels(Backend::Hip)
+        )));
     }
 
     #[test]
