@@ -182,7 +182,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     // A plotfile of the final state (every rank writes its own boxes; yt and AMReX read
     // it), read back on the same ranks.
     let dir = std::env::var("HEAT_PLOTFILE").unwrap_or_else(|_| format!("plt{STEPS:05}"));
-    let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
+    let geom = Geometry::cartesian(domain, [0.0; 3], [1.0; 3])?;
     plotfile::write_single_level_plotfile(
         &dir,
         &phi,

@@ -62,7 +62,7 @@ fn a_huge_box_over_an_empty_data_file_allocates_nothing_big() {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3));
     let ba = BoxArray::from_domain(domain, 4);
     let mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
-    let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
+    let geom = Geometry::cartesian(domain, [0.0; 3], [1.0; 3]).unwrap();
     plotfile::write_single_level_plotfile(&dir, &mf, &["a"], &geom, 0.0, 0).unwrap();
     // Claim ~2e9 cells in the second box and empty the data file.
     let cell_h = dir.join("Level_0/Cell_H");

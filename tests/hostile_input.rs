@@ -300,7 +300,7 @@ fn small_plotfile(name: &str) -> PathBuf {
     let ba = BoxArray::from_domain(domain, 4);
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::ZERO);
     mf.fill(1.5).unwrap();
-    let geom = Geometry::new(domain, [0.0; 3], [1.0; 3]);
+    let geom = Geometry::cartesian(domain, [0.0; 3], [1.0; 3]).unwrap();
     plotfile::write_single_level_plotfile(&dir, &mf, &["a", "b"], &geom, 0.0, 0).unwrap();
     dir
 }

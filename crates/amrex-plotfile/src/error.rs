@@ -7,9 +7,10 @@ use core::fmt;
 use std::path::{Path, PathBuf};
 
 use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::{Geometry, GeometryError};
 use amrex_multifab::CommError;
 
-use crate::header::Geometry;
+use crate::header::HeaderError;
 use crate::nesting;
 use crate::text::ParseError;
 
@@ -32,6 +33,20 @@ pub enum PlotfileError {
         line: usize,
         /// What was expected and found.
         what: String,
+    },
+    /// A `Header`'s numbers make no [`Geometry`]: a coordinate system other than AMReX's
+    /// 0, 1 and 2, a `prob_lo`/`prob_hi` that is NaN, infinite or inverted (`level:
+    /// None`), or a level domain that makes no geometry over them (`level: Some(..)`:
+    /// an empty domain, an RZ or spherical domain of several cells in direction 2).
+    /// `source` names the value.
+    BadGeometry {
+        /// The file.
+        path: PathBuf,
+        /// The level whose domain makes no geometry; `None` for the coordinate system
+        /// and the physical box, which every level shares.
+        level: Option<usize>,
+        /// What is wrong, and the value.
+        source: GeometryError,
     },
     /// The headers and the data disagree (a FAB of another box or size, a short file).
     Invalid {
@@ -137,6 +152,16 @@ impl fmt::Display for PlotfileError {
             Self::Parse { path, line, what } => {
                 write!(f, "{}:{line}: expected {what}", path.display())
             }
+            Self::BadGeometry {
+                path,
+                level: None,
+                source,
+            } => write!(f, "{}: {source}", path.display()),
+            Self::BadGeometry {
+                path,
+                level: Some(level),
+                source,
+            } => write!(f, "{}: level {level}: {source}", path.display()),
             Self::Invalid { path, what } => write!(f, "{}: {what}", path.display()),
             Self::Argument(what) => write!(f, "plotfile writer: {what}"),
             Self::RefRatioNotPositive { level, ratio } => write!(
@@ -163,15 +188,15 @@ impl fmt::Display for PlotfileError {
                 expected,
             } => write!(
                 f,
-                "plotfile writer: level {level} spans {:?}..{:?} (coordinate system {}), but \
-                 level 0 spans {:?}..{:?} (coordinate system {}); every level of a plotfile \
-                 shares level 0's physical domain",
-                found.prob_lo,
-                found.prob_hi,
-                found.coord_sys,
-                expected.prob_lo,
-                expected.prob_hi,
-                expected.coord_sys
+                "plotfile writer: level {level} spans {:?}..{:?} ({} coordinates), but level 0 \
+                 spans {:?}..{:?} ({} coordinates); every level of a plotfile shares level \
+                 0's physical domain",
+                found.prob_lo(),
+                found.prob_hi(),
+                found.coord(),
+                expected.prob_lo(),
+                expected.prob_hi(),
+                expected.coord()
             ),
             Self::BoxOutsideDomain {
                 level,
@@ -222,6 +247,7 @@ impl core::error::Error for PlotfileError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match self {
             Self::Io { source, .. } => Some(source),
+            Self::BadGeometry { source, .. } => Some(source),
             Self::Comm(e) => Some(e),
             _ => None,
         }
@@ -240,6 +266,17 @@ pub(crate) fn parse_err(path: &Path) -> impl FnOnce(ParseError) -> PlotfileError
         path: path.to_path_buf(),
         line: e.line,
         what: e.what,
+    }
+}
+
+pub(crate) fn header_err(path: &Path) -> impl FnOnce(HeaderError) -> PlotfileError + '_ {
+    move |e| match e {
+        HeaderError::Text(e) => parse_err(path)(e),
+        HeaderError::Geometry { level, source } => PlotfileError::BadGeometry {
+            path: path.to_path_buf(),
+            level,
+            source,
+        },
     }
 }
 

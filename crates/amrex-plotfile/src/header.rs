@@ -1,90 +1,36 @@
-//! The plotfile `Header` (AMReX's `WriteGenericPlotfileHeader`) and [`Geometry`].
+//! The plotfile `Header` (AMReX's `WriteGenericPlotfileHeader`) and the level
+//! [`Geometry`]s it records.
 
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 
-use amrex_box::{IndexBox, IntVect};
+use amrex_box::{IndexBox, SPACEDIM};
+use amrex_geometry::{CoordSys, Geometry, GeometryError, RealBox};
 
-use crate::text::{Cursor, PResult, fmt_box, fmt_g};
+use crate::text::{Cursor, ParseError, fmt_box, fmt_g};
 
 /// The `HyperCLaw-V1.1` version string AMReX writes.
 pub const PLOTFILE_VERSION: &str = "HyperCLaw-V1.1";
 
-/// The part of AMReX's `Geometry` a plotfile records: the index domain of a level and
-/// the physical box it covers (cell `i` spans `prob_lo + i*dx .. prob_lo + (i+1)*dx`
-/// relative to the domain's low corner).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Geometry {
-    /// The level's index domain.
-    pub domain: IndexBox,
-    /// Low corner of the physical domain.
-    pub prob_lo: [f64; 3],
-    /// High corner of the physical domain.
-    pub prob_hi: [f64; 3],
-    /// Coordinate system (0 Cartesian, 1 RZ, 2 spherical).
-    pub coord_sys: i32,
+/// Why a `Header`'s text does not make a [`PlotfileHeader`]: its text is not in the
+/// format, or its numbers make no [`Geometry`].
+#[derive(Debug)]
+pub(crate) enum HeaderError {
+    /// Not in the format: the line and what was expected there.
+    Text(ParseError),
+    /// The coordinate system, `prob_lo`/`prob_hi` (`level: None`) or a level's domain
+    /// over them (`level: Some(..)`) make no [`Geometry`].
+    Geometry {
+        level: Option<usize>,
+        source: GeometryError,
+    },
 }
 
-impl Geometry {
-    /// A Cartesian geometry.
-    #[must_use]
-    pub fn new(domain: IndexBox, prob_lo: [f64; 3], prob_hi: [f64; 3]) -> Self {
-        Self {
-            domain,
-            prob_lo,
-            prob_hi,
-            coord_sys: 0,
-        }
-    }
-
-    /// Cell size per direction, `(prob_hi - prob_lo) / ncells` (AMReX's `CellSize()`).
-    #[must_use]
-    pub fn cell_size(&self) -> [f64; 3] {
-        let len = self.domain.length();
-        core::array::from_fn(|d| (self.prob_hi[d] - self.prob_lo[d]) / f64::from(len[d]))
-    }
-
-    /// The same physical domain with the index domain refined by `ratio`.
-    #[must_use]
-    pub fn refine(&self, ratio: IntVect) -> Self {
-        Self {
-            domain: self.domain.refine_iv(ratio),
-            ..*self
-        }
-    }
-
-    /// Physical position of the centre of cell `p`: `prob_lo + (p - domain.lo + 0.5) * dx`
-    /// per direction (AMReX's `Geometry::CellCenter`, which writes `p` for
-    /// `p - domain.lo`: the same when the domain starts at 0, as AMReX's hierarchies do).
-    /// Measured from the domain's low corner, like [`real_box`](Self::real_box) and the
-    /// box extents in a plotfile `Header`, so the centre of a cell is the midpoint of its
-    /// extent there. Points outside the domain extrapolate linearly.
-    #[must_use]
-    pub fn cell_center(&self, p: IntVect) -> [f64; 3] {
-        let dx = self.cell_size();
-        let dlo = self.domain.lo();
-        // In f64: `p - dlo` may not fit an i32.
-        core::array::from_fn(|d| {
-            self.prob_lo[d] + (f64::from(p[d]) - f64::from(dlo[d]) + 0.5) * dx[d]
-        })
-    }
-
-    /// Physical extent `[lo, hi]` per direction of index box `b` (AMReX's
-    /// `RealBox(shift(b, -domain.lo), dx, prob_lo)`).
-    #[must_use]
-    pub fn real_box(&self, b: &IndexBox) -> [[f64; 2]; 3] {
-        let dx = self.cell_size();
-        let dlo = self.domain.lo();
-        core::array::from_fn(|d| {
-            let lo = b.lo()[d] - dlo[d];
-            let hi = b.hi()[d] - dlo[d] + i32::from(b.ix_type().cell_centered_dir(d));
-            [
-                self.prob_lo[d] + dx[d] * f64::from(lo),
-                self.prob_lo[d] + dx[d] * f64::from(hi),
-            ]
-        })
+impl From<ParseError> for HeaderError {
+    fn from(e: ParseError) -> Self {
+        Self::Text(e)
     }
 }
 
@@ -108,7 +54,16 @@ pub struct LevelHeader {
 /// Everything in a plotfile's `Header` file (`HyperCLaw-V1.1`, AMReX's
 /// `WriteGenericPlotfileHeader`). Vectors are per level except `ref_ratio` (one per
 /// coarse level). Lower-dimensional plotfiles (`space_dim` 1 or 2) read with the
-/// missing directions `0..=0` and zero physical extent.
+/// missing directions `0..=0` and zero physical extent (and [`geometry`](Self::geometry)
+/// gives those directions one cell of unit extent, as [`Geometry`] takes 1-D and 2-D
+/// problems).
+///
+/// A parsed header always has a [`geometry`](Self::geometry) for each level: the reader
+/// refuses a coordinate system other than 0, 1 or 2, a non-finite or inverted
+/// `prob_lo`/`prob_hi`, and a level domain that makes no [`Geometry`] over them
+/// ([`PlotfileError::BadGeometry`](crate::PlotfileError::BadGeometry)). Periodicity is
+/// not recorded in a plotfile (AMReX's `WriteGenericPlotfileHeader` writes none), so the
+/// geometries read back are not periodic.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlotfileHeader {
     /// File format, `HyperCLaw-V1.1`.
@@ -133,8 +88,8 @@ pub struct PlotfileHeader {
     pub level_steps: Vec<i64>,
     /// Cell size per level.
     pub cell_sizes: Vec<[f64; 3]>,
-    /// Coordinate system (0 Cartesian).
-    pub coord_sys: i32,
+    /// Coordinate system (written as AMReX's code: 0 Cartesian, 1 RZ, 2 spherical).
+    pub coord_sys: CoordSys,
     /// Boundary width (AMReX writes 0).
     pub bwidth: i32,
     /// Per-level box extents and MultiFab paths.
@@ -148,35 +103,66 @@ impl PlotfileHeader {
         self.levels.len()
     }
 
-    /// The [`Geometry`] of level `lev`: its domain, the plotfile's physical box and
-    /// coordinate system.
+    /// The [`Geometry`] of level `lev`: its domain over the plotfile's physical box, in
+    /// its coordinate system, periodic nowhere (a plotfile does not record periodicity).
+    /// The directions a 1-D or 2-D plotfile lacks span `[0, 1]`, one cell.
     ///
     /// # Panics
-    /// If `lev` is not a level of the plotfile.
+    /// If `lev` is not a level of the plotfile, or if the header's fields were set to
+    /// values that make no geometry (a `prob_hi` below `prob_lo`, say). Headers the
+    /// reader returns have been checked and never panic here.
     #[must_use]
     #[track_caller]
     pub fn geometry(&self, lev: usize) -> Geometry {
-        Geometry {
-            domain: self.domains[lev],
-            prob_lo: self.prob_lo,
-            prob_hi: self.prob_hi,
-            coord_sys: self.coord_sys,
-        }
+        assert!(
+            lev < self.domains.len(),
+            "PlotfileHeader::geometry: level {lev} of a plotfile of {} levels",
+            self.domains.len()
+        );
+        self.try_geometry(lev).unwrap_or_else(|(level, source)| {
+            panic!(
+                "PlotfileHeader::geometry: {}{source}",
+                level.map_or_else(String::new, |l| format!("level {l}: "))
+            )
+        })
+    }
+
+    /// The physical box of the plotfile: `prob_lo ..= prob_hi` in its `space_dim`
+    /// directions, `[0, 1]` in the others.
+    fn prob_domain(&self) -> Result<RealBox, GeometryError> {
+        let dim = self.space_dim.min(SPACEDIM);
+        let lo = core::array::from_fn(|d| if d < dim { self.prob_lo[d] } else { 0.0 });
+        let hi = core::array::from_fn(|d| if d < dim { self.prob_hi[d] } else { 1.0 });
+        RealBox::new(lo, hi)
+    }
+
+    /// [`geometry`](Self::geometry), or why there is none: the physical box
+    /// (`None`) or level `lev`'s domain over it (`Some(lev)`). `lev` is a level.
+    fn try_geometry(&self, lev: usize) -> Result<Geometry, (Option<usize>, GeometryError)> {
+        let rb = self.prob_domain().map_err(|e| (None, e))?;
+        Geometry::new(self.domains[lev], rb, self.coord_sys, [false; SPACEDIM])
+            .map_err(|e| (Some(lev), e))
     }
 
     /// Parses the text of a `Header` file.
-    pub(crate) fn parse_text(text: &str) -> PResult<Self> {
+    ///
+    /// # Errors
+    /// [`HeaderError::Text`] at the first item not in the format, then
+    /// [`HeaderError::Geometry`] if the numbers make no geometry for some level.
+    pub(crate) fn parse_text(text: &str) -> Result<Self, HeaderError> {
         let mut c = Cursor::new(text);
         let version = c.line()?.trim().to_string();
         if !version.starts_with("HyperCLaw") {
-            return Err(c.error(format!(
-                "a plotfile version HyperCLaw-V1.1, found {version:?}"
-            )));
+            return Err(c
+                .error(format!(
+                    "a plotfile version HyperCLaw-V1.1, found {version:?}"
+                ))
+                .into());
         }
         let nvars: usize = c.int("the number of variables")?;
         let rest = c.line()?;
         if !rest.trim().is_empty() {
-            return Err(c.error("a line break after the number of variables"));
+            return Err(c.error("a line break after the number of variables").into());
         }
         let mut var_names = Vec::with_capacity(nvars.min(4096));
         for _ in 0..nvars {
@@ -184,14 +170,18 @@ impl PlotfileHeader {
         }
         let space_dim: usize = c.int("the space dimension")?;
         if !(1..=3).contains(&space_dim) {
-            return Err(c.error(format!("a space dimension 1-3, found {space_dim}")));
+            return Err(c
+                .error(format!("a space dimension 1-3, found {space_dim}"))
+                .into());
         }
         let time = c.real("the time")?;
         let finest_level: usize = c.int("the finest level")?;
         if finest_level > 100 {
-            return Err(c.error(format!(
-                "a finest level of at most 100, found {finest_level}"
-            )));
+            return Err(c
+                .error(format!(
+                    "a finest level of at most 100, found {finest_level}"
+                ))
+                .into());
         }
         let nlev = finest_level + 1;
         let mut prob_lo = [0.0; 3];
@@ -204,13 +194,13 @@ impl PlotfileHeader {
         }
         let ref_ratio = (0..finest_level)
             .map(|_| c.int("a refinement ratio"))
-            .collect::<PResult<Vec<i32>>>()?;
+            .collect::<Result<Vec<i32>, ParseError>>()?;
         let domains = (0..nlev)
             .map(|_| c.index_box(space_dim, "a level domain"))
-            .collect::<PResult<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, ParseError>>()?;
         let level_steps = (0..nlev)
             .map(|_| c.int("a level step"))
-            .collect::<PResult<Vec<i64>>>()?;
+            .collect::<Result<Vec<i64>, ParseError>>()?;
         let mut cell_sizes = Vec::with_capacity(nlev);
         for _ in 0..nlev {
             let mut dx = [0.0; 3];
@@ -219,13 +209,18 @@ impl PlotfileHeader {
             }
             cell_sizes.push(dx);
         }
-        let coord_sys = c.int("the coordinate system")?;
+        let coord_sys = CoordSys::from_int(c.int("the coordinate system")?).map_err(|source| {
+            HeaderError::Geometry {
+                level: None,
+                source,
+            }
+        })?;
         let bwidth = c.int("the boundary width")?;
         let mut levels = Vec::with_capacity(nlev);
         for lev in 0..nlev {
             let level: usize = c.int("a level number")?;
             if level != lev {
-                return Err(c.error(format!("level {lev}, found level {level}")));
+                return Err(c.error(format!("level {lev}, found level {level}")).into());
             }
             let nboxes: usize = c.int("a number of boxes")?;
             let time = c.real("a level time")?;
@@ -241,10 +236,12 @@ impl PlotfileHeader {
             }
             let mf_path = c.word("the level's MultiFab path")?.to_string();
             if !crate::fs::confined(&mf_path) {
-                return Err(c.error(format!(
-                    "a MultiFab path inside the plotfile (relative, without `..`), found \
+                return Err(c
+                    .error(format!(
+                        "a MultiFab path inside the plotfile (relative, without `..`), found \
                      {mf_path:?}"
-                )));
+                    ))
+                    .into());
             }
             levels.push(LevelHeader {
                 level,
@@ -254,7 +251,7 @@ impl PlotfileHeader {
                 mf_path,
             });
         }
-        Ok(Self {
+        let header = Self {
             version,
             var_names,
             space_dim,
@@ -269,7 +266,13 @@ impl PlotfileHeader {
             coord_sys,
             bwidth,
             levels,
-        })
+        };
+        for lev in 0..nlev {
+            header
+                .try_geometry(lev)
+                .map_err(|(level, source)| HeaderError::Geometry { level, source })?;
+        }
+        Ok(header)
     }
 }
 
@@ -314,7 +317,7 @@ impl fmt::Display for PlotfileHeader {
             }
             s.push('\n');
         }
-        let _ = writeln!(s, "{}", self.coord_sys);
+        let _ = writeln!(s, "{}", self.coord_sys.to_int());
         let _ = writeln!(s, "{}", self.bwidth);
         for l in &self.levels {
             let _ = writeln!(s, "{} {} {}", l.level, l.grids.len(), g(l.time));
@@ -332,6 +335,8 @@ impl fmt::Display for PlotfileHeader {
 
 #[cfg(test)]
 mod tests {
+    use amrex_box::IntVect;
+
     use super::*;
 
     const TWO_LEVEL: &str = "HyperCLaw-V1.1\n2\ndensity\nenergy\n3\n2.5\n1\n0 0 0 \n1 0.5 0.25 \n2 \n\
@@ -356,8 +361,9 @@ mod tests {
         assert_eq!(h.to_string(), TWO_LEVEL);
         let geom = h.geometry(1);
         assert_eq!(geom.cell_size(), h.cell_sizes[1]);
+        assert_eq!(geom.coord(), CoordSys::Cartesian);
         let b = IndexBox::new(IntVect::new(16, 8, 4), IntVect::new(23, 15, 11));
-        assert_eq!(geom.real_box(&b), h.levels[1].grids[0]);
+        assert_eq!(geom.box_extent(&b), h.levels[1].grids[0]);
     }
 
     #[test]
@@ -372,15 +378,62 @@ mod tests {
         );
         assert_eq!(h.prob_lo, [-1.0, -1.0, 0.0]);
         assert_eq!(h.to_string(), text);
+        // The geometry gives the missing direction one cell over [0, 1].
+        let g = h.geometry(0);
+        assert_eq!(g.domain(), h.domains[0]);
+        assert_eq!(
+            (g.prob_lo(), g.prob_hi()),
+            ([-1.0, -1.0, 0.0], [1.0, 1.0, 1.0])
+        );
+        assert_eq!(g.cell_size(), [0.25, 0.5, 1.0]);
     }
 
     #[test]
     fn reports_the_line_of_a_bad_item() {
+        let text_error = |t: &str| match PlotfileHeader::parse_text(t) {
+            Err(HeaderError::Text(e)) => e,
+            other => panic!("{other:?}"),
+        };
         let bad = TWO_LEVEL.replace("3 6 \n", "3 x \n");
-        let e = PlotfileHeader::parse_text(&bad).unwrap_err();
+        let e = text_error(&bad);
         assert_eq!(e.line, 12, "{e:?}");
         assert!(e.what.contains("level step"), "{e:?}");
-        let e = PlotfileHeader::parse_text("something else\n").unwrap_err();
+        let e = text_error("something else\n");
         assert_eq!(e.line, 2);
+    }
+
+    #[test]
+    fn refuses_numbers_that_make_no_geometry() {
+        use amrex_geometry::{GeometryErrorKind as K, Side};
+        let geometry_error = |t: &str| match PlotfileHeader::parse_text(t) {
+            Err(HeaderError::Geometry { level, source }) => (level, source.kind()),
+            other => panic!("{other:?}"),
+        };
+        // The coordinate system line (the first "0\n0\n" is coord_sys then bwidth).
+        let bad = TWO_LEVEL.replacen("\n0\n0\n", "\n3\n0\n", 1);
+        assert_eq!(geometry_error(&bad), (None, K::UnknownCoordSys(3)));
+        let bad = TWO_LEVEL.replacen("\n1 0.5 0.25 \n", "\n1 nan 0.25 \n", 1);
+        assert_eq!(
+            geometry_error(&bad),
+            (
+                None,
+                K::NanCoordinate {
+                    side: Side::Hi,
+                    dir: 1
+                }
+            )
+        );
+        // RZ takes one cell in z; level 0 has 8.
+        let bad = TWO_LEVEL.replacen("\n0\n0\n", "\n1\n0\n", 1);
+        assert_eq!(
+            geometry_error(&bad),
+            (
+                Some(0),
+                K::CurvilinearThirdDirection {
+                    coord: CoordSys::Rz,
+                    cells: 8
+                }
+            )
+        );
     }
 }

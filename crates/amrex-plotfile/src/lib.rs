@@ -21,13 +21,19 @@
 //! rank on many —, native doubles, valid cells only), the `Header` and `Cell_H` formatted
 //! like AMReX's (numbers as C++ streams print them).
 //!
+//! A level's geometry is `amrex-geometry`'s [`Geometry`] (re-exported here with
+//! [`RealBox`] and [`CoordSys`]): the writer takes one per level, the reader gives them
+//! back ([`PlotfileHeader::geometry`]). The `Header` records its domain, physical box,
+//! cell sizes and coordinate system, not its periodicity.
+//!
 //! # Distrust on both sides
 //!
 //! - The reader treats every file as hostile: every box and ghost width it parses passes
 //!   the `i32` index-space rule ([`IndexBox::check_index_space`]),
 //!   the FABs' data must lie inside the data files and not overlap before anything is
-//!   allocated, and the `Header`'s MultiFab paths must stay inside the plotfile
-//!   directory.
+//!   allocated, the `Header`'s MultiFab paths must stay inside the plotfile
+//!   directory, and its coordinate system, `prob_lo`/`prob_hi` and level domains must
+//!   make a [`Geometry`] for every level ([`PlotfileError::BadGeometry`] otherwise).
 //! - The writer refuses a hierarchy that yt, VisIt or AMReX would misread, before it
 //!   creates a file: a refinement ratio that disagrees with the level domains
 //!   ([`PlotfileError::RefRatioMismatch`]), levels on different physical domains
@@ -52,8 +58,9 @@
 //!         *v = 1e4 * n as f64 + f64::from(i) + 0.01 * f64::from(j) + 1e-4 * f64::from(k)
 //!     });
 //! }
-//! let geom = Geometry::new(domain, [0.0; 3], [1.0, 0.5, 0.5]);
-//! assert_eq!(geom.cell_center(IntVect::new(3, 0, 7)), [0.21875, 0.03125, 0.46875]);
+//! // 16 x 8 x 8 cells over [0, 1] x [0, 0.5] x [0, 0.5], Cartesian, not periodic.
+//! let geom = Geometry::cartesian(domain, [0.0; 3], [1.0, 0.5, 0.5])?;
+//! assert_eq!(geom.cell_centre(IntVect::new(3, 0, 7)), [0.21875, 0.03125, 0.46875]);
 //! let dir = std::env::temp_dir().join(format!("amrex_rs_doc_plt_{}", std::process::id()));
 //! plotfile::write_single_level_plotfile(&dir, &mf, &["phi", "psi"], &geom, 0.5, 10)?;
 //!
@@ -61,6 +68,7 @@
 //! assert_eq!(plt.header.var_names, ["phi", "psi"]);
 //! assert_eq!((plt.header.time, plt.header.level_steps[0]), (0.5, 10));
 //! assert_eq!(plt.header.domains[0], domain);
+//! assert_eq!(plt.header.geometry(0), geom);
 //! let back = &plt.levels[0];                // ghost cells are not written
 //! assert_eq!(back.box_array(), &ba);
 //! assert_eq!(back.sum(1..2, 0).unwrap(), mf.sum(1..2, 0).unwrap());
@@ -107,8 +115,9 @@ mod text;
 mod vismf;
 mod write;
 
+pub use amrex_geometry::{CoordSys, Geometry, GeometryError, GeometryErrorKind, RealBox};
 pub use error::PlotfileError;
-pub use header::{Geometry, LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
+pub use header::{LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 pub use parallel::{DEFAULT_NFILES, nfiles, set_nfiles};
 pub use read::{
     Plotfile, read_level, read_level_on, read_level_with, read_multifab, read_multifab_on,

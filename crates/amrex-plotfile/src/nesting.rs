@@ -4,8 +4,8 @@
 //!
 //! For level `l` on geometry `geoms[l]`, with `r = ref_ratio[l - 1]`:
 //! 1. `r >= 1` in every direction;
-//! 2. `geoms[l].domain` is `geoms[l - 1].domain` refined by `r` (corners computed in
-//!    `i64`, so no domain can overflow the check);
+//! 2. `geoms[l].domain()` is `geoms[l - 1].domain()` refined by `r` (corners computed
+//!    in `i64`, so no domain can overflow the check);
 //! 3. `geoms[l]` has level 0's physical box and coordinate system (the `Header` records
 //!    level 0's only);
 //! 4. every box (of cells: a nodal box counts the cells it encloses) lies in the domain;
@@ -19,10 +19,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use amrex_box::{IndexBox, IndexType, IntVect};
+use amrex_geometry::Geometry;
 use amrex_multifab::BoxArray;
 
 use crate::error::PlotfileError;
-use crate::header::Geometry;
 
 /// The corners `(lo * r, (hi + 1) * r - 1)` of cell box `b` refined by `r`, in `i64`.
 pub(crate) fn refined_corners(b: &IndexBox, r: IntVect) -> ([i64; 3], [i64; 3]) {
@@ -64,13 +64,14 @@ pub(crate) fn check_hierarchy(
 ) -> Result<(), PlotfileError> {
     let mut coarser: Option<BoxArray> = None;
     for (level, (ba, geom)) in bas.iter().zip(geoms).enumerate() {
-        let domain = geom.domain.convert(IndexType::CELL);
+        // A `Geometry`'s domain is cell-centred.
+        let domain = geom.domain();
         if level > 0 {
             let ratio = ref_ratio[level - 1];
             if !ratio.all_ge(IntVect::UNIT) {
                 return Err(PlotfileError::RefRatioNotPositive { level, ratio });
             }
-            let coarse = geoms[level - 1].domain.convert(IndexType::CELL);
+            let coarse = geoms[level - 1].domain();
             let (lo, hi) = refined_corners(&coarse, ratio);
             let (flo, fhi) = (domain.lo(), domain.hi());
             if (0..3).any(|d| i64::from(flo[d]) != lo[d] || i64::from(fhi[d]) != hi[d]) {
@@ -82,10 +83,7 @@ pub(crate) fn check_hierarchy(
                 });
             }
             let g0 = &geoms[0];
-            if geom.prob_lo != g0.prob_lo
-                || geom.prob_hi != g0.prob_hi
-                || geom.coord_sys != g0.coord_sys
-            {
+            if geom.real_box() != g0.real_box() || geom.coord() != g0.coord() {
                 return Err(PlotfileError::ProbDomainMismatch {
                     level,
                     found: Box::new(*geom),
@@ -100,7 +98,7 @@ pub(crate) fn check_hierarchy(
                     level,
                     index,
                     bx: ba.get(index),
-                    domain: geom.domain,
+                    domain,
                 });
             }
         }

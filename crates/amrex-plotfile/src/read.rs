@@ -10,7 +10,7 @@ use std::path::Path;
 
 use amrex_multifab::{BoxArray, Communicator, DistributionMapping, MultiFab};
 
-use crate::error::{PlotfileError, invalid, io_err, parse_err};
+use crate::error::{PlotfileError, header_err, invalid, io_err, parse_err};
 use crate::fs::{confined, read_text, with_suffix};
 use crate::header::PlotfileHeader;
 use crate::parallel;
@@ -20,9 +20,11 @@ impl PlotfileHeader {
     /// Parses the text of a `Header` file (errors name the file `Header`).
     ///
     /// # Errors
-    /// [`PlotfileError::Parse`] with the line and what was expected.
+    /// [`PlotfileError::Parse`] with the line and what was expected;
+    /// [`PlotfileError::BadGeometry`] if the coordinate system, the physical box or a
+    /// level domain make no [`Geometry`](crate::Geometry).
     pub fn parse(text: &str) -> Result<Self, PlotfileError> {
-        Self::parse_text(text).map_err(parse_err(Path::new("Header")))
+        Self::parse_text(text).map_err(header_err(Path::new("Header")))
     }
 }
 
@@ -60,11 +62,12 @@ impl Plotfile {
 /// Reads a plotfile's `Header`.
 ///
 /// # Errors
-/// [`PlotfileError::Io`] or [`PlotfileError::Parse`].
+/// [`PlotfileError::Io`], [`PlotfileError::Parse`], or [`PlotfileError::BadGeometry`]
+/// for numbers that make no [`Geometry`](crate::Geometry).
 pub fn read_plotfile_header(dir: impl AsRef<Path>) -> Result<PlotfileHeader, PlotfileError> {
     let path = dir.as_ref().join("Header");
     let text = read_text(&path)?;
-    PlotfileHeader::parse_text(&text).map_err(parse_err(&path))
+    PlotfileHeader::parse_text(&text).map_err(header_err(&path))
 }
 
 /// Which boxes of a MultiFab on disk this process reads, and over which communicator the
@@ -101,7 +104,7 @@ pub fn read_plotfile_header_on(
 ) -> Result<PlotfileHeader, PlotfileError> {
     let path = dir.as_ref().join("Header");
     let text = parallel::read_text_on(comm, &path)?;
-    PlotfileHeader::parse_text(&text).map_err(parse_err(&path))
+    PlotfileHeader::parse_text(&text).map_err(header_err(&path))
 }
 
 /// Reads a whole plotfile (every level into a [`MultiFab`] on the host).

@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 
 use amrex_arena::HostAccessible;
 use amrex_box::IntVect;
+use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, Communicator, FabArray};
 
 use crate::error::{PlotfileError, invalid, io_err};
 use crate::fs::{with_suffix, write_text};
-use crate::header::{Geometry, LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
+use crate::header::{LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 use crate::nesting;
 use crate::parallel::{self, nfiles};
 use crate::vismf::{self, FabOnDisk, RealDescriptor, VisMfHeader};
@@ -314,7 +315,7 @@ pub fn write_multifab<A: HostAccessible>(
 
 /// AMReX's `WriteSingleLevelPlotfile(dir, mf, var_names, geom, time, step)`: the valid
 /// cells of `mf` (ghost cells are not written) with one name per component. Its boxes
-/// must lie in `geom.domain` and not overlap.
+/// must lie in `geom.domain()` and not overlap.
 ///
 /// # Errors
 /// As [`write_multi_level_plotfile`].
@@ -377,6 +378,12 @@ fn check_plot_args<A: HostAccessible>(
 /// `steps[l]`, refined from level `l - 1` by `ref_ratio[l - 1]` (the Header records
 /// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
 /// of the same names are overwritten.
+///
+/// The `Header` records what AMReX's `WriteGenericPlotfileHeader` records of a
+/// [`Geometry`]: level 0's `prob_lo` and `prob_hi`, each level's domain and cell size,
+/// each box's physical extent ([`Geometry::box_extent`]) and the coordinate system as
+/// AMReX's code (0 Cartesian, 1 RZ, 2 spherical). Periodicity has no place in a
+/// plotfile and is not written.
 ///
 /// The hierarchy is checked before anything is created, so a file that yt or AMReX
 /// would misread is never written: every level's domain is the coarser level's refined
@@ -472,7 +479,7 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
                 .box_array()
                 .boxes()
                 .iter()
-                .map(|b| geoms[lev].real_box(b))
+                .map(|b| geoms[lev].box_extent(b))
                 .collect(),
             mf_path: format!("Level_{lev}/Cell"),
         })
@@ -483,13 +490,13 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
         space_dim: 3,
         time,
         finest_level: nlev - 1,
-        prob_lo: geoms[0].prob_lo,
-        prob_hi: geoms[0].prob_hi,
+        prob_lo: geoms[0].prob_lo(),
+        prob_hi: geoms[0].prob_hi(),
         ref_ratio: ref_ratio[..nlev - 1].iter().map(|r| r[0]).collect(),
-        domains: geoms.iter().map(|g| g.domain).collect(),
+        domains: geoms.iter().map(Geometry::domain).collect(),
         level_steps: steps.to_vec(),
         cell_sizes: geoms.iter().map(Geometry::cell_size).collect(),
-        coord_sys: geoms[0].coord_sys,
+        coord_sys: geoms[0].coord(),
         bwidth: 0,
         levels,
     };

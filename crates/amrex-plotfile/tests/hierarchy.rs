@@ -154,11 +154,11 @@ proptest! {
         // cell (which breaks nesting or the domain unless a coarse box is there).
         let fine: Vec<IndexBox> =
             fine_regions.iter().map(|b| b.refine_iv(ratio).shift_iv(IntVect::from(shift))).collect();
-        let g0 = Geometry::new(domain0(), [0.0; 3], [1.0, 0.5, 0.25]);
+        let g0 = Geometry::cartesian(domain0(), [0.0; 3], [1.0, 0.5, 0.25]).unwrap();
         let domain_ratio = if domain_ratio_differs { ratio + IntVect::new(1, 0, 0) } else { ratio };
-        let geoms = [g0, g0.refine(domain_ratio)];
+        let geoms = [g0, g0.refine(domain_ratio).unwrap()];
         let levels = [coarse, fine];
-        let expected = oracle(&levels, &[geoms[0].domain, geoms[1].domain], ratio);
+        let expected = oracle(&levels, &[geoms[0].domain(), geoms[1].domain()], ratio);
         let mfs = [mf(&levels[0]), mf(&levels[1])];
         let dir = scratch().join(format!("case-{case:016x}"));
         let _ = std::fs::remove_dir_all(&dir);

@@ -95,7 +95,7 @@ fn domain() -> IndexBox {
 }
 
 fn geom() -> Geometry {
-    Geometry::new(domain(), [0.0; 3], [1.0, 0.75, 0.5])
+    Geometry::cartesian(domain(), [0.0; 3], [1.0, 0.75, 0.5]).unwrap()
 }
 
 /// Scratch directories: rank 0 names one (its pid keeps concurrent runs apart) and
@@ -270,7 +270,7 @@ fn multi_level_and_nfiles(c: &Communicator, s: &Scratch) {
     let l0 = filled(&ba0, &DistributionMapping::new(&ba0), 0);
     let l1 = filled(&ba1, &DistributionMapping::new(&ba1), 1);
     let g0 = geom();
-    let geoms = [g0, g0.refine(IntVect::splat(2))];
+    let geoms = [g0, g0.refine(IntVect::splat(2)).unwrap()];
     // Two files for however many ranks: ranks share them, appending in turn.
     plotfile::set_nfiles(2);
     let dir = s.dir("plt_two");

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_multifab::{BoxArray, DistributionMapping, HostArena, MultiFab, Tiling};
 use amrex_plotfile::{
-    self as plotfile, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
+    self as plotfile, CoordSys, Geometry, PlotfileError, PlotfileHeader, RealDescriptor,
+    VisMfHeader,
 };
 
 /// The reference plotfiles (`shared/` sits beside the repository); `None` when they are
@@ -54,7 +55,7 @@ fn domain0() -> IndexBox {
 }
 
 fn geom0() -> Geometry {
-    Geometry::new(domain0(), [0.0; 3], [1.0, 0.5, 0.25])
+    Geometry::cartesian(domain0(), [0.0; 3], [1.0, 0.5, 0.25]).unwrap()
 }
 
 /// Level-1 boxes of `plt_two_level`: level-0 cells (8..23, 4..11, 2..5) refined by 2.
@@ -132,14 +133,14 @@ fn reads_amrex_single_level_plotfile() {
     assert_eq!(h.domains, [domain0()]);
     assert_eq!(h.level_steps, [7]);
     assert_eq!(h.cell_sizes, [[0.03125; 3]]);
-    assert_eq!((h.coord_sys, h.bwidth), (0, 0));
+    assert_eq!((h.coord_sys, h.bwidth), (CoordSys::Cartesian, 0));
     assert_eq!(h.geometry(0), geom0());
     let ba = BoxArray::from_domain(domain0(), 8);
     assert_eq!(ba.len(), 8);
     let l0 = &h.levels[0];
     assert_eq!((l0.level, l0.time, l0.step), (0, 1.5, 7));
     assert_eq!(l0.mf_path, "Level_0/Cell");
-    let grids: Vec<_> = ba.boxes().iter().map(|b| geom0().real_box(b)).collect();
+    let grids: Vec<_> = ba.boxes().iter().map(|b| geom0().box_extent(b)).collect();
     assert_eq!(l0.grids, grids);
     assert_eq!(l0.grids[1], [[0.25, 0.5], [0.0, 0.25], [0.0, 0.25]]);
     check_cell_header(&plt.cell_headers[0], &ba, 0);
@@ -161,7 +162,7 @@ fn reads_amrex_two_level_plotfile() {
     assert_eq!(h.domains, [domain0(), domain0().refine(2)]);
     assert_eq!(h.level_steps, [3, 6]);
     assert_eq!(h.cell_sizes, [[0.03125; 3], [0.015625; 3]]);
-    assert_eq!(h.geometry(1), geom0().refine(IntVect::splat(2)));
+    assert_eq!(h.geometry(1), geom0().refine(IntVect::splat(2)).unwrap());
     let bas = [
         BoxArray::from_domain(domain0(), 8),
         BoxArray::from_domain(level1_region(), 8),
@@ -173,7 +174,7 @@ fn reads_amrex_two_level_plotfile() {
         let grids: Vec<_> = ba
             .boxes()
             .iter()
-            .map(|b| h.geometry(lev).real_box(b))
+            .map(|b| h.geometry(lev).box_extent(b))
             .collect();
         assert_eq!(l.grids, grids, "level {lev}");
         check_cell_header(&plt.cell_headers[lev], ba, lev);
@@ -286,7 +287,7 @@ fn writes_two_level_plotfile_like_amrex() {
         BoxArray::from_domain(level1_region(), 8),
     ];
     let mfs = [reference_mf(&bas[0], 0, 0), reference_mf(&bas[1], 1, 1)];
-    let geoms = [geom0(), geom0().refine(IntVect::splat(2))];
+    let geoms = [geom0(), geom0().refine(IntVect::splat(2)).unwrap()];
     let plt = dir.join("plt_two_level");
     plotfile::write_multi_level_plotfile(
         &plt,
@@ -505,19 +506,19 @@ fn header_text_round_trips_without_files() {
         space_dim: 3,
         time: 0.1,
         finest_level: 0,
-        prob_lo: geom.prob_lo,
-        prob_hi: geom.prob_hi,
+        prob_lo: geom.prob_lo(),
+        prob_hi: geom.prob_hi(),
         ref_ratio: vec![],
-        domains: vec![geom.domain],
+        domains: vec![geom.domain()],
         level_steps: vec![42],
         cell_sizes: vec![geom.cell_size()],
-        coord_sys: 0,
+        coord_sys: CoordSys::Cartesian,
         bwidth: 0,
         levels: vec![plotfile::LevelHeader {
             level: 0,
             time: 0.1,
             step: 42,
-            grids: vec![geom.real_box(&geom.domain)],
+            grids: vec![geom.box_extent(&geom.domain())],
             mf_path: "Level_0/Cell".into(),
         }],
     };
@@ -559,7 +560,7 @@ fn two_levels() -> ([MultiFab; 2], [Geometry; 2]) {
     ];
     (
         [reference_mf(&bas[0], 0, 0), reference_mf(&bas[1], 1, 0)],
-        [geom0(), geom0().refine(IntVect::splat(2))],
+        [geom0(), geom0().refine(IntVect::splat(2)).unwrap()],
     )
 }
 
@@ -599,7 +600,7 @@ fn writer_refuses_ratios_that_disagree_with_the_level_domains() {
     );
     // A fine level on another physical box: the Header records level 0's only.
     let mut moved = geoms;
-    moved[1].prob_hi = [2.0, 0.5, 0.25];
+    moved[1] = Geometry::cartesian(moved[1].domain(), [0.0; 3], [2.0, 0.5, 0.25]).unwrap();
     let e = refusal(&dir, "prob", &[&m0, &m1], &moved, &[IntVect::splat(2)]);
     assert!(
         matches!(e, PlotfileError::ProbDomainMismatch { level: 1, .. }),
@@ -619,11 +620,12 @@ fn writer_refuses_boxes_outside_the_domain() {
     let ba = BoxArray::from_domain(domain0(), 8);
     let mf = reference_mf(&ba, 0, 0);
     // The geometry covers only x < 16: box 2 is the first with cells beyond.
-    let half = Geometry::new(
+    let half = Geometry::cartesian(
         IndexBox::new(IntVect::ZERO, IntVect::new(15, 15, 7)),
         [0.0; 3],
         [0.5, 0.5, 0.25],
-    );
+    )
+    .unwrap();
     let e = refusal(&dir, "half", &[&mf], &[half], &[]);
     assert_eq!(
         e.to_string(),
@@ -815,36 +817,38 @@ fn geometry_cell_centres() {
     // Runs under Miri too: arithmetic only.
     let g = geom0();
     assert_eq!(g.cell_size(), [0.03125; 3]);
-    assert_eq!(g.cell_center(IntVect::ZERO), [0.015625; 3]);
+    assert_eq!(g.cell_centre(IntVect::ZERO), [0.015625; 3]);
     assert_eq!(
-        g.cell_center(IntVect::new(31, 15, 7)),
+        g.cell_centre(IntVect::new(31, 15, 7)),
         [1.0 - 0.015625, 0.5 - 0.015625, 0.25 - 0.015625]
     );
     // prob_lo + (i + 0.5) * dx, per direction, for a domain starting at 0.
-    let g = Geometry::new(
+    let g = Geometry::cartesian(
         IndexBox::new(IntVect::ZERO, IntVect::new(9, 4, 0)),
         [-1.0, 2.0, 0.0],
         [1.5, 3.0, 4.0],
-    );
+    )
+    .unwrap();
     let p = IntVect::new(3, 2, 0);
     let dx = g.cell_size();
     assert_eq!(dx, [0.25, 0.2, 4.0]);
     assert_eq!(
-        g.cell_center(p),
+        g.cell_centre(p),
         [-1.0 + 3.5 * dx[0], 2.0 + 2.5 * dx[1], 0.5 * dx[2]]
     );
     // The centre of a cell is the midpoint of its extent, also on a domain that does not
     // start at 0 (both measured from the domain's low corner, as the Header is) and on a
     // refined level.
-    let shifted = Geometry::new(
+    let shifted = Geometry::cartesian(
         IndexBox::new(IntVect::new(-4, 10, 3), IntVect::new(11, 17, 6)),
         [0.0, -1.0, 10.0],
         [2.0, 1.0, 11.0],
-    );
-    for g in [shifted, shifted.refine(IntVect::new(2, 4, 1))] {
-        for p in [g.domain.lo(), g.domain.hi(), IntVect::new(0, 12, 4)] {
-            let ext = g.real_box(&IndexBox::new(p, p));
-            let c = g.cell_center(p);
+    )
+    .unwrap();
+    for g in [shifted, shifted.refine(IntVect::new(2, 4, 1)).unwrap()] {
+        for p in [g.domain().lo(), g.domain().hi(), IntVect::new(0, 12, 4)] {
+            let ext = g.box_extent(&IndexBox::new(p, p));
+            let c = g.cell_centre(p);
             for d in 0..3 {
                 assert!(
                     (c[d] - 0.5 * (ext[d][0] + ext[d][1])).abs() < 1e-14,
@@ -854,7 +858,7 @@ fn geometry_cell_centres() {
         }
     }
     assert_eq!(
-        shifted.cell_center(shifted.domain.lo()),
+        shifted.cell_centre(shifted.domain().lo()),
         [0.0625, -0.875, 10.125]
     );
 }

@@ -12,7 +12,8 @@ use crate::multifab::PyMultiFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::ToDlpack;
 use amrex_plotfile::{
-    self as plotfile, Geometry, PlotfileError, PlotfileHeader, RealDescriptor, VisMfHeader,
+    self as plotfile, Geometry, GeometryError, PlotfileError, PlotfileHeader, RealDescriptor,
+    VisMfHeader,
 };
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyValueError};
@@ -457,12 +458,24 @@ impl PyPlotfile {
     }
 }
 
-fn geometry(domain: IndexBox, prob_lo: (f64, f64, f64), prob_hi: (f64, f64, f64)) -> Geometry {
-    Geometry::new(
+/// The non-periodic Cartesian geometry of `domain` over `prob_lo ..= prob_hi`;
+/// `ValueError` for corners or a domain that make none (NaN, `prob_hi <= prob_lo`, an
+/// empty domain).
+fn geometry(
+    domain: IndexBox,
+    prob_lo: (f64, f64, f64),
+    prob_hi: (f64, f64, f64),
+) -> PyResult<Geometry> {
+    Geometry::cartesian(
         domain,
         [prob_lo.0, prob_lo.1, prob_lo.2],
         [prob_hi.0, prob_hi.1, prob_hi.2],
     )
+    .map_err(geometry_err)
+}
+
+fn geometry_err(e: GeometryError) -> PyErr {
+    PyValueError::new_err(e.to_string())
 }
 
 /// `write_single_level_plotfile(dir, mf, var_names, domain=None, prob_lo=(0, 0, 0),
@@ -483,7 +496,7 @@ pub(crate) fn write_single_level_plotfile(
 ) -> PyResult<()> {
     let host = mf.host()?;
     let domain = domain.map_or_else(|| host.box_array().minimal_box(), |b| b.0);
-    let geom = geometry(domain, prob_lo, prob_hi);
+    let geom = geometry(domain, prob_lo, prob_hi)?;
     plotfile::write_single_level_plotfile(&dir, host, &var_names, &geom, time, step).map_err(pf_err)
 }
 
@@ -529,10 +542,10 @@ pub(crate) fn write_multi_level_plotfile(
         )?,
         prob_lo,
         prob_hi,
-    );
+    )?;
     let mut geoms = vec![geom];
     for r in ratios.iter().take(mfs.len() - 1) {
-        geom = geom.refine(*r);
+        geom = geom.refine(*r).map_err(geometry_err)?;
         geoms.push(geom);
     }
     let steps = steps.unwrap_or_else(|| vec![0; mfs.len()]);
