@@ -8,7 +8,7 @@
 
 use crate::dlpack::common::{Dims, Export, dlpack_err};
 use crate::dlpack::export::{DlpackSource, ExportCount};
-use crate::dlpack::import::{import, to_numpy, to_xp};
+use crate::dlpack::import::{Sharing, import, to_numpy, to_xp};
 use crate::dlpack::install;
 use crate::geometry::{PyBox, int_vect_of};
 use amrex_array4::{Array4, Array4Mut};
@@ -231,14 +231,14 @@ impl PyArray4 {
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.borrow().export()?;
-        to_numpy(slf.as_any(), &src, copy, order)
+        to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     /// An array of the module matching the device.
     #[pyo3(signature = (copy=false, order="F"))]
     fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.borrow().export()?;
-        to_xp(slf.as_any(), &src, copy, order)
+        to_xp(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     fn __repr__(&self) -> String {

@@ -13,13 +13,14 @@ use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::arena::{copier_of, dyn_copier, import_arena, is_host, not_on_device, settle};
 use crate::dlpack::common::{DeviceCopier, Export, dlpack_err};
 use crate::dlpack::export::{DlpackSource, ExportCount};
-use crate::dlpack::import::{import, to_numpy};
+use crate::dlpack::import::{Sharing, import, to_numpy};
 use crate::dlpack::install;
 use crate::error::fab_err;
 use crate::geometry::{PyBox, int_vect_of};
 use crate::views::SharedView;
 use amrex_arena::kernels::{Kernels, Reduce, Region, Unary, region_ptr};
 use amrex_arena::{AnyArena, HostArena};
+use amrex_array4::Access;
 use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect, component_range};
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{DLDeviceType, Device};
@@ -99,7 +100,7 @@ impl PyFab {
             arena,
             full: FullExport(None),
         };
-        this.full = FullExport(this.export_box(0, None, None, false).ok());
+        this.full = FullExport(this.export_box(0, None, None, Access::Writable).ok());
         this
     }
 
@@ -216,7 +217,7 @@ impl PyFab {
             return f.to_host().map_err(new_err);
         }
         settle(&self.arena)?;
-        let e = self.export(0, None, false)?;
+        let e = self.export(0, None, Access::Writable)?;
         let mut out =
             BaseFab::try_new_in(self.fab_box(), self.ncomp_(), HostArena).map_err(new_err)?;
         let dst = out.as_mut_slice().map_err(fab_err)?;
@@ -232,11 +233,11 @@ impl PyFab {
         &self,
         start: usize,
         count: Option<usize>,
-        read_only: bool,
+        access: Access,
     ) -> PyResult<Export<'static>> {
         match self.full.0 {
-            Some(e) if start == 0 && count.is_none() && !read_only => Ok(e),
-            _ => self.export_box(start, count, None, read_only),
+            Some(e) if start == 0 && count.is_none() && access == Access::Writable => Ok(e),
+            _ => self.export_box(start, count, None, access),
         }
     }
 
@@ -246,7 +247,7 @@ impl PyFab {
         start: usize,
         count: Option<usize>,
         sub: Option<IndexBox>,
-        read_only: bool,
+        access: Access,
     ) -> PyResult<Export<'static>> {
         let layout = on_fab!(&self.fab, f => f.tensor_layout()).map_err(dlpack_err)?;
         let fab_box = self.fab_box();
@@ -294,7 +295,7 @@ impl PyFab {
             dtype: amrex_dlpack_core::DataType::F64,
             shape: crate::dlpack::common::Dims::new(&shape),
             strides: crate::dlpack::common::Dims::new(&strides),
-            read_only: read_only || self.is_read_only(),
+            read_only: access == Access::ReadOnly || self.is_read_only(),
             copier: dyn_copier(&self.arena),
         })
     }
@@ -308,9 +309,9 @@ impl PyFab {
         start: usize,
         count: Option<usize>,
         sub: Option<IndexBox>,
-        ro: bool,
+        access: Access,
     ) -> PyResult<SharedView> {
-        let e = slf.borrow().export_box(start, count, sub, ro)?;
+        let e = slf.borrow().export_box(start, count, sub, access)?;
         // SAFETY: the fab's buffer lives as long as the fab object, which the view holds,
         // and no Python method reallocates it.
         Ok(unsafe { SharedView::new(slf.as_any(), e, None) })
@@ -324,7 +325,7 @@ impl DlpackSource for PyFab {
     ) -> PyResult<R> {
         let this = slf.try_borrow()?;
         settle(&this.arena)?;
-        f(&this.export(0, None, false)?, None)
+        f(&this.export(0, None, Access::Writable)?, None)
     }
 }
 
@@ -419,7 +420,13 @@ impl PyFab {
         num_comps: Option<usize>,
         r#box: Option<PyRef<'_, PyBox>>,
     ) -> PyResult<SharedView> {
-        Self::view(slf, start_comp, num_comps, r#box.map(|b| b.0), false)
+        Self::view(
+            slf,
+            start_comp,
+            num_comps,
+            r#box.map(|b| b.0),
+            Access::Writable,
+        )
     }
 
     /// Read-only (`READ_ONLY`) zero-copy DLPack view; arguments as `array`.
@@ -430,7 +437,13 @@ impl PyFab {
         num_comps: Option<usize>,
         r#box: Option<PyRef<'_, PyBox>>,
     ) -> PyResult<SharedView> {
-        Self::view(slf, start_comp, num_comps, r#box.map(|b| b.0), true)
+        Self::view(
+            slf,
+            start_comp,
+            num_comps,
+            r#box.map(|b| b.0),
+            Access::ReadOnly,
+        )
     }
 
     /// An `Array4` (global indices) over this fab's memory, zero-copy (host-accessible
@@ -443,7 +456,7 @@ impl PyFab {
             }
             settle(&this.arena)?;
         }
-        let view = Self::view(slf, 0, None, None, false)?;
+        let view = Self::view(slf, 0, None, None, Access::Writable)?;
         let lo = slf.borrow().fab_box().small_end();
         let view = Bound::new(slf.py(), view)?;
         crate::array4::PyArray4::adopt(view.as_any(), (lo.x(), lo.y(), lo.z()))
@@ -451,7 +464,7 @@ impl PyFab {
 
     /// `(device_type, device_id)` of the memory, as DLPack's `__dlpack_device__`.
     fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
-        Ok(self.export(0, None, false)?.device_tuple())
+        Ok(self.export(0, None, Access::Writable)?.device_tuple())
     }
 
     /// A NumPy view `(ncomp, nz, ny, nx)`, or `(nx, ny, nz, ncomp)` with `order="F"`.
@@ -461,15 +474,15 @@ impl PyFab {
         copy: bool,
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let src = slf.borrow().export(0, None, false)?;
-        to_numpy(slf.as_any(), &src, copy, order)
+        let src = slf.borrow().export(0, None, Access::Writable)?;
+        to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     /// An array of the module matching the device (NumPy, CuPy or dpnp).
     #[pyo3(signature = (copy=false, order="F"))]
     fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
-        let src = slf.borrow().export(0, None, false)?;
-        crate::dlpack::import::to_xp(slf.as_any(), &src, copy, order)
+        let src = slf.borrow().export(0, None, Access::Writable)?;
+        crate::dlpack::import::to_xp(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     /// Value at global `(i, j, k)`, component `n`.

@@ -4,6 +4,8 @@
 
 use crate::dlpack::common::{DeviceCopier, Export};
 use crate::dlpack::export::{DlpackSource, ExportCount, live_exports};
+use crate::dlpack::import::Sharing;
+use amrex_array4::Access;
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::prelude::*;
 
@@ -46,7 +48,7 @@ static HOST_COPIER: HostCopier = HostCopier;
 
 impl DebugDeviceArray {
     fn export(&self) -> Export<'static> {
-        let mut e = Export::slice(&self.data, false);
+        let mut e = Export::slice(&self.data, Access::Writable);
         e.device = self.device;
         e.host_accessible = self.device.is_host_accessible();
         e.copier = Some(&HOST_COPIER);
@@ -88,7 +90,7 @@ impl DebugDeviceArray {
     /// A NumPy view (host-accessible devices) or a host copy.
     fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.get().export();
-        crate::dlpack::import::to_numpy(slf.as_any(), &src, copy, "C")
+        crate::dlpack::import::to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), "C")
     }
 }
 

@@ -11,7 +11,7 @@
 use crate::arena::{PyArena, arena_arg, arena_err};
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
-use crate::dlpack::import::{Tensor, to_xp};
+use crate::dlpack::import::{Sharing, Tensor, to_xp};
 use crate::error::fab_err;
 use crate::geometry::int_vect_of;
 use crate::mfiter::PyMfi;
@@ -60,6 +60,15 @@ macro_rules! either {
 }
 
 mod subscript;
+
+/// The Python keyword `ghosts=` (a bool, as in pyAMReX).
+fn ghosts_of(ghosts: bool) -> Ghosts {
+    if ghosts {
+        Ghosts::Include
+    } else {
+        Ghosts::Exclude
+    }
+}
 
 /// Components `comp..comp+nc` checked by the library's component rule.
 fn check_comps(ncomp: usize, comp: usize, nc: usize) -> PyResult<()> {
@@ -132,12 +141,7 @@ impl PyMultiFab {
     }
 
     /// Zero-copy tensors of every local box.
-    fn tensors(&self, ghosts: bool) -> Vec<Tensor> {
-        let ghosts = if ghosts {
-            Ghosts::Include
-        } else {
-            Ghosts::Exclude
-        };
+    fn tensors(&self, ghosts: Ghosts) -> Vec<Tensor> {
         match &self.store {
             // SAFETY: Python code holds the GIL while it reads or writes the arrays and
             // while this MultiFab's methods run, so the sharing the function warns about
@@ -275,10 +279,14 @@ impl PyMultiFab {
     /// order of `to_xp`.
     #[pyo3(signature = (ghosts=false))]
     fn boxes(&self, ghosts: bool) -> Vec<Corners> {
+        let ghosts = ghosts_of(ghosts);
         either!(self, m => (0..m.local_size())
             .map(|l| {
                 let g = m.global_index(l);
-                corners(if ghosts { m.fabbox(g) } else { m.box_of(g) })
+                corners(match ghosts {
+                    Ghosts::Include => m.fabbox(g),
+                    Ghosts::Exclude => m.box_of(g),
+                })
             })
             .collect())
     }
@@ -316,12 +324,12 @@ impl PyMultiFab {
         copy: bool,
         order: &str,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.tensors(ghosts)
+        self.tensors(ghosts_of(ghosts))
             .into_iter()
             .map(|t| {
                 let obj = Bound::new(py, t)?;
                 let src = obj.get().export()?;
-                to_xp(obj.as_any(), &src, copy, order)
+                to_xp(obj.as_any(), &src, Sharing::copy_if(copy), order)
             })
             .collect()
     }
@@ -336,12 +344,12 @@ impl PyMultiFab {
         copy: bool,
         order: &str,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.tensors(ghosts)
+        self.tensors(ghosts_of(ghosts))
             .into_iter()
             .map(|t| {
                 let obj = Bound::new(py, t)?;
                 let src = obj.get().export()?;
-                crate::dlpack::import::to_numpy(obj.as_any(), &src, copy, order)
+                crate::dlpack::import::to_numpy(obj.as_any(), &src, Sharing::copy_if(copy), order)
             })
             .collect()
     }

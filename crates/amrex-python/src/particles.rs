@@ -19,6 +19,7 @@ use crate::dlpack::export::ExportCount;
 use crate::views::SharedView;
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StridedLayout, StructOfArrays, idcpu};
 use amrex_arena::{AnyArena, Arena};
+use amrex_array4::Access;
 use amrex_dlpack_core::DlpackElement;
 use amrex_podvector::PodVector;
 use bytemuck::AnyBitPattern;
@@ -116,7 +117,7 @@ fn particle_cpu(idcpu: u64) -> i32 {
     idcpu::cpu(idcpu)
 }
 
-fn layout_export(l: &StridedLayout, read_only: bool, arena: &AnyArena) -> Export<'static> {
+fn layout_export(l: &StridedLayout, access: Access, arena: &AnyArena) -> Export<'static> {
     Export {
         data: l.data(),
         device: l.device(),
@@ -124,8 +125,17 @@ fn layout_export(l: &StridedLayout, read_only: bool, arena: &AnyArena) -> Export
         dtype: l.dtype(),
         shape: Dims::new(l.shape()),
         strides: Dims::new(l.strides()),
-        read_only,
+        read_only: access == Access::ReadOnly,
         copier: dyn_copier(arena),
+    }
+}
+
+/// The Python keyword `readonly=` (a bool, as in pyAMReX).
+fn access_of(readonly: bool) -> Access {
+    if readonly {
+        Access::ReadOnly
+    } else {
+        Access::Writable
     }
 }
 
@@ -168,11 +178,15 @@ impl PyAos {
         }
     }
 
-    fn view(slf: &Bound<'_, Self>, l: PyResult<StridedLayout>, ro: bool) -> PyResult<SharedView> {
+    fn view(
+        slf: &Bound<'_, Self>,
+        l: PyResult<StridedLayout>,
+        access: Access,
+    ) -> PyResult<SharedView> {
         let this = slf.borrow();
         let arena = this.arena();
         settle(&arena)?;
-        let e = layout_export(&l?, ro, &arena);
+        let e = layout_export(&l?, access, &arena);
         // SAFETY: the particles live in this object's vector, which is not reallocated
         // while the view (holding one count) lives.
         Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
@@ -310,14 +324,14 @@ impl PyAos {
     fn field(slf: &Bound<'_, Self>, name: &str, readonly: bool) -> PyResult<SharedView> {
         let kind = field_kind(name)?;
         let l = on!(Aos, &slf.borrow().aos, a => a.field_layout(kind)).map_err(dlpack_err);
-        Self::view(slf, l, readonly)
+        Self::view(slf, l, access_of(readonly))
     }
 
     /// Zero-copy `(n, 5)` view of positions and reals.
     #[pyo3(signature = (readonly=false))]
     fn real_block(slf: &Bound<'_, Self>, readonly: bool) -> PyResult<SharedView> {
         let l = on!(Aos, &slf.borrow().aos, a => a.real_block_layout()).map_err(dlpack_err);
-        Self::view(slf, l, readonly)
+        Self::view(slf, l, access_of(readonly))
     }
 
     fn __repr__(&self) -> String {
@@ -371,6 +385,17 @@ fn soa_to_host<A: Arena>(s: &StructOfArrays<2, 1, A>) -> PyResult<StructOfArrays
     Ok(h)
 }
 
+/// One component vector of a struct of arrays.
+#[derive(Clone, Copy, Debug)]
+enum SoaComponent {
+    /// Real component `i`.
+    Real(usize),
+    /// Int component `i`.
+    Int(usize),
+    /// The packed id/cpu words.
+    IdCpu,
+}
+
 /// AMReX `StructOfArrays<2, 1>`: an idcpu vector, 2 real and 1 int component vectors,
 /// plus components added at run time.
 #[pyclass(module = "amrex_rs", name = "StructOfArrays_2_1")]
@@ -396,16 +421,16 @@ impl PySoa {
         Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
     }
 
-    /// The export of real component `i`, int component `i` or (`None`) the idcpu words.
-    fn component_export(&self, kind: Option<(bool, usize)>) -> PyResult<Export<'static>> {
+    /// The export of one component vector.
+    fn component_export(&self, which: SoaComponent) -> PyResult<Export<'static>> {
         let arena = self.arena();
-        on!(Soa, &self.soa, s => match kind {
-            None => Ok(pod_export(s.idcpu(), &arena)),
-            Some((true, i)) => s
+        on!(Soa, &self.soa, s => match which {
+            SoaComponent::IdCpu => Ok(pod_export(s.idcpu(), &arena)),
+            SoaComponent::Real(i) => s
                 .get_real(i)
                 .map(|v| pod_export(v, &arena))
                 .ok_or_else(|| PyIndexError::new_err("real component out of range")),
-            Some((false, i)) => s
+            SoaComponent::Int(i) => s
                 .get_int(i)
                 .map(|v| pod_export(v, &arena))
                 .ok_or_else(|| PyIndexError::new_err("int component out of range")),
@@ -491,19 +516,19 @@ impl PySoa {
 
     /// Writable zero-copy view of real component `i`.
     fn real(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(Some((true, i)))?;
+        let e = slf.borrow().component_export(SoaComponent::Real(i))?;
         Self::view(slf, e)
     }
 
     /// Writable zero-copy view of int component `i`.
     fn int(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(Some((false, i)))?;
+        let e = slf.borrow().component_export(SoaComponent::Int(i))?;
         Self::view(slf, e)
     }
 
     /// Writable zero-copy view of the packed id/cpu words.
     fn idcpu(slf: &Bound<'_, Self>) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(None)?;
+        let e = slf.borrow().component_export(SoaComponent::IdCpu)?;
         Self::view(slf, e)
     }
 

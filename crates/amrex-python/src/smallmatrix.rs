@@ -8,9 +8,10 @@
 
 use crate::dlpack::common::{Export, dlpack_err};
 use crate::dlpack::export::{DlpackSource, ExportCount};
-use crate::dlpack::import::{import, to_numpy, to_xp};
+use crate::dlpack::import::{Sharing, import, to_numpy, to_xp};
 use crate::dlpack::install;
 use crate::views::SharedView;
+use amrex_array4::Access;
 use amrex_dlpack_capsule::Imported;
 use amrex_smallmatrix::{ColumnMajor, RowMajor, SmallMatrix};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -95,7 +96,7 @@ macro_rules! small_matrix_impl {
             fn export(&self) -> Export<'static> {
                 let (shape, strides) = SmallMatrix::<f64, $r, $c, $order, $start>::dlpack_layout()
                     .unwrap_or(([$r, $c], [1, $r]));
-                Export::host(self.m.as_ptr(), &shape, &strides, false)
+                Export::host(self.m.as_ptr(), &shape, &strides, Access::Writable)
             }
 
             fn locate(&self, idx: &Bound<'_, PyAny>) -> PyResult<(usize, usize)> {
@@ -352,14 +353,14 @@ macro_rules! small_matrix_impl {
             #[pyo3(signature = (copy=false))]
             fn to_numpy<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().export();
-                to_numpy(slf.as_any(), &src, copy, "C")
+                to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), "C")
             }
 
             /// As `to_numpy` (host memory).
             #[pyo3(signature = (copy=false))]
             fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().export();
-                to_xp(slf.as_any(), &src, copy, "C")
+                to_xp(slf.as_any(), &src, Sharing::copy_if(copy), "C")
             }
 
             fn __repr__(&self) -> String {

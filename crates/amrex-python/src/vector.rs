@@ -14,7 +14,7 @@
 use crate::arena::{PyArena, arena_arg, arena_err, dyn_copier, import_arena, is_host, settle};
 use crate::dlpack::common::{Dims, Export, dlpack_err};
 use crate::dlpack::export::{DlpackSource, ExportCount};
-use crate::dlpack::import::{import, to_numpy};
+use crate::dlpack::import::{Sharing, import, to_numpy};
 use crate::dlpack::install;
 use amrex_arena::{AnyArena, Arena};
 use amrex_dlpack_capsule::Imported;
@@ -505,7 +505,7 @@ macro_rules! pod_vector {
                 order: &str,
             ) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().core.export();
-                to_numpy(slf.as_any(), &src, copy, order)
+                to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), order)
             }
 
             /// An array of the module matching the memory (NumPy for host memory, CuPy
@@ -517,7 +517,7 @@ macro_rules! pod_vector {
                 order: &str,
             ) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().core.export();
-                crate::dlpack::import::to_xp(slf.as_any(), &src, copy, order)
+                crate::dlpack::import::to_xp(slf.as_any(), &src, Sharing::copy_if(copy), order)
             }
 
             /// NumPy's `__array__`, so `np.asarray(v)` is a zero-copy view.
@@ -528,7 +528,12 @@ macro_rules! pod_vector {
                 copy: Option<bool>,
             ) -> PyResult<Bound<'py, PyAny>> {
                 let src = slf.borrow().core.export();
-                let arr = to_numpy(slf.as_any(), &src, copy.unwrap_or(false), "C")?;
+                let arr = to_numpy(
+                    slf.as_any(),
+                    &src,
+                    Sharing::copy_if(copy.unwrap_or(false)),
+                    "C",
+                )?;
                 match dtype {
                     Some(d) => arr.call_method1("astype", (d,)),
                     None => Ok(arr),

@@ -7,7 +7,7 @@
 
 use crate::dlpack::common::Export;
 use crate::dlpack::export::{DlpackSource, ExportCount, ExportGuard};
-use crate::dlpack::import::{to_numpy, to_xp};
+use crate::dlpack::import::{Sharing, to_numpy, to_xp};
 use crate::dlpack::install;
 use pyo3::prelude::*;
 
@@ -113,13 +113,23 @@ impl SharedView {
         copy: bool,
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
-        to_numpy(slf.as_any(), &slf.get().export, copy, order)
+        to_numpy(
+            slf.as_any(),
+            &slf.get().export,
+            Sharing::copy_if(copy),
+            order,
+        )
     }
 
     /// An array of the module matching the device.
     #[pyo3(signature = (copy=false, order="C"))]
     fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
-        to_xp(slf.as_any(), &slf.get().export, copy, order)
+        to_xp(
+            slf.as_any(),
+            &slf.get().export,
+            Sharing::copy_if(copy),
+            order,
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 //! the mapping of DLPack refusals to Python exceptions, and a small cache of Python
 //! objects by address ([`PtrCache`]).
 
+use amrex_array4::Access;
 use amrex_dlpack_core::{DataType, Device, DlpackElement, DlpackError, ErrorKind};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -74,12 +75,12 @@ pub(crate) struct Export<'c> {
 }
 
 impl Export<'_> {
-    /// A host tensor of `T`.
+    /// A host tensor of `T`; with [`Access::ReadOnly`] consumers must not write.
     pub(crate) fn host<T: DlpackElement>(
         data: *const T,
         shape: &[i64],
         strides: &[i64],
-        read_only: bool,
+        access: Access,
     ) -> Self {
         Self {
             data: data.cast_mut().cast(),
@@ -88,14 +89,14 @@ impl Export<'_> {
             dtype: T::DTYPE,
             shape: Dims::new(shape),
             strides: Dims::new(strides),
-            read_only,
+            read_only: access == Access::ReadOnly,
             copier: None,
         }
     }
 
     /// A compact rank-1 host tensor over a slice.
-    pub(crate) fn slice<T: DlpackElement>(s: &[T], read_only: bool) -> Self {
-        Self::host(s.as_ptr(), &[s.len() as i64], &[1], read_only)
+    pub(crate) fn slice<T: DlpackElement>(s: &[T], access: Access) -> Self {
+        Self::host(s.as_ptr(), &[s.len() as i64], &[1], access)
     }
 
     pub(crate) fn num_elements(&self) -> usize {

@@ -137,10 +137,20 @@ struct CopyOwner {
     _live: LiveToken,
 }
 
+/// Which capsule a consumer gets: `max_version` below 1.0 (or none) asks for a legacy
+/// `"dltensor"`, 1.0 or newer for a `"dltensor_versioned"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CapsuleKind {
+    /// `DLManagedTensor` in a `"dltensor"` capsule.
+    Legacy,
+    /// `DLManagedTensorVersioned` (version 1.3) in a `"dltensor_versioned"` capsule.
+    Versioned,
+}
+
 /// The parsed, validated arguments of `__dlpack__`.
 #[derive(Clone, Copy, Debug)]
 struct Request {
-    versioned: bool,
+    capsule: CapsuleKind,
     device: Option<Device>,
     copy: Option<bool>,
     stream: Option<i64>,
@@ -226,7 +236,11 @@ fn parse(
     };
     let stream = stream.map(|s| int_of(s, "stream")).transpose()?;
     Ok(Request {
-        versioned,
+        capsule: if versioned {
+            CapsuleKind::Versioned
+        } else {
+            CapsuleKind::Legacy
+        },
         device,
         copy,
         stream,
@@ -341,9 +355,9 @@ pub(crate) unsafe fn dlpack_protocol(
             let spec = shared_spec(src, device);
             // SAFETY: the keep-alive holds `owner`, which keeps the memory valid (caller),
             // and the export count that forbids reallocation while the tensor lives.
-            unsafe { wrap(owner.py(), keep_alive(owner, count), &spec, req.versioned) }
+            unsafe { wrap(owner.py(), keep_alive(owner, count), &spec, req.capsule) }
         }
-        Plan::HostCopy(device) => copied(owner.py(), src, device, req.versioned, |dst| {
+        Plan::HostCopy(device) => copied(owner.py(), src, device, req.capsule, |dst| {
             if let Some(copier) = src.copier {
                 copier.settle()?;
             }
@@ -358,7 +372,7 @@ pub(crate) unsafe fn dlpack_protocol(
                     src.device
                 ))
             })?;
-            copied(owner.py(), src, Device::CPU, req.versioned, |dst| {
+            copied(owner.py(), src, Device::CPU, req.capsule, |dst| {
                 copier.copy_to_host(src, dst)
             })
         }
@@ -369,7 +383,7 @@ fn copied(
     py: Python<'_>,
     src: &Export,
     device: Device,
-    versioned: bool,
+    kind: CapsuleKind,
     fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
 ) -> PyResult<Py<PyAny>> {
     let shape = src.shape.as_slice();
@@ -402,7 +416,7 @@ fn copied(
     };
     // SAFETY: the Vec's heap buffer moves with the owner without moving, holds the compact
     // elements, and only the consumer accesses it.
-    unsafe { wrap(py, owner, &spec, versioned) }
+    unsafe { wrap(py, owner, &spec, kind) }
 }
 
 /// Builds the managed tensor and its capsule.
@@ -413,18 +427,21 @@ unsafe fn wrap<O: Send + 'static>(
     py: Python<'_>,
     owner: O,
     spec: &TensorSpec<'_>,
-    versioned: bool,
+    kind: CapsuleKind,
 ) -> PyResult<Py<PyAny>> {
-    let capsule = if versioned {
-        // SAFETY: forwarded from the caller.
-        let tensor = unsafe { ManagedTensor::from_owner(owner, spec) };
-        // SAFETY: attached to the interpreter (we hold `py`).
-        unsafe { versioned_into_capsule(tensor) }
-    } else {
-        // SAFETY: forwarded from the caller.
-        let tensor = unsafe { LegacyManagedTensor::from_owner(owner, spec) };
-        // SAFETY: attached to the interpreter (we hold `py`).
-        unsafe { legacy_into_capsule(tensor) }
+    let capsule = match kind {
+        CapsuleKind::Versioned => {
+            // SAFETY: forwarded from the caller.
+            let tensor = unsafe { ManagedTensor::from_owner(owner, spec) };
+            // SAFETY: attached to the interpreter (we hold `py`).
+            unsafe { versioned_into_capsule(tensor) }
+        }
+        CapsuleKind::Legacy => {
+            // SAFETY: forwarded from the caller.
+            let tensor = unsafe { LegacyManagedTensor::from_owner(owner, spec) };
+            // SAFETY: attached to the interpreter (we hold `py`).
+            unsafe { legacy_into_capsule(tensor) }
+        }
     };
     match capsule {
         // SAFETY: a new strong reference from PyCapsule_New.

@@ -42,12 +42,29 @@ fn import_xp<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyModule>>
     })
 }
 
+/// Whether `to_numpy` / `to_xp` hand out the exporter's memory itself or a copy of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// A zero-copy view (`copy=False`); refused where the array module cannot see the
+    /// memory.
+    View,
+    /// A copy the array owns (`copy=True`).
+    Copy,
+}
+
+impl Sharing {
+    /// The Python keyword `copy=`.
+    pub(crate) fn copy_if(copy: bool) -> Self {
+        if copy { Self::Copy } else { Self::View }
+    }
+}
+
 /// `to_numpy(copy, order)` for any exporter: a zero-copy NumPy view (or a copy), with
 /// `order="F"` reversing the axes (AMReX's `(i, j, k, n)` order for fabs).
 pub(crate) fn to_numpy<'py>(
     obj: &Bound<'py, PyAny>,
     src: &Export,
-    copy: bool,
+    sharing: Sharing,
     order: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
@@ -63,8 +80,11 @@ pub(crate) fn to_numpy<'py>(
     let np = py.import("numpy")?;
     let arr = if src.host_accessible {
         let arr = np.call_method1("from_dlpack", (obj,))?;
-        if copy { arr.call_method0("copy")? } else { arr }
-    } else if copy {
+        match sharing {
+            Sharing::Copy => arr.call_method0("copy")?,
+            Sharing::View => arr,
+        }
+    } else if sharing == Sharing::Copy {
         let kwargs = PyDict::new(py);
         kwargs.set_item("device", "cpu")?;
         kwargs.set_item("copy", true)?;
@@ -84,16 +104,16 @@ pub(crate) fn to_numpy<'py>(
 pub(crate) fn to_xp<'py>(
     obj: &Bound<'py, PyAny>,
     src: &Export,
-    copy: bool,
+    sharing: Sharing,
     order: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let name = xp_name(src.device, src.host_accessible);
     if name == "numpy" {
-        return to_numpy(obj, src, copy, order);
+        return to_numpy(obj, src, sharing, order);
     }
     let xp = import_xp(obj.py(), name)?;
     let mut arr = xp.call_method1("from_dlpack", (obj,))?;
-    if copy {
+    if sharing == Sharing::Copy {
         arr = arr.call_method0("copy")?;
     }
     match order {
@@ -439,14 +459,14 @@ impl Tensor {
         order: &str,
     ) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.get().export()?;
-        to_numpy(slf.as_any(), &src, copy, order)
+        to_numpy(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     /// An array of the module that matches the device (NumPy, CuPy or dpnp).
     #[pyo3(signature = (copy=false, order="C"))]
     fn to_xp<'py>(slf: &Bound<'py, Self>, copy: bool, order: &str) -> PyResult<Bound<'py, PyAny>> {
         let src = slf.get().export()?;
-        to_xp(slf.as_any(), &src, copy, order)
+        to_xp(slf.as_any(), &src, Sharing::copy_if(copy), order)
     }
 
     fn __len__(&self) -> usize {
