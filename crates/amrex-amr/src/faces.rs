@@ -1,0 +1,113 @@
+//! `average_down_faces`: coarse faces from the fine faces on them (AMReX's
+//! `amrex::average_down_faces` in `AMReX_MultiFabUtil`).
+
+use amrex_box::IntVect;
+use amrex_multifab::{CopyOp, MultiFab, Periodicity};
+
+use crate::check;
+use crate::error::{AmrError, AmrErrorKind, Operand};
+use crate::kernels;
+use crate::level::{Plan, coarsen_into};
+
+/// The checks `average_down_faces` and `average_down_nodal` share: ratio, index types,
+/// component counts, ghost widths (`ngcrse` in the coarse data, `ngcrse · ratio` in the
+/// fine data), fine boxes that coarsen.
+pub(crate) fn check_staggered(
+    op: &'static str,
+    fine: &MultiFab,
+    crse: &MultiFab,
+    ratio: IntVect,
+    ngcrse: IntVect,
+) -> Result<(), AmrError> {
+    check::ratio(op, ratio)?;
+    check::same_type(op, fine, crse)?;
+    if fine.ncomp() != crse.ncomp() {
+        return Err(AmrError::new(
+            op,
+            AmrErrorKind::ComponentCountMismatch {
+                fine: fine.ncomp(),
+                crse: crse.ncomp(),
+            },
+        ));
+    }
+    check::ghost(op, Operand::Crse, ngcrse, crse.n_grow())?;
+    check::ghost(op, Operand::Fine, ngcrse * ratio, fine.n_grow())?;
+    check::coarsenable(op, fine.box_array(), ratio)
+}
+
+/// Every coarse face normal to the one nodal direction `d` of the data becomes the mean
+/// of the `r₁ · r₂` fine faces on it (the ratios of the two other directions), every
+/// component, over the coarse boxes grown by `ngcrse` (AMReX's
+/// `average_down_faces(fine, crse, ratio, ngcrse)`): the flux through a coarse face is
+/// the sum of the fluxes through its fine faces.
+///
+/// Call it once per direction for the three face MultiFabs of a staggered field. Any
+/// BoxArrays and distributions: the means are computed on the coarsened fine BoxArray
+/// and `ParallelCopy`'d (ghost width `ngcrse` on both sides) unless `crse` already has
+/// that BoxArray and the fine distribution. Faces on the boundary of two coarse boxes
+/// get the value of whichever copy comes last, which is the same value when both are
+/// covered by fine data.
+///
+/// ```
+/// use amrex_amr::average_down_faces;
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
+///
+/// // x-faces of 8³ fine cells and of their 4³ coarse cells.
+/// let xface = IndexType::new(true, false, false);
+/// let cells = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
+/// let fba = cells.convert(xface);
+/// let cba = cells.coarsen(IntVect::splat(2)).convert(xface);
+/// let mut fine = MultiFab::new(&fba, &DistributionMapping::single(&fba), 1, IntVect::ZERO);
+/// fine.array_mut_at(0).for_each_mut(fba.get(0), |i, j, k, _n, v| *v = f64::from(i + j + k));
+/// let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
+///
+/// average_down_faces(&fine, &mut crse, 2, 0)?;
+/// // Coarse x-face (1, 1, 1) is fine x-face 2 with j, k in 2..=3: mean 2 + 2.5 + 2.5.
+/// assert_eq!(crse.value_at(IntVect::splat(1), 0), Some(7.0));
+/// # Ok::<(), amrex_amr::AmrError>(())
+/// ```
+///
+/// # Errors
+/// Nothing is written when any of these is returned:
+/// [`BadRatio`](AmrErrorKind::BadRatio);
+/// [`IndexTypeMismatch`](AmrErrorKind::IndexTypeMismatch), or
+/// [`WrongIndexType`](AmrErrorKind::WrongIndexType) unless exactly one direction is
+/// nodal; [`ComponentCountMismatch`](AmrErrorKind::ComponentCountMismatch);
+/// [`GhostTooWide`](AmrErrorKind::GhostTooWide) when `crse` has fewer than `ngcrse`
+/// ghost cells or `fine` fewer than `ngcrse · ratio`;
+/// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable); [`Copy`](AmrErrorKind::Copy).
+pub fn average_down_faces(
+    fine: &MultiFab,
+    crse: &mut MultiFab,
+    ratio: impl Into<IntVect>,
+    ngcrse: impl Into<IntVect>,
+) -> Result<(), AmrError> {
+    const OP: &str = "average_down_faces";
+    let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
+    let typ = fine.box_array().ix_type();
+    let nodal: usize = (0..3).filter(|&d| typ.node_centered_dir(d)).count();
+    check::ratio(OP, ratio)?;
+    check::same_type(OP, fine, crse)?;
+    if nodal != 1 {
+        return Err(AmrError::new(
+            OP,
+            AmrErrorKind::WrongIndexType {
+                expected: "face-centred (nodal in exactly one direction)",
+                found: typ,
+            },
+        ));
+    }
+    check_staggered(OP, fine, crse, ratio, ngcrse)?;
+    let dir = (0..3)
+        .find(|&d| typ.node_centered_dir(d))
+        .expect("one nodal direction (checked)");
+    let plan = Plan {
+        ng: ngcrse,
+        dst_ng: ngcrse,
+        period: Periodicity::non_periodic(),
+        op: CopyOp::Copy,
+    };
+    coarsen_into(OP, fine, crse, 0..fine.ncomp(), ratio, &plan, |c, f, bx| {
+        kernels::faces(c, f, bx, ratio, dir);
+    })
+}

@@ -1,0 +1,242 @@
+//! Interpolation from a coarse level onto a fine one, AMReX's `Interpolater` family
+//! (`AMReX_Interpolater`): the [`Interpolater`] trait and its five implementations, each
+//! in a file of its own.
+//!
+//! An interpolater works on one fab at a time: given the coarse data (an [`Array4`]
+//! that covers [`Interpolater::coarse_box`] of the fine region) it fills a region of a
+//! fine fab (an [`Array4Mut`]). Gathering the coarse data from a coarse MultiFab
+//! (AMReX's `FillPatch`) is not built yet.
+
+use amrex_array4::{Array4, Array4Mut};
+use amrex_box::{IndexBox, IndexType, IntVect};
+use amrex_geometry::Geometry;
+
+use crate::check;
+use crate::error::{AmrError, AmrErrorKind, Operand};
+
+mod cell_bilinear;
+mod cell_cons;
+mod face_linear;
+mod node_bilinear;
+mod pc;
+
+pub use cell_bilinear::CellBilinear;
+pub use cell_cons::CellConsLinear;
+pub use face_linear::FaceLinear;
+pub use node_bilinear::NodeBilinear;
+pub use pc::PcInterp;
+
+/// Which components an interpolation reads and writes: `count` components from
+/// `crse` in the coarse data go to `count` components from `fine` in the fine data
+/// (AMReX's `crse_comp`, `fine_comp`, `ncomp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Comps {
+    /// The first coarse component.
+    pub crse: usize,
+    /// The first fine component.
+    pub fine: usize,
+    /// How many components.
+    pub count: usize,
+}
+
+impl Comps {
+    /// `count` components from `crse` to `count` components from `fine`.
+    #[must_use]
+    pub const fn new(crse: usize, fine: usize, count: usize) -> Self {
+        Self { crse, fine, count }
+    }
+
+    /// The first `count` components of both.
+    #[must_use]
+    pub const fn first(count: usize) -> Self {
+        Self::new(0, 0, count)
+    }
+}
+
+/// The index types an [`Interpolater`] takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Centring {
+    /// Any index type.
+    Any,
+    /// Cell-centred data.
+    Cell,
+    /// Nodal data (nodal in every direction).
+    Node,
+    /// Face data (nodal in exactly one direction).
+    Face,
+}
+
+impl Centring {
+    /// `true` if data of index type `typ` has this centring.
+    #[must_use]
+    pub fn admits(self, typ: IndexType) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Cell => typ.cell_centered(),
+            Self::Node => typ.node_centered(),
+            Self::Face => (0..3).filter(|&d| typ.node_centered_dir(d)).count() == 1,
+        }
+    }
+
+    /// The centring in words, for error messages.
+    #[must_use]
+    pub const fn describe(self) -> &'static str {
+        match self {
+            Self::Any => "any",
+            Self::Cell => "cell-centred",
+            Self::Node => "nodal",
+            Self::Face => "face-centred (nodal in exactly one direction)",
+        }
+    }
+}
+
+/// AMReX's `Interpolater`: fills a region of a fine fab from coarse data.
+///
+/// An implementation says which coarse cells it needs ([`coarse_box`](Self::coarse_box))
+/// and how to fill ([`fill`](Self::fill)); [`interp`](Self::interp), provided, checks the
+/// arguments first (ratio, index type, components, that the fine region lies in the
+/// fine data and its coarse box in the coarse data) and then calls `fill` with both
+/// views cut down to the components to use, so a new interpolater needs no checks of
+/// its own.
+///
+/// ```
+/// use amrex_amr::{Centring, Comps, Interpolater, PcInterp};
+/// use amrex_array4::{Array4, Array4Mut};
+/// use amrex_box::{IndexBox, IntVect};
+/// use amrex_geometry::Geometry;
+///
+/// /// Injection of a constant: every fine cell gets the coarse mean of its whole
+/// /// neighbourhood (a made-up interpolater, to show the trait).
+/// struct Smear;
+/// impl Interpolater for Smear {
+///     fn name(&self) -> &'static str { "Smear" }
+///     fn centring(&self) -> Centring { Centring::Cell }
+///     fn coarse_box(&self, fine: &IndexBox, ratio: IntVect) -> IndexBox {
+///         fine.coarsen_iv(ratio).grow(1)
+///     }
+///     fn fill(&self, crse: Array4<'_, f64>, mut fine: Array4Mut<'_, f64>, region: &IndexBox,
+///             ratio: IntVect, _geom: Option<&Geometry>) {
+///         let cbx = self.coarse_box(region, ratio);
+///         let mut sum = 0.0;
+///         crse.for_each(cbx, |_, _, _, _, v| sum += v);
+///         let mean = sum / cbx.num_pts() as f64;
+///         fine.for_each_mut(*region, |_, _, _, _, v| *v = mean);
+///     }
+/// }
+///
+/// let cbx = IndexBox::new(IntVect::splat(-1), IntVect::splat(2));
+/// let crse_data = vec![2.0; cbx.num_pts() as usize];
+/// let fbx = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
+/// let mut fine_data = vec![0.0; fbx.num_pts() as usize];
+/// Smear.interp(Array4::new(&crse_data, cbx, 1), Array4Mut::new(&mut fine_data, fbx, 1),
+///              &fbx, Comps::first(1), IntVect::splat(2), None)?;
+/// assert!(fine_data.iter().all(|&v| v == 2.0));
+/// // The provided checks refuse a fine region the coarse data does not cover.
+/// let err = PcInterp.interp(Array4::new(&crse_data, cbx, 1), Array4Mut::new(&mut fine_data, fbx, 1),
+///              &fbx, Comps::first(1), IntVect::splat(1), None).unwrap_err();
+/// assert!(err.to_string().contains("coarse region"));
+/// # Ok::<(), amrex_amr::AmrError>(())
+/// ```
+pub trait Interpolater {
+    /// The name used in error messages (`"PcInterp"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// The index types the interpolater takes.
+    fn centring(&self) -> Centring;
+
+    /// The coarse region whose data filling `fine_region` reads (AMReX's
+    /// `CoarseBox(fine, ratio)`), in coarse indices and of `fine_region`'s index type.
+    fn coarse_box(&self, fine_region: &IndexBox, ratio: IntVect) -> IndexBox;
+
+    /// Fills `fine_region` of `fine` from `crse`. Called by [`interp`](Self::interp)
+    /// after its checks: `crse` and `fine` have the same components (the ones to use,
+    /// from 0), `fine_region` is non-empty, of an admitted index type and inside `fine`,
+    /// its [`coarse_box`](Self::coarse_box) is inside `crse`, and `ratio >= 1`.
+    /// `fine_geom` is the fine level's geometry, when the caller has one.
+    ///
+    /// # Panics
+    /// An implementation may panic if called without those guarantees.
+    fn fill(
+        &self,
+        crse: Array4<'_, f64>,
+        fine: Array4Mut<'_, f64>,
+        fine_region: &IndexBox,
+        ratio: IntVect,
+        fine_geom: Option<&Geometry>,
+    );
+
+    /// Fills `fine_region` of `fine` (components `comps.fine..`) from `crse` (components
+    /// `comps.crse..`), AMReX's `interp(crse, crse_comp, fine, fine_comp, ncomp,
+    /// fine_region, ratio, crse_geom, fine_geom, ...)`. `fine_geom` is the fine level's
+    /// geometry (only [`CellConsLinear`] reads it, for RZ coordinates); `None` stands
+    /// for Cartesian. An empty `fine_region` does nothing.
+    ///
+    /// # Errors
+    /// Nothing is written when any of these is returned:
+    /// [`BadRatio`](AmrErrorKind::BadRatio);
+    /// [`WrongIndexType`](AmrErrorKind::WrongIndexType) for a region of an index type
+    /// the interpolater does not take;
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside);
+    /// [`RegionOutside`](AmrErrorKind::RegionOutside) when the fine region is not inside
+    /// `fine`, or its coarse box not inside `crse` (the coarse data lacks the ghost
+    /// cells the interpolater reads).
+    fn interp(
+        &self,
+        crse: Array4<'_, f64>,
+        fine: Array4Mut<'_, f64>,
+        fine_region: &IndexBox,
+        comps: Comps,
+        ratio: IntVect,
+        fine_geom: Option<&Geometry>,
+    ) -> Result<(), AmrError> {
+        let op = self.name();
+        check::ratio(op, ratio)?;
+        let centring = self.centring();
+        if !centring.admits(fine_region.ix_type()) {
+            return Err(AmrError::new(
+                op,
+                AmrErrorKind::WrongIndexType {
+                    expected: centring.describe(),
+                    found: fine_region.ix_type(),
+                },
+            ));
+        }
+        check::comps(op, Operand::Crse, comps.crse, comps.count, crse.ncomp())?;
+        check::comps(op, Operand::Fine, comps.fine, comps.count, fine.ncomp())?;
+        if fine_region.is_empty() || comps.count == 0 {
+            return Ok(());
+        }
+        check::inside(op, Operand::Fine, fine_region, fine.index_box())?;
+        let needed = self.coarse_box(fine_region, ratio);
+        check::inside(op, Operand::Crse, &needed, crse.index_box())?;
+        self.fill(
+            crse.components(comps.crse, comps.count),
+            fine.into_components(comps.fine, comps.count),
+            fine_region,
+            ratio,
+            fine_geom,
+        );
+        Ok(())
+    }
+}
+
+/// Per fine index `i` of `lo..=hi` along a direction of ratio `r`: the coarse index
+/// `floor(i / r)` and the offset `i - r floor(i / r)` in `0..r`.
+pub(crate) fn split(i: i32, r: i32) -> (i32, i32) {
+    let c = i.div_euclid(r);
+    (c, i - c * r)
+}
+
+/// The offset of global index `i` from a view's first index `begin` along `i`.
+#[inline]
+#[track_caller]
+pub(crate) fn off(i: i32, begin: i32) -> usize {
+    usize::try_from(i64::from(i) - i64::from(begin)).expect("index inside the view (checked)")
+}
+
+/// Grows `b` by one cell on the low side in direction `d` (`lo`), the high side (`hi`).
+pub(crate) fn grow_sides(b: IndexBox, d: usize, lo: bool, hi: bool) -> IndexBox {
+    let b = if lo { b.grow_lo(d, 1) } else { b };
+    if hi { b.grow_hi(d, 1) } else { b }
+}

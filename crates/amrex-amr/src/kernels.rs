@@ -1,0 +1,270 @@
+//! The per-box loops of the averages, written over `i`-rows (slices) so that they
+//! vectorise. Each sums in AMReX's order (`kref`, then `jref`, then `iref`, into one
+//! accumulator per coarse cell), so the results are AMReX's bit for bit.
+//!
+//! The callers have checked that `bx` (coarse indices) lies inside `crse` and that its
+//! refinement lies inside `fine`; a violation panics in the views' row accessors.
+
+use alloc::vec;
+
+use amrex_array4::{Array4, Array4Mut};
+use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::Geometry;
+
+/// The offset of global index `i` from a view's first index `begin` along `i`.
+#[inline]
+#[track_caller]
+fn off(i: i64, begin: i32) -> usize {
+    usize::try_from(i - i64::from(begin)).expect("index inside the view (checked)")
+}
+
+/// The ratio's components as `usize` (positive: checked by the callers).
+#[inline]
+fn ratios(ratio: IntVect) -> [usize; 3] {
+    ratio
+        .to_array()
+        .map(|r| usize::try_from(r).expect("ratio >= 1 (checked)"))
+}
+
+/// `1 / n` for the product of some ratios, computed as AMReX does (the integer
+/// product, then its reciprocal).
+#[inline]
+fn inv_product(rs: &[i32]) -> f64 {
+    let p: i64 = rs.iter().map(|&r| i64::from(r)).product();
+    // Exact for any product below 2^53.
+    1.0 / (p as f64)
+}
+
+/// `c[i] += f[R i] + f[R i + 1] + ... + f[R i + R - 1]`, added one by one in that order.
+#[inline]
+fn add_chunks<const R: usize>(c: &mut [f64], f: &[f64]) {
+    let (chunks, _) = f.as_chunks::<R>();
+    for (c, v) in c.iter_mut().zip(chunks) {
+        let mut s = *c;
+        for &x in v {
+            s += x;
+        }
+        *c = s;
+    }
+}
+
+/// Adds to each `c[i]` the `r` fine values `f[r i ..= r i + r - 1]`, in order.
+#[inline]
+pub(crate) fn add_decimated(c: &mut [f64], f: &[f64], r: usize) {
+    match r {
+        1 => c.iter_mut().zip(f).for_each(|(c, &v)| *c += v),
+        2 => add_chunks::<2>(c, f),
+        3 => add_chunks::<3>(c, f),
+        4 => add_chunks::<4>(c, f),
+        _ => {
+            for (c, v) in c.iter_mut().zip(f.chunks_exact(r)) {
+                for &x in v {
+                    *c += x;
+                }
+            }
+        }
+    }
+}
+
+/// The `i`-range of `bx` as (first coarse index, count).
+#[inline]
+fn x_range(bx: &IndexBox) -> (i32, usize) {
+    let n = usize::try_from(bx.length()[0]).expect("non-empty box");
+    (bx.lo()[0], n)
+}
+
+/// Coarse cells `bx` of `crse` become the mean of the fine cells of `fine` they cover,
+/// component by component (AMReX's `amrex_avgdown`).
+pub(crate) fn mean(
+    crse: &mut Array4Mut<'_, f64>,
+    fine: Array4<'_, f64>,
+    bx: &IndexBox,
+    ratio: IntVect,
+) {
+    let ncomp = crse.ncomp();
+    let [rx, ry, rz] = ratio.to_array();
+    let [urx, _, _] = ratios(ratio);
+    let volfrac = inv_product(&[rx, ry, rz]);
+    let (x0, nx) = x_range(bx);
+    let (cb, fb) = (crse.begin()[0], fine.begin()[0]);
+    let co = off(i64::from(x0), cb);
+    let fo = off(i64::from(x0) * i64::from(rx), fb);
+    for n in 0..ncomp {
+        for k in bx.lo()[2]..=bx.hi()[2] {
+            for j in bx.lo()[1]..=bx.hi()[1] {
+                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
+                c.fill(0.0);
+                for kr in 0..rz {
+                    for jr in 0..ry {
+                        let f = fine.row(j * ry + jr, k * rz + kr, n);
+                        add_decimated(c, &f[fo..fo + nx * urx], urx);
+                    }
+                }
+                c.iter_mut().for_each(|v| *v *= volfrac);
+            }
+        }
+    }
+}
+
+/// As [`mean`], weighted by the fine cells' volumes in `fine_geom`
+/// (AMReX's `amrex_avgdown_with_vol`): each coarse value is `Σ f v / Σ v` over its fine
+/// cells.
+pub(crate) fn volume_weighted(
+    crse: &mut Array4Mut<'_, f64>,
+    fine: Array4<'_, f64>,
+    bx: &IndexBox,
+    ratio: IntVect,
+    fine_geom: &Geometry,
+) {
+    let ncomp = crse.ncomp();
+    let [rx, ry, rz] = ratio.to_array();
+    let [urx, ury, urz] = ratios(ratio);
+    let (x0, nx) = x_range(bx);
+    let nfx = nx * urx;
+    let (cb, fb) = (crse.begin()[0], fine.begin()[0]);
+    let co = off(i64::from(x0), cb);
+    let fo = off(i64::from(x0) * i64::from(rx), fb);
+    // The fine volumes of one coarse row, row (kr, jr) at `(kr * ry + jr) * nfx`, and the
+    // sum of the volumes under each coarse cell.
+    let mut vol = vec![0.0; nfx * ury * urz];
+    let mut cv = vec![0.0; nx];
+    let mut fv = vec![0.0; nx];
+    for k in bx.lo()[2]..=bx.hi()[2] {
+        for j in bx.lo()[1]..=bx.hi()[1] {
+            for (r, row) in vol.chunks_exact_mut(nfx).enumerate() {
+                let (kr, jr) = (r / ury, r % ury);
+                let (jf, kf) = (j * ry + jr as i32, k * rz + kr as i32);
+                for (i, v) in row.iter_mut().enumerate() {
+                    *v = fine_geom.volume(IntVect::new(x0 * rx + i as i32, jf, kf));
+                }
+            }
+            for n in 0..ncomp {
+                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
+                cv.fill(0.0);
+                fv.fill(0.0);
+                for (r, v) in vol.chunks_exact(nfx).enumerate() {
+                    let (kr, jr) = ((r / ury) as i32, (r % ury) as i32);
+                    let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..fo + nfx];
+                    for (i, (cd, cvol)) in fv.iter_mut().zip(cv.iter_mut()).enumerate() {
+                        for ir in i * urx..(i + 1) * urx {
+                            *cvol += v[ir];
+                            *cd += f[ir] * v[ir];
+                        }
+                    }
+                }
+                for ((c, &cd), &cvol) in c.iter_mut().zip(&fv).zip(&cv) {
+                    *c = cd / cvol;
+                }
+            }
+        }
+    }
+}
+
+/// Coarse points `bx` take the fine point they coincide with, `(ri, rj, rk)`
+/// (AMReX's `amrex_avgdown_nodes`: injection).
+pub(crate) fn inject(
+    crse: &mut Array4Mut<'_, f64>,
+    fine: Array4<'_, f64>,
+    bx: &IndexBox,
+    ratio: IntVect,
+) {
+    let ncomp = crse.ncomp();
+    let [rx, ry, rz] = ratio.to_array();
+    let [urx, _, _] = ratios(ratio);
+    let (x0, nx) = x_range(bx);
+    let co = off(i64::from(x0), crse.begin()[0]);
+    let fo = off(i64::from(x0) * i64::from(rx), fine.begin()[0]);
+    for n in 0..ncomp {
+        for k in bx.lo()[2]..=bx.hi()[2] {
+            for j in bx.lo()[1]..=bx.hi()[1] {
+                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
+                let f = &fine.row(j * ry, k * rz, n)[fo..];
+                if urx == 1 {
+                    c.copy_from_slice(&f[..nx]);
+                } else {
+                    c.iter_mut()
+                        .zip(f.iter().step_by(urx))
+                        .for_each(|(c, &v)| *c = v);
+                }
+            }
+        }
+    }
+}
+
+/// Coarse faces `bx` normal to `dir` become the mean of the fine faces on them
+/// (AMReX's `amrex_avgdown_faces`).
+pub(crate) fn faces(
+    crse: &mut Array4Mut<'_, f64>,
+    fine: Array4<'_, f64>,
+    bx: &IndexBox,
+    ratio: IntVect,
+    dir: usize,
+) {
+    let ncomp = crse.ncomp();
+    let [rx, ry, rz] = ratio.to_array();
+    let [urx, _, _] = ratios(ratio);
+    let (x0, nx) = x_range(bx);
+    let co = off(i64::from(x0), crse.begin()[0]);
+    let fo = off(i64::from(x0) * i64::from(rx), fine.begin()[0]);
+    // The fine rows summed for a coarse row (j, k), as (jref, kref) ranges, and the
+    // reciprocal of their count.
+    let (jrs, krs, inv) = match dir {
+        0 => (ry, rz, inv_product(&[ry, rz])),
+        1 => (1, rz, inv_product(&[rx, rz])),
+        _ => (ry, 1, inv_product(&[rx, ry])),
+    };
+    for n in 0..ncomp {
+        for k in bx.lo()[2]..=bx.hi()[2] {
+            for j in bx.lo()[1]..=bx.hi()[1] {
+                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
+                c.fill(0.0);
+                for kr in 0..krs {
+                    for jr in 0..jrs {
+                        let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..];
+                        if dir == 0 {
+                            // One fine face per row: the one on the coarse face.
+                            c.iter_mut()
+                                .zip(f.iter().step_by(urx))
+                                .for_each(|(c, &v)| *c += v);
+                        } else {
+                            add_decimated(c, &f[..nx * urx], urx);
+                        }
+                    }
+                }
+                c.iter_mut().for_each(|v| *v *= inv);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_decimated_sums_in_order() {
+        for r in 1..=6 {
+            let f: alloc::vec::Vec<f64> = (0..3 * r).map(|i| f64::from(i as u8)).collect();
+            let mut c = [1.0; 3];
+            add_decimated(&mut c, &f, r);
+            for (i, &v) in c.iter().enumerate() {
+                let want: f64 = 1.0 + f[i * r..(i + 1) * r].iter().sum::<f64>();
+                assert_eq!(v, want, "ratio {r}, cell {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn mean_of_one_box_by_hand() {
+        // A 4x2x2 fine box over a 2x1x1 coarse box, ratio 2.
+        let fbx = IndexBox::new(IntVect::ZERO, IntVect::new(3, 1, 1));
+        let fdata: alloc::vec::Vec<f64> = (0..16).map(f64::from).collect();
+        let fine = Array4::new(&fdata, fbx, 1);
+        let cbx = IndexBox::new(IntVect::ZERO, IntVect::new(1, 0, 0));
+        let mut cdata = [0.0; 2];
+        let mut crse = Array4Mut::new(&mut cdata, cbx, 1);
+        mean(&mut crse, fine, &cbx, IntVect::splat(2));
+        // Cell 0 covers i in {0,1}, j, k in {0,1}: values 0,1,4,5,8,9,12,13.
+        assert_eq!(cdata, [6.5, 8.5]);
+    }
+}

@@ -1,0 +1,110 @@
+//! AMReX's operations between AMR levels, on host MultiFabs: averaging a fine level
+//! down onto a coarse one (`AMReX_MultiFabUtil`) and interpolating coarse data onto a
+//! fine region (`AMReX_Interpolater`).
+//!
+//! | AMReX | here |
+//! |---|---|
+//! | `average_down(S_fine, S_crse, scomp, ncomp, ratio)` | [`average_down`] |
+//! | `average_down(S_fine, S_crse, fgeom, cgeom, scomp, ncomp, ratio)` | [`average_down_geom`] |
+//! | `sum_fine_to_coarse` | [`sum_fine_to_coarse`] |
+//! | `average_down_faces(fine, crse, ratio, ngcrse)` | [`average_down_faces`] |
+//! | `average_down_nodal(fine, crse, ratio, ngcrse)` | [`average_down_nodal`] |
+//! | `Interpolater` (`CoarseBox`, `interp`) | [`Interpolater`] ([`coarse_box`](Interpolater::coarse_box), [`interp`](Interpolater::interp)) |
+//! | `PCInterp` (`pc_interp`) | [`PcInterp`] |
+//! | `CellConservativeLinear` (`cell_cons_interp`, `lincc_interp`) | [`CellConsLinear`] ([`CELL_CONS_INTERP`](CellConsLinear::CELL_CONS_INTERP), [`LINCC_INTERP`](CellConsLinear::LINCC_INTERP)) |
+//! | `CellBilinear` (`cell_bilinear_interp`) | [`CellBilinear`] |
+//! | `NodeBilinear` (`node_bilinear_interp`) | [`NodeBilinear`] |
+//! | `FaceLinear` (`face_linear_interp`) | [`FaceLinear`] |
+//!
+//! The averages take any refinement ratio of at least 1 per direction (an [`IntVect`])
+//! and any fine and coarse BoxArrays and distributions: as in AMReX, the fine BoxArray is
+//! coarsened, the coarse values are computed there on the fine level's distribution, and
+//! a `ParallelCopy` takes them into the coarse MultiFab. The loops run over `i`-rows
+//! (slices) in parallel over tiles, and sum in AMReX's order, so the results are AMReX's
+//! bit for bit. Every operation checks all its arguments before it writes anything and
+//! returns an [`AmrError`] naming the bad value. The crate has no `unsafe` code.
+//!
+//! Not built yet: `FillPatch` (filling a fine level's ghost cells from the coarse level
+//! through an interpolater), `FluxRegister`, physical boundary conditions (the
+//! interpolaters' slopes are centred everywhere), Python bindings, and tests over MPI
+//! ranks (the operations are collective through `ParallelCopy` and should work over
+//! MPI, but only one process has run them). See `docs/amr.md` in the repository.
+//!
+//! # Quick start: average a fine level down, interpolate it back
+//!
+//! ```
+//! use amrex_amr::{CellConsLinear, Comps, Interpolater, average_down};
+//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
+//!
+//! let ratio = IntVect::splat(2);
+//! // A coarse level of 16³ cells in 8 boxes, one ghost cell, holding sin(i) cos(j) + k.
+//! let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+//! let cba = BoxArray::from_domain(cdom, 8);
+//! let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::splat(1));
+//! crse.par_for_each_tile(Tiling::Default, IntVect::splat(1), |mut t| {
+//!     let bx = t.region();
+//!     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| {
+//!         *v = f64::from(i).sin() * f64::from(j).cos() + f64::from(k);
+//!     });
+//! });
+//!
+//! // A fine level over the coarse cells 4..=11, in boxes of 8³ (each over one coarse box).
+//! let fba = BoxArray::from_domain(IndexBox::new(IntVect::splat(4), IntVect::splat(11)).refine(2), 8);
+//! let mut fine = MultiFab::new(&fba, &DistributionMapping::single(&fba), 1, IntVect::ZERO);
+//!
+//! // Conservative interpolation, fab by fab: each fine box needs the coarse cells of
+//! // `coarse_box`, which here lie inside one coarse fab with its ghost cells.
+//! let interp = CellConsLinear::CELL_CONS_INTERP;
+//! for l in 0..fine.local_size() {
+//!     let fbx = fine.box_of(fine.global_index(l));
+//!     let need = interp.coarse_box(&fbx, ratio);
+//!     let c = (0..crse.local_size())
+//!         .find(|&c| crse.fabbox(crse.global_index(c)).contains_box(&need))
+//!         .expect("one coarse fab holds it");
+//!     interp.interp(crse.array_at(c), fine.array_mut_at(l), &fbx, Comps::first(1), ratio, None)?;
+//! }
+//!
+//! // Averaging back down gives the coarse values again, to round-off.
+//! let mut back = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
+//! average_down(&fine, &mut back, 0, 1, ratio)?;
+//! for iv in IndexBox::new(IntVect::splat(4), IntVect::splat(11)) {
+//!     let (a, b) = (back.value_at(iv, 0).unwrap(), crse.value_at(iv, 0).unwrap());
+//!     assert!((a - b).abs() < 1e-14 * (1.0 + b.abs()));
+//! }
+//! # Ok::<(), amrex_amr::AmrError>(())
+//! ```
+//!
+//! # Feature flags
+//!
+//! - `std` (default): rayon threads for the averages (through `amrex-multifab/std`);
+//!   without it they run sequentially and the crate is `no_std` + `alloc`.
+#![no_std]
+#![doc(test(attr(deny(warnings))))]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+/// The README's example, compiled as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+mod average;
+mod check;
+mod error;
+mod faces;
+mod interp;
+mod kernels;
+mod level;
+mod nodal;
+mod sum;
+
+pub use amrex_box::IntVect;
+pub use average::{average_down, average_down_geom};
+pub use error::{AmrError, AmrErrorKind, Operand};
+pub use faces::average_down_faces;
+pub use interp::{
+    CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
+};
+pub use nodal::average_down_nodal;
+pub use sum::sum_fine_to_coarse;

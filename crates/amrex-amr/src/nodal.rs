@@ -1,0 +1,71 @@
+//! `average_down_nodal`: coarse nodes from the fine nodes they coincide with (AMReX's
+//! `amrex::average_down_nodal` in `AMReX_MultiFabUtil`).
+
+use amrex_box::IntVect;
+use amrex_multifab::{CopyOp, MultiFab, Periodicity};
+
+use crate::error::{AmrError, AmrErrorKind};
+use crate::faces::check_staggered;
+use crate::kernels;
+use crate::level::{Plan, coarsen_into};
+
+/// Every coarse node takes the value of the fine node at the same place, every
+/// component, over the coarse boxes grown by `ngcrse` (AMReX's
+/// `average_down_nodal(fine, crse, ratio, ngcrse)`: injection, not a mean).
+///
+/// Any BoxArrays and distributions, as [`average_down_faces`](crate::average_down_faces).
+///
+/// ```
+/// use amrex_amr::average_down_nodal;
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
+///
+/// let nodes = IndexType::new(true, true, true);
+/// let cells = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+/// let fba = cells.convert(nodes);
+/// let cba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(3, 3, 1)), 4).convert(nodes);
+/// let mut fine = MultiFab::new(&fba, &DistributionMapping::single(&fba), 1, IntVect::ZERO);
+/// for l in 0..fine.local_size() {
+///     let bx = fine.box_of(fine.global_index(l));
+///     fine.array_mut_at(l).for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(100 * i + 10 * j + k));
+/// }
+/// let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
+///
+/// average_down_nodal(&fine, &mut crse, IntVect::new(2, 2, 4), 0)?;
+/// assert_eq!(crse.value_at(IntVect::new(3, 1, 2), 0), Some(628.0)); // fine node (6, 2, 8)
+/// # Ok::<(), amrex_amr::AmrError>(())
+/// ```
+///
+/// # Errors
+/// As [`average_down_faces`](crate::average_down_faces), with
+/// [`WrongIndexType`](AmrErrorKind::WrongIndexType) unless every direction is nodal.
+pub fn average_down_nodal(
+    fine: &MultiFab,
+    crse: &mut MultiFab,
+    ratio: impl Into<IntVect>,
+    ngcrse: impl Into<IntVect>,
+) -> Result<(), AmrError> {
+    const OP: &str = "average_down_nodal";
+    let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
+    crate::check::ratio(OP, ratio)?;
+    crate::check::same_type(OP, fine, crse)?;
+    let typ = fine.box_array().ix_type();
+    if !typ.node_centered() {
+        return Err(AmrError::new(
+            OP,
+            AmrErrorKind::WrongIndexType {
+                expected: "nodal",
+                found: typ,
+            },
+        ));
+    }
+    check_staggered(OP, fine, crse, ratio, ngcrse)?;
+    let plan = Plan {
+        ng: ngcrse,
+        dst_ng: ngcrse,
+        period: Periodicity::non_periodic(),
+        op: CopyOp::Copy,
+    };
+    coarsen_into(OP, fine, crse, 0..fine.ncomp(), ratio, &plan, |c, f, bx| {
+        kernels::inject(c, f, bx, ratio);
+    })
+}
