@@ -64,7 +64,8 @@ for spec in \
     "amrex-aos" \
     "amrex-basefab" \
     "amrex-geometry" \
-    "amrex-multifab"; do
+    "amrex-multifab" \
+    "amrex-amr"; do
     echo "  $spec"
     # shellcheck disable=SC2086
     cargo build -q -p $spec --target thumbv7em-none-eabihf --no-default-features
