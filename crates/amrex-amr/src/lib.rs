@@ -90,6 +90,7 @@ extern crate std;
 pub struct ReadmeDoctests;
 
 mod average;
+pub mod boundary;
 mod check;
 mod error;
 mod faces;
