@@ -94,6 +94,7 @@ pub mod boundary;
 mod check;
 mod error;
 mod faces;
+pub mod flux_register;
 mod interp;
 mod kernels;
 mod level;
@@ -104,6 +105,7 @@ pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
 pub use error::{AmrError, AmrErrorKind, Operand};
 pub use faces::average_down_faces;
+pub use flux_register::{FluxRegister, FluxRegisterError, FluxRegisterErrorKind};
 pub use interp::{
     CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
 };

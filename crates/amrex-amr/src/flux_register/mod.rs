@@ -1,0 +1,1327 @@
+//! Refluxing at coarse/fine interfaces: [`FluxRegister`], AMReX's `FluxRegister`
+//! (`AMReX_FluxRegister.H`, its kernels in `AMReX_FluxReg_3D_C.H`, and the
+//! `BndryRegister`/`FabSet` storage underneath it).
+//!
+//! When a fine level covers part of a coarse one, both levels update the cells next to
+//! the coarse/fine interface with a flux through it: the coarse level with its own
+//! coarse-face flux, the fine level with the fine-face fluxes (summed over its
+//! subcycled steps). Those differ, so mass leaks through the interface. A flux register
+//! records, on every coarse face of the interface, `-(coarse flux) + Σ (fine fluxes)`
+//! (each weighted by area and time step by the caller), and [`FluxRegister::reflux`]
+//! puts the difference into the coarse cells just outside the fine region, so the
+//! coarse cells see exactly the flux the fine cells saw: the two levels together
+//! conserve to round-off.
+//!
+//! | AMReX | here |
+//! |---|---|
+//! | `FluxRegister(fine_boxes, dm, ref_ratio, fine_lev, nvar)` | [`FluxRegister::new`] |
+//! | `CrseInit(mflx, dir, srccomp, destcomp, numcomp, mult, op)` | [`crse_init`](FluxRegister::crse_init) |
+//! | `CrseInit(mflx, area, dir, ...)` | [`crse_init_area`](FluxRegister::crse_init_area) |
+//! | `CrseAdd(mflx, dir, ..., mult, geom)` | [`crse_add`](FluxRegister::crse_add) |
+//! | `CrseAdd(mflx, area, dir, ..., mult, geom)` | [`crse_add_area`](FluxRegister::crse_add_area) |
+//! | `FineAdd(mflx, dir, srccomp, destcomp, numcomp, mult)` (`fluxreg_fineadd`) | [`fine_add`](FluxRegister::fine_add) |
+//! | `FineAdd(mflx, area, dir, ...)` (`fluxreg_fineareaadd`) | [`fine_add_area`](FluxRegister::fine_add_area) |
+//! | `Reflux(mf, scale, scomp, dcomp, nc, geom)` (`fluxreg_reflux`) | [`reflux`](FluxRegister::reflux) |
+//! | `Reflux(mf, volume, scale, scomp, dcomp, nc, geom)` | [`reflux_volume`](FluxRegister::reflux_volume) |
+//! | `ClearInternalBorders(geom)` | [`clear_internal_borders`](FluxRegister::clear_internal_borders) |
+//! | `OverwriteFlux(crse_fluxes, scale, srccomp, destcomp, numcomp, geom)` | [`overwrite_flux`](FluxRegister::overwrite_flux) |
+//! | `setVal(v)` | [`set_val`](FluxRegister::set_val) |
+//! | `SumReg(comp)` | [`sum_reg`](FluxRegister::sum_reg) |
+//! | `operator[](Orientation)` | [`register`](FluxRegister::register), [`register_mut`](FluxRegister::register_mut) |
+//! | `FrOp::COPY`, `FrOp::ADD` | [`CopyOp::Copy`], [`CopyOp::Add`] |
+//!
+//! # Layout
+//!
+//! The register lives on the coarse side of the interface but on the fine level's
+//! distribution: for every fine box `k` (coarsened by the ratio) and every direction
+//! `d`, one plane of coarse faces on its low side and one on its high side, each a
+//! MultiFab box nodal in `d` ([`register`](FluxRegister::register)`(d, side)`, box `k`),
+//! owned by the rank that owns fine box `k`. So [`fine_add`](FluxRegister::fine_add) is
+//! local box by box, and everything that crosses levels ([`crse_init`](FluxRegister::crse_init),
+//! [`reflux`](FluxRegister::reflux), [`overwrite_flux`](FluxRegister::overwrite_flux))
+//! goes through `ParallelCopy`: the coarse MultiFabs may have any BoxArray and any
+//! distribution, on any number of ranks. A fine flux on another layout than the fine
+//! boxes' faces is first `ParallelCopy`'d onto them.
+//!
+//! # Sign convention and scales
+//!
+//! With fluxes `F` already multiplied by their face area and time step (AMReX's
+//! `AmrCoreAdv` tutorial), one coarse step is
+//!
+//! ```text
+//! fr.crse_init(&crse_flux[d], d, 0, 0, n, -1.0, CopyOp::Copy)   // every direction d
+//! fr.fine_add(&fine_flux[d], d, 0, 0, n, 1.0)                   // every fine substep, every d
+//! fr.reflux(&mut crse_state, 1.0, 0, 0, n, &crse_geom)
+//! ```
+//!
+//! and [`reflux`](FluxRegister::reflux) adds `-scale * r / V` to the coarse cell below
+//! each low-side register face `r` and `+scale * r / V` to the coarse cell above each
+//! high-side one (`V` the coarse cell volume). With unscaled fluxes, put `dt * area`
+//! into `mult` instead (`-dt_c * A_c` for the coarse level, `dt_f * A_f` for each fine
+//! substep).
+//!
+//! # Differences from AMReX
+//!
+//! - The registers start at zero (AMReX fills them with NaN).
+//! - [`clear_internal_borders`](FluxRegister::clear_internal_borders) also clears a high
+//!   face that meets another fine box's low face across a periodic boundary (AMReX
+//!   compares the face's node index with the domain's last cell and so misses it; the
+//!   faces it leaves only ever correct covered coarse cells).
+//! - [`crse_add`](FluxRegister::crse_add) adds each coarse face's flux once, even where
+//!   two coarse boxes (or a box and a periodic image) share that face.
+//! - [`reflux`](FluxRegister::reflux) divides by each cell's volume in RZ and spherical
+//!   coordinates (AMReX's constant-volume form always divides by `dx dy dz`, which is the
+//!   same in Cartesian coordinates).
+//!
+//! Every operation checks its arguments before it writes anything, so an error leaves
+//! the register and the MultiFabs as they were; only an exchange between MPI ranks that
+//! fails part-way can leave an operation partly done.
+
+mod error;
+mod kernels;
+
+use alloc::vec::Vec;
+use core::ops::Range;
+
+use amrex_box::{IndexBox, IndexType, IntVect};
+use amrex_geometry::{CoordSys, Geometry, Periodicity};
+use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Tiling};
+
+pub use error::{Argument, FluxRegisterError, FluxRegisterErrorKind};
+
+use kernels::{FineFlux, Volume};
+
+/// The side of a fine box a plane of register faces lies on (with a direction, AMReX's
+/// `Orientation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// The low side: the faces at the fine box's smallest index in the direction.
+    Lo,
+    /// The high side: the faces just past the fine box's largest index.
+    Hi,
+}
+
+impl Side {
+    /// Both sides, low first.
+    pub const BOTH: [Self; 2] = [Self::Lo, Self::Hi];
+
+    /// 0 for the low side, 1 for the high side.
+    const fn index(self) -> usize {
+        match self {
+            Self::Lo => 0,
+            Self::Hi => 1,
+        }
+    }
+}
+
+/// Flux corrections on the coarse faces of a fine level's boundary, AMReX's
+/// `FluxRegister`; see the [module documentation](self) for the layout, the sign
+/// convention and the differences from AMReX.
+///
+/// ```
+/// use amrex_amr::FluxRegister;
+/// use amrex_amr::flux_register::Side;
+/// use amrex_geometry::Geometry;
+/// use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
+///
+/// // A coarse level of 8³ cells over the unit cube, a fine level over coarse cells 2..=5.
+/// let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+/// let cgeom = Geometry::cartesian(cdom, [0.0; 3], [1.0; 3]).unwrap();
+/// let cba = BoxArray::from_domain(cdom, 4);
+/// let cdm = DistributionMapping::single(&cba);
+/// let fba = BoxArray::from_domain(IndexBox::new(IntVect::splat(2), IntVect::splat(5)).refine(2), 8);
+/// let fdm = DistributionMapping::single(&fba);
+/// let mut fr = FluxRegister::new(&fba, &fdm, IntVect::splat(2), 1, 1)?;
+///
+/// // Fluxes in x already scaled by area and dt: 1 on every coarse face, 0.3 on every fine one.
+/// let xfaces = IndexType::CELL.with_node(0);
+/// let mut cflux = MultiFab::new(&cba.convert(xfaces), &cdm, 1, IntVect::ZERO);
+/// cflux.set_val(1.0, .., 0)?;
+/// let mut fflux = MultiFab::new(&fba.convert(xfaces), &fdm, 1, IntVect::ZERO);
+/// fflux.set_val(0.3, .., 0)?;
+/// fr.crse_init(&cflux, 0, 0, 0, 1, -1.0, CopyOp::Copy)?;
+/// fr.fine_add(&fflux, 0, 0, 0, 1, 1.0)?;
+///
+/// // Each coarse face of the interface covers 4 fine faces: -1 + 4 * 0.3.
+/// let r = fr.register(0, Side::Lo).value_at(IntVect::new(2, 3, 3), 0).unwrap();
+/// assert!((r - 0.2).abs() < 1e-15);
+///
+/// // Refluxing moves that into the coarse cell just below (cell volume 1/512).
+/// let mut state = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
+/// fr.reflux(&mut state, 1.0, 0, 0, 1, &cgeom)?;
+/// let s = state.value_at(IntVect::new(1, 3, 3), 0).unwrap();
+/// assert!((s + 0.2 * 512.0).abs() < 1e-10);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct FluxRegister {
+    /// The fine boxes coarsened by the ratio (AMReX's `coarsenedBoxes`).
+    grids: BoxArray,
+    /// The fine level's distribution, shared by every register MultiFab.
+    dm: DistributionMapping,
+    ratio: IntVect,
+    fine_level: usize,
+    ncomp: usize,
+    /// The fine boxes on the faces normal to each direction: the layout `fine_add`
+    /// reads (a flux on another layout is copied onto it first).
+    fine_faces: [BoxArray; 3],
+    /// `regs[dir][side]`: box `k` is the plane of coarse faces normal to `dir` on that
+    /// side of coarsened fine box `k`.
+    regs: [[MultiFab; 2]; 3],
+    /// `shadows[dir][side]`: box `k` is the plane of coarse cells just outside the faces
+    /// of `regs[dir][side]` box `k`, the cells `reflux` corrects. `reflux` copies the
+    /// register into these cell-centred boxes and `ParallelCopy`s them onto the coarse
+    /// state's own BoxArray, so its copy plans are cached on BoxArrays that live as
+    /// long as the register and the state.
+    shadows: [[BoxArray; 2]; 3],
+}
+
+/// The checks every operation shares.
+mod check {
+    use amrex_box::IndexType;
+    use amrex_multifab::MultiFab;
+
+    use super::{Argument, FluxRegisterError, FluxRegisterErrorKind as K};
+
+    pub(super) fn dir(op: &'static str, dir: usize) -> Result<(), FluxRegisterError> {
+        if dir < 3 {
+            Ok(())
+        } else {
+            Err(FluxRegisterError::new(op, K::BadDirection { dir }))
+        }
+    }
+
+    /// `typ` is the faces normal to `dir`: nodal in `dir`, cell-centred elsewhere.
+    pub(super) fn faces(
+        op: &'static str,
+        what: Argument,
+        dir: usize,
+        typ: IndexType,
+    ) -> Result<(), FluxRegisterError> {
+        if typ == IndexType::CELL.with_node(dir) {
+            Ok(())
+        } else {
+            Err(FluxRegisterError::new(
+                op,
+                K::WrongFaces {
+                    what,
+                    dir,
+                    found: typ,
+                },
+            ))
+        }
+    }
+
+    pub(super) fn cells(
+        op: &'static str,
+        what: Argument,
+        typ: IndexType,
+    ) -> Result<(), FluxRegisterError> {
+        if typ.cell_centered() {
+            Ok(())
+        } else {
+            Err(FluxRegisterError::new(
+                op,
+                K::NotCellCentred { what, found: typ },
+            ))
+        }
+    }
+
+    /// Components `start .. start + count` exist among `ncomp`.
+    pub(super) fn comps(
+        op: &'static str,
+        what: Argument,
+        start: usize,
+        count: usize,
+        ncomp: usize,
+    ) -> Result<(), FluxRegisterError> {
+        if start.checked_add(count).is_some_and(|e| e <= ncomp) {
+            Ok(())
+        } else {
+            Err(FluxRegisterError::new(
+                op,
+                K::ComponentsOutside {
+                    what,
+                    start,
+                    count,
+                    ncomp,
+                },
+            ))
+        }
+    }
+
+    /// `a` has `b`'s BoxArray and distribution mapping (so their fabs correspond).
+    pub(super) fn same_layout(
+        op: &'static str,
+        (what, a): (Argument, &MultiFab),
+        (of, b): (Argument, &MultiFab),
+    ) -> Result<(), FluxRegisterError> {
+        if a.same_layout(b) {
+            Ok(())
+        } else {
+            Err(FluxRegisterError::new(op, K::LayoutMismatch { what, of }))
+        }
+    }
+
+    /// An area (or volume) MultiFab: on `of`'s layout, with a component 0.
+    pub(super) fn weights(
+        op: &'static str,
+        (what, w): (Argument, &MultiFab),
+        (of, data): (Argument, &MultiFab),
+    ) -> Result<(), FluxRegisterError> {
+        same_layout(op, (what, w), (of, data))?;
+        comps(op, what, 0, 1, w.ncomp())
+    }
+}
+
+/// The BoxArray of `boxes`, of index type `typ` even when there are none.
+fn box_array(boxes: Vec<IndexBox>, typ: IndexType) -> BoxArray {
+    if boxes.is_empty() {
+        BoxArray::new(boxes).convert(typ)
+    } else {
+        BoxArray::new(boxes)
+    }
+}
+
+/// The plane of faces normal to `dir` on `side` of cell box `b`, and the plane of cells
+/// just outside it, or `None` if those cells leave the index space.
+fn planes(b: &IndexBox, dir: usize, side: Side) -> Option<(IndexBox, IndexBox)> {
+    let (lo, hi) = (b.lo(), b.hi());
+    let (face, cell) = match side {
+        Side::Lo => (lo[dir], lo[dir].checked_sub(1)?),
+        Side::Hi => {
+            let f = hi[dir].checked_add(1)?;
+            (f, f)
+        }
+    };
+    // A face index must still have a cell after it: `face + 1` fits (AMReX's nodal
+    // boxes need `big_end + 1`).
+    face.checked_add(1)?;
+    let faces = IndexBox::with_type(
+        lo.with(dir, face),
+        hi.with(dir, face),
+        IndexType::CELL.with_node(dir),
+    );
+    let cells = IndexBox::new(lo.with(dir, cell), hi.with(dir, cell));
+    Some((faces, cells))
+}
+
+/// The two fine boxes with the lowest indices that overlap, if any.
+fn first_overlap(ba: &BoxArray) -> Option<(usize, usize)> {
+    ba.boxes().iter().enumerate().find_map(|(i, b)| {
+        ba.intersections(b)
+            .into_iter()
+            .map(|(j, _)| j)
+            .find(|&j| j != i)
+            .map(|j| (i.min(j), i.max(j)))
+    })
+}
+
+/// A MultiFab operation's error as a flux register error of `op`.
+fn fab_err(op: &'static str) -> impl Fn(amrex_multifab::FabError) -> FluxRegisterError {
+    move |e| FluxRegisterError::new(op, FluxRegisterErrorKind::MultiFab(e))
+}
+
+impl FluxRegister {
+    /// A register for the interface of fine level `fine_level` (at least 1) with boxes
+    /// `fine_ba` on `fine_dm`, refined by `ratio` from the level below, with `ncomp`
+    /// components (AMReX's `FluxRegister(fine_boxes, dm, ref_ratio, fine_lev, nvar)`).
+    /// Every register value starts at zero.
+    ///
+    /// # Errors
+    /// [`NoCoarseLevel`](FluxRegisterErrorKind::NoCoarseLevel),
+    /// [`BadRatio`](FluxRegisterErrorKind::BadRatio) (a ratio below 1),
+    /// [`NotCellCentred`](FluxRegisterErrorKind::NotCellCentred) (the fine boxes),
+    /// [`MapLength`](FluxRegisterErrorKind::MapLength),
+    /// [`NotCoarsenable`](FluxRegisterErrorKind::NotCoarsenable),
+    /// [`Overlapping`](FluxRegisterErrorKind::Overlapping) fine boxes, and
+    /// [`OutsideIndexSpace`](FluxRegisterErrorKind::OutsideIndexSpace).
+    pub fn new(
+        fine_ba: &BoxArray,
+        fine_dm: &DistributionMapping,
+        ratio: impl Into<IntVect>,
+        fine_level: usize,
+        ncomp: usize,
+    ) -> Result<Self, FluxRegisterError> {
+        const OP: &str = "FluxRegister::new";
+        use FluxRegisterErrorKind as K;
+        let ratio = ratio.into();
+        let err = |kind| Err(FluxRegisterError::new(OP, kind));
+        if fine_level == 0 {
+            return err(K::NoCoarseLevel);
+        }
+        if !ratio.all_ge(IntVect::UNIT) {
+            return err(K::BadRatio { ratio });
+        }
+        check::cells(OP, Argument::FineBoxes, fine_ba.ix_type())?;
+        if fine_dm.len() != fine_ba.len() {
+            return err(K::MapLength {
+                boxes: fine_ba.len(),
+                map: fine_dm.len(),
+            });
+        }
+        if let Some(index) = fine_ba.boxes().iter().position(|b| !b.coarsenable(ratio)) {
+            return err(K::NotCoarsenable {
+                index,
+                bx: fine_ba.get(index),
+                ratio,
+            });
+        }
+        if let Some((first, second)) = first_overlap(fine_ba) {
+            return err(K::Overlapping { first, second });
+        }
+        let grids = fine_ba.coarsen(ratio);
+        let mut planes_of = Vec::with_capacity(6);
+        for dir in 0..3 {
+            for side in Side::BOTH {
+                let mut faces = Vec::with_capacity(grids.len());
+                let mut cells = Vec::with_capacity(grids.len());
+                for (index, b) in grids.boxes().iter().enumerate() {
+                    let Some((f, c)) = planes(b, dir, side) else {
+                        return err(K::OutsideIndexSpace { index, bx: *b });
+                    };
+                    faces.push(f);
+                    cells.push(c);
+                }
+                planes_of.push((faces, cells));
+            }
+        }
+        let mut planes_of = planes_of.into_iter();
+        let mut next = |dir: usize| {
+            let (faces, cells) = planes_of.next().expect("six planes");
+            let typ = IndexType::CELL.with_node(dir);
+            (
+                MultiFab::new(&box_array(faces, typ), fine_dm, ncomp, IntVect::ZERO),
+                box_array(cells, IndexType::CELL),
+            )
+        };
+        let mut regs = Vec::with_capacity(3);
+        let mut shadows = Vec::with_capacity(3);
+        for dir in 0..3 {
+            let (rlo, slo) = next(dir);
+            let (rhi, shi) = next(dir);
+            regs.push([rlo, rhi]);
+            shadows.push([slo, shi]);
+        }
+        Ok(Self {
+            fine_faces: core::array::from_fn(|d| fine_ba.convert(IndexType::CELL.with_node(d))),
+            grids,
+            dm: fine_dm.clone(),
+            ratio,
+            fine_level,
+            ncomp,
+            regs: regs.try_into().expect("three directions"),
+            shadows: shadows.try_into().expect("three directions"),
+        })
+    }
+
+    /// The refinement ratio (AMReX's `refRatio`).
+    #[must_use]
+    pub fn ratio(&self) -> IntVect {
+        self.ratio
+    }
+
+    /// The fine level's number (AMReX's `fineLevel`).
+    #[must_use]
+    pub fn fine_level(&self) -> usize {
+        self.fine_level
+    }
+
+    /// The coarse level's number, `fine_level() - 1` (AMReX's `crseLevel`).
+    #[must_use]
+    pub fn crse_level(&self) -> usize {
+        self.fine_level - 1
+    }
+
+    /// The number of components (AMReX's `nComp`).
+    #[must_use]
+    pub fn ncomp(&self) -> usize {
+        self.ncomp
+    }
+
+    /// The fine boxes coarsened by the ratio (AMReX's `coarsenedBoxes`).
+    #[must_use]
+    pub fn coarsened_boxes(&self) -> &BoxArray {
+        &self.grids
+    }
+
+    /// The fine level's distribution mapping, which the registers use.
+    #[must_use]
+    pub fn distribution_map(&self) -> &DistributionMapping {
+        &self.dm
+    }
+
+    /// The register of the faces normal to `dir` on `side` of the fine boxes: box `k` is
+    /// the plane of coarse faces on that side of coarsened fine box `k` (AMReX's
+    /// `operator[](Orientation)`).
+    ///
+    /// # Panics
+    /// If `dir >= 3`.
+    #[must_use]
+    #[track_caller]
+    pub fn register(&self, dir: usize, side: Side) -> &MultiFab {
+        &self.regs[dir][side.index()]
+    }
+
+    /// The register of `dir` and `side`, to write (AMReX's `FineSetVal` and the like).
+    /// Keep its fabs' boxes as they are: the operations rely on them.
+    ///
+    /// # Panics
+    /// If `dir >= 3`.
+    #[must_use]
+    #[track_caller]
+    pub fn register_mut(&mut self, dir: usize, side: Side) -> &mut MultiFab {
+        &mut self.regs[dir][side.index()]
+    }
+
+    /// Every component of every register face becomes `v` (AMReX's `setVal`).
+    pub fn set_val(&mut self, v: f64) {
+        for reg in self.regs.iter_mut().flatten() {
+            reg.fill(v)
+                .expect("filling a host MultiFab over all its components cannot fail");
+        }
+    }
+
+    /// The sum of component `comp` over every low-side register face minus the sum over
+    /// every high-side one, all directions (AMReX's `SumReg`). **Collective**.
+    ///
+    /// # Errors
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register;
+    /// [`MultiFab`](FluxRegisterErrorKind::MultiFab) if the reduction over ranks fails.
+    pub fn sum_reg(&self, comp: usize) -> Result<f64, FluxRegisterError> {
+        const OP: &str = "FluxRegister::sum_reg";
+        check::comps(OP, Argument::Register, comp, 1, self.ncomp)?;
+        let mut sum = 0.0;
+        for [lo, hi] in &self.regs {
+            sum += lo.sum(comp..=comp, 0).map_err(fab_err(OP))?;
+            sum -= hi.sum(comp..=comp, 0).map_err(fab_err(OP))?;
+        }
+        Ok(sum)
+    }
+
+    /// The checks of `crse_init`/`crse_add` and their area forms.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the operation, the flux and its areas, then AMReX's direction and \
+                  component arguments"
+    )]
+    fn check_crse(
+        &self,
+        op: &'static str,
+        flux: &MultiFab,
+        area: Option<&MultiFab>,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+    ) -> Result<(), FluxRegisterError> {
+        check::dir(op, dir)?;
+        check::faces(op, Argument::Flux, dir, flux.box_array().ix_type())?;
+        check::comps(op, Argument::Flux, srccomp, numcomp, flux.ncomp())?;
+        check::comps(op, Argument::Register, destcomp, numcomp, self.ncomp)?;
+        if let Some(a) = area {
+            check::weights(op, (Argument::Area, a), (Argument::Flux, flux))?;
+        }
+        Ok(())
+    }
+
+    /// `mult * flux` (times the areas), components `srccomp..` into a MultiFab of
+    /// `numcomp` components on the flux's layout (AMReX's first loop of `CrseInit`).
+    fn scaled_flux(
+        flux: &MultiFab,
+        area: Option<&MultiFab>,
+        srccomp: usize,
+        numcomp: usize,
+        mult: f64,
+    ) -> MultiFab {
+        let mut mf = MultiFab::new(
+            flux.box_array(),
+            flux.distribution_map(),
+            numcomp,
+            IntVect::ZERO,
+        );
+        mf.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+            let bx = t.tilebox();
+            let src = flux.array(t.mfi());
+            let area = area.map(|a| a.array(t.mfi()));
+            kernels::scaled(&mut t.array_mut(), src, area, &bx, srccomp, numcomp, mult);
+        });
+        mf
+    }
+
+    /// `mf` (components `0..comps.len()`) into components `comps` of the registers of
+    /// `dir`: copied (`CopyOp::Copy`) or added (`CopyOp::Add`, through a
+    /// temporary copy, so each register face takes each coarse face once).
+    fn take_crse(
+        &mut self,
+        op: &'static str,
+        mf: &MultiFab,
+        dir: usize,
+        comps: Range<usize>,
+        how: CopyOp,
+        period: Periodicity,
+    ) -> Result<(), FluxRegisterError> {
+        let numcomp = comps.len();
+        for reg in &mut self.regs[dir] {
+            match how {
+                CopyOp::Copy => reg
+                    .parallel_copy_with(mf, 0, 0, period, CopyOp::Copy, comps.clone(), 0)
+                    .map_err(fab_err(op))?,
+                CopyOp::Add => {
+                    let mut fs = MultiFab::new(reg.box_array(), &self.dm, numcomp, IntVect::ZERO);
+                    fs.parallel_copy_with(mf, 0, 0, period, CopyOp::Copy, .., 0)
+                        .map_err(fab_err(op))?;
+                    reg.add(&fs, 0, comps.clone(), 0).map_err(fab_err(op))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies (`CopyOp::Copy`) or adds (`CopyOp::Add`) `mult` times the coarse flux
+    /// `flux` (faces normal to `dir`, components `srccomp..srccomp + numcomp`) into
+    /// register components `destcomp..` on both sides, wherever a register face is one of
+    /// the flux's faces (AMReX's `CrseInit`, whose default `mult` is `-1`). Register faces
+    /// the flux does not cover keep their values. No periodic images are looked at: a
+    /// coarse flux over the whole domain covers every register face. **Collective**.
+    ///
+    /// # Errors
+    /// [`BadDirection`](FluxRegisterErrorKind::BadDirection),
+    /// [`WrongFaces`](FluxRegisterErrorKind::WrongFaces) for the flux,
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the flux or the
+    /// register, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if the `ParallelCopy` is
+    /// refused.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: flux, direction, components, factor, op"
+    )]
+    pub fn crse_init(
+        &mut self,
+        flux: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+        op: CopyOp,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::crse_init";
+        self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
+        let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
+        self.take_crse(
+            OP,
+            &mf,
+            dir,
+            destcomp..destcomp + numcomp,
+            op,
+            Periodicity::non_periodic(),
+        )
+    }
+
+    /// [`crse_init`](Self::crse_init) with face areas: `mult * flux * area`, `area`
+    /// (component 0) on the flux's BoxArray and distribution (AMReX's `CrseInit(mflx,
+    /// area, ...)`). **Collective**.
+    ///
+    /// # Errors
+    /// As [`crse_init`](Self::crse_init);
+    /// [`LayoutMismatch`](FluxRegisterErrorKind::LayoutMismatch) or
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the area.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: flux, area, direction, components, factor, op"
+    )]
+    pub fn crse_init_area(
+        &mut self,
+        flux: &MultiFab,
+        area: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+        op: CopyOp,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::crse_init_area";
+        self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
+        let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
+        self.take_crse(
+            OP,
+            &mf,
+            dir,
+            destcomp..destcomp + numcomp,
+            op,
+            Periodicity::non_periodic(),
+        )
+    }
+
+    /// Adds `mult` times the coarse flux (faces normal to `dir`) to register components
+    /// `destcomp..` on both sides, taking the flux from periodic images too (AMReX's
+    /// `CrseAdd`, for codes whose coarse boxes under the fine level compute no fluxes).
+    /// Each register face receives its coarse face's flux once, even where two coarse
+    /// boxes or a periodic image share that face. **Collective**.
+    ///
+    /// # Errors
+    /// As [`crse_init`](Self::crse_init).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: flux, direction, components, factor, geometry"
+    )]
+    pub fn crse_add(
+        &mut self,
+        flux: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::crse_add";
+        self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
+        let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
+        let period = crse_geom.periodicity();
+        self.take_crse(
+            OP,
+            &mf,
+            dir,
+            destcomp..destcomp + numcomp,
+            CopyOp::Add,
+            period,
+        )
+    }
+
+    /// [`crse_add`](Self::crse_add) with face areas: `mult * flux * area` (AMReX's
+    /// `CrseAdd(mflx, area, ...)`). **Collective**.
+    ///
+    /// # Errors
+    /// As [`crse_init_area`](Self::crse_init_area).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: flux, area, direction, components, factor, geometry"
+    )]
+    pub fn crse_add_area(
+        &mut self,
+        flux: &MultiFab,
+        area: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::crse_add_area";
+        self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
+        let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
+        let period = crse_geom.periodicity();
+        self.take_crse(
+            OP,
+            &mf,
+            dir,
+            destcomp..destcomp + numcomp,
+            CopyOp::Add,
+            period,
+        )
+    }
+
+    /// Adds to every register face normal to `dir`, components `destcomp..`, the sum of
+    /// the fine faces it covers, each times `mult` (AMReX's `FineAdd`, whose kernel is
+    /// `fluxreg_fineadd`): as many fine faces as the product of the two tangential ratios
+    /// per coarse face, added one by one in AMReX's order. The flux (faces normal to
+    /// `dir`, components `srccomp..srccomp + numcomp`) is read on the faces of the fine
+    /// boxes' boundaries; a flux on another BoxArray or distribution than the fine
+    /// boxes' is first copied onto them, so it must hold those faces. **Collective** when
+    /// that copy is needed.
+    ///
+    /// # Errors
+    /// As [`crse_init`](Self::crse_init).
+    pub fn fine_add(
+        &mut self,
+        flux: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+    ) -> Result<(), FluxRegisterError> {
+        self.fine_add_impl(
+            "FluxRegister::fine_add",
+            flux,
+            None,
+            dir,
+            (srccomp, destcomp, numcomp),
+            mult,
+        )
+    }
+
+    /// [`fine_add`](Self::fine_add) with fine face areas: each fine face adds
+    /// `mult * area * flux` (AMReX's `FineAdd(mflx, area, ...)`, kernel
+    /// `fluxreg_fineareaadd`); `area` (component 0) is on the flux's BoxArray and
+    /// distribution. **Collective** when the flux must be copied onto the fine boxes.
+    ///
+    /// # Errors
+    /// As [`crse_init_area`](Self::crse_init_area).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: flux, area, direction, components, factor"
+    )]
+    pub fn fine_add_area(
+        &mut self,
+        flux: &MultiFab,
+        area: &MultiFab,
+        dir: usize,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        mult: f64,
+    ) -> Result<(), FluxRegisterError> {
+        self.fine_add_impl(
+            "FluxRegister::fine_add_area",
+            flux,
+            Some(area),
+            dir,
+            (srccomp, destcomp, numcomp),
+            mult,
+        )
+    }
+
+    fn fine_add_impl(
+        &mut self,
+        op: &'static str,
+        flux: &MultiFab,
+        area: Option<&MultiFab>,
+        dir: usize,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
+        mult: f64,
+    ) -> Result<(), FluxRegisterError> {
+        self.check_crse(op, flux, area, dir, srccomp, destcomp, numcomp)?;
+        if numcomp == 0 {
+            return Ok(());
+        }
+        let faces = &self.fine_faces[dir];
+        let on_fine_faces = flux.box_array() == faces
+            && flux.distribution_map() == &self.dm
+            && flux.rank() == self.regs[dir][0].rank();
+        // Off the fine boxes' faces: copy the components (and areas) needed onto them.
+        let copied = if on_fine_faces {
+            None
+        } else {
+            let copy = |src: &MultiFab, scomp: usize, n: usize| {
+                let mut mf = MultiFab::new(faces, &self.dm, n, IntVect::ZERO);
+                mf.parallel_copy_with(
+                    src,
+                    scomp,
+                    0,
+                    Periodicity::non_periodic(),
+                    CopyOp::Copy,
+                    ..,
+                    0,
+                )
+                .map(|()| mf)
+                .map_err(fab_err(op))
+            };
+            let f = copy(flux, srccomp, numcomp)?;
+            let a = area.map(|a| copy(a, 0, 1)).transpose()?;
+            Some((f, a))
+        };
+        let (flux, area, fcomp) = match &copied {
+            None => (flux, area, srccomp),
+            Some((f, a)) => (f, a.as_ref(), 0),
+        };
+        let ratio = self.ratio;
+        let [lo, hi] = &mut self.regs[dir];
+        for l in 0..flux.local_size() {
+            let src = FineFlux {
+                flux: flux.array_at(l),
+                comp: fcomp,
+                area: area.map(|a| a.array_at(l)),
+                mult,
+            };
+            for reg in [&mut *lo, &mut *hi] {
+                let rbox = reg.box_of(reg.global_index(l));
+                kernels::fine_add(
+                    &mut reg.array_mut_at(l),
+                    &rbox,
+                    &src,
+                    destcomp,
+                    numcomp,
+                    dir,
+                    ratio,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of `reflux` and `reflux_volume`.
+    fn check_reflux(
+        &self,
+        op: &'static str,
+        state: &MultiFab,
+        volume: Option<&MultiFab>,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
+    ) -> Result<(), FluxRegisterError> {
+        check::cells(op, Argument::State, state.box_array().ix_type())?;
+        check::comps(op, Argument::Register, srccomp, numcomp, self.ncomp)?;
+        check::comps(op, Argument::State, destcomp, numcomp, state.ncomp())?;
+        if let Some(v) = volume {
+            check::weights(op, (Argument::Volume, v), (Argument::State, state))?;
+        }
+        Ok(())
+    }
+
+    /// Adds the register's correction to the coarse state: for every register face `r`
+    /// (components `srccomp..srccomp + numcomp`), `-scale * r / V` into the coarse cell
+    /// just below a low-side face and `+scale * r / V` into the cell just above a
+    /// high-side face, state components `destcomp..` (AMReX's `Reflux`, kernel
+    /// `fluxreg_reflux`). `V` is the cell's volume in `crse_geom` (`dx dy dz` in
+    /// Cartesian coordinates, as AMReX), and faces on a periodic boundary correct the
+    /// periodic image's cell. The faces between two fine boxes correct cells the fine
+    /// level covers (which averaging down overwrites) unless
+    /// [`clear_internal_borders`](Self::clear_internal_borders) zeroed them. The state
+    /// may have any BoxArray and distribution; its ghost cells are not touched.
+    /// **Collective**.
+    ///
+    /// # Errors
+    /// [`NotCellCentred`](FluxRegisterErrorKind::NotCellCentred) for the state,
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register
+    /// or the state, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if a `ParallelCopy`
+    /// is refused.
+    pub fn reflux(
+        &self,
+        state: &mut MultiFab,
+        scale: f64,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::reflux";
+        let comps = (srccomp, destcomp, numcomp);
+        self.check_reflux(OP, state, None, comps)?;
+        self.reflux_impl(
+            OP,
+            state,
+            Volumes::Geometry(crse_geom),
+            scale,
+            comps,
+            crse_geom,
+        )
+    }
+
+    /// [`reflux`](Self::reflux) dividing by the cell volumes in `volume` (component 0, on
+    /// the state's BoxArray and distribution) instead of the geometry's (AMReX's
+    /// `Reflux(mf, volume, ...)`). **Collective**.
+    ///
+    /// # Errors
+    /// As [`reflux`](Self::reflux);
+    /// [`LayoutMismatch`](FluxRegisterErrorKind::LayoutMismatch) or
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the volume.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "AMReX's argument list: state, volume, scale, components, geometry"
+    )]
+    pub fn reflux_volume(
+        &self,
+        state: &mut MultiFab,
+        volume: &MultiFab,
+        scale: f64,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::reflux_volume";
+        let comps = (srccomp, destcomp, numcomp);
+        self.check_reflux(OP, state, Some(volume), comps)?;
+        self.reflux_impl(OP, state, Volumes::Data(volume), scale, comps, crse_geom)
+    }
+
+    fn reflux_impl(
+        &self,
+        op: &'static str,
+        state: &mut MultiFab,
+        volumes: Volumes<'_>,
+        scale: f64,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        if numcomp == 0 {
+            return Ok(());
+        }
+        let period = crse_geom.periodicity();
+        let mut corr = MultiFab::new(
+            state.box_array(),
+            state.distribution_map(),
+            numcomp,
+            IntVect::ZERO,
+        );
+        // AMReX's order of orientations: the low sides of x, y, z, then the high sides.
+        let mut first = true;
+        for side in Side::BOTH {
+            for dir in 0..3 {
+                let s = side.index();
+                let shadow =
+                    self.shadow(&self.regs[dir][s], &self.shadows[dir][s], srccomp, numcomp);
+                if !first {
+                    corr.set_val(0.0, .., 0).map_err(fab_err(op))?;
+                }
+                first = false;
+                corr.parallel_copy_with(&shadow, 0, 0, period, CopyOp::Copy, .., 0)
+                    .map_err(fab_err(op))?;
+                state.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+                    let bx = t.tilebox();
+                    let c = corr.array(t.mfi());
+                    let v = match volumes {
+                        Volumes::Geometry(g) if g.coord() == CoordSys::Cartesian => {
+                            Volume::Uniform(g.volume(IntVect::ZERO))
+                        }
+                        Volumes::Geometry(g) => Volume::Geometry(g),
+                        Volumes::Data(v) => Volume::Data(v.array(t.mfi())),
+                    };
+                    kernels::reflux(
+                        &mut t.array_mut(),
+                        &bx,
+                        c,
+                        &v,
+                        side,
+                        scale,
+                        destcomp,
+                        numcomp,
+                    );
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Components `srccomp..srccomp + numcomp` of register `reg`, moved onto the cells
+    /// just outside its faces (`cells`, box for box: the same points, one cell further
+    /// out for a low side).
+    fn shadow(&self, reg: &MultiFab, cells: &BoxArray, srccomp: usize, numcomp: usize) -> MultiFab {
+        let mut mf = MultiFab::new(cells, &self.dm, numcomp, IntVect::ZERO);
+        for l in 0..mf.local_size() {
+            let g = mf.global_index(l);
+            let (rb, cb) = (reg.box_of(g), cells.get(g));
+            let shift = cb.lo() - rb.lo();
+            let src = reg.array_at(l);
+            let mut dst = mf.array_mut_at(l);
+            let (lo, hi) = (cb.lo(), cb.hi());
+            for n in 0..numcomp {
+                for k in lo[2]..=hi[2] {
+                    for j in lo[1]..=hi[1] {
+                        let s = src.row(j - shift[1], k - shift[2], srccomp + n);
+                        dst.row_mut(j, k, n).copy_from_slice(s);
+                    }
+                }
+            }
+        }
+        mf
+    }
+
+    /// Zeroes every register face that is also a face of another fine box: a low-side
+    /// face that is some box's high-side face and the other way round, including faces
+    /// that meet across a periodic boundary of `crse_geom` (AMReX's
+    /// `ClearInternalBorders`). Afterwards only faces on the coarse/fine interface hold
+    /// corrections, so [`reflux`](Self::reflux) changes no cell the fine level covers.
+    /// Local: no messages.
+    pub fn clear_internal_borders(&mut self, crse_geom: &Geometry) {
+        let domain = crse_geom.domain();
+        for (dir, [lo, hi]) in self.regs.iter_mut().enumerate() {
+            let period = crse_geom.period(dir);
+            let (balo, bahi) = (lo.box_array().clone(), hi.box_array().clone());
+            // (the register, the other side's boxes, the face index of the domain
+            // boundary past which that side's periodic partner lies, the shift to it)
+            let sides = [
+                (lo, &bahi, domain.lo()[dir], period),
+                (hi, &balo, domain.hi()[dir] + 1, period.map(|p| -p)),
+            ];
+            for (reg, other, edge, shift) in sides {
+                for l in 0..reg.local_size() {
+                    let bx = reg.box_of(reg.global_index(l));
+                    let mut zero = Vec::new();
+                    zero.extend(other.intersections(&bx).into_iter().map(|(_, b)| b));
+                    if let Some(s) = shift
+                        && bx.lo()[dir] == edge
+                    {
+                        let images = other.intersections(&bx.shift(dir, s));
+                        zero.extend(images.into_iter().map(|(_, b)| b.shift(dir, -s)));
+                    }
+                    let mut a = reg.array_mut_at(l);
+                    for b in zero {
+                        a.fill(b, 0.0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Overwrites the coarse fluxes on the coarse/fine interface with the register: every
+    /// face of `crse_fluxes[d]` (faces normal to `d`) between a coarse cell and a cell the
+    /// fine level covers becomes `scale` times the register's value there (the low-side
+    /// and high-side registers added), components `srccomp..srccomp + numcomp` of the
+    /// register into `destcomp..` of the fluxes (AMReX's `OverwriteFlux`). Use it after
+    /// [`set_val`](Self::set_val)`(0.0)` and [`fine_add`](Self::fine_add) so that the
+    /// coarse update itself uses the fine fluxes and needs no reflux. Faces on the
+    /// physical boundary, between two coarse cells or between two covered cells are
+    /// left as they are; periodic images count. **Collective**.
+    ///
+    /// # Errors
+    /// [`WrongFaces`](FluxRegisterErrorKind::WrongFaces) if `crse_fluxes[d]` is not on the
+    /// faces normal to `d`,
+    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register or
+    /// a flux, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if a `ParallelCopy` is
+    /// refused.
+    pub fn overwrite_flux(
+        &self,
+        crse_fluxes: [&mut MultiFab; 3],
+        scale: f64,
+        srccomp: usize,
+        destcomp: usize,
+        numcomp: usize,
+        crse_geom: &Geometry,
+    ) -> Result<(), FluxRegisterError> {
+        const OP: &str = "FluxRegister::overwrite_flux";
+        check::comps(OP, Argument::Register, srccomp, numcomp, self.ncomp)?;
+        for (dir, f) in crse_fluxes.iter().enumerate() {
+            check::faces(OP, Argument::Flux, dir, f.box_array().ix_type())?;
+            check::comps(OP, Argument::Flux, destcomp, numcomp, f.ncomp())?;
+        }
+        if numcomp == 0 {
+            return Ok(());
+        }
+        let period = crse_geom.periodicity();
+        let shifts = period.shifts(IntVect::ZERO);
+        // The cells that count as coarse: the domain, and one cell past each periodic
+        // boundary (the images of the cells there).
+        let mut cdomain = crse_geom.domain();
+        for d in 0..3 {
+            if crse_geom.is_periodic(d) {
+                cdomain = cdomain.grow_dir(d, 1);
+            }
+        }
+        let mask = Mask {
+            grids: &self.grids,
+            shifts: &shifts,
+            cdomain,
+        };
+        for (dir, crse_flux) in crse_fluxes.into_iter().enumerate() {
+            let [lo, hi] = &self.regs[dir];
+            let mut fine = MultiFab::new(
+                crse_flux.box_array(),
+                crse_flux.distribution_map(),
+                numcomp,
+                IntVect::ZERO,
+            );
+            fine.parallel_copy_with(lo, srccomp, 0, period, CopyOp::Copy, .., 0)
+                .map_err(fab_err(OP))?;
+            fine.parallel_copy_with(hi, srccomp, 0, period, CopyOp::Add, .., 0)
+                .map_err(fab_err(OP))?;
+            crse_flux.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+                let bx = t.tilebox();
+                let f = fine.array(t.mfi());
+                let m = mask.around(&bx, dir);
+                let mut c = t.array_mut();
+                let e = IntVect::basis(dir);
+                for p in bx {
+                    if m.is_interface(p - e, p) {
+                        for n in 0..numcomp {
+                            c[(p[0], p[1], p[2], destcomp + n)] = scale * f[(p[0], p[1], p[2], n)];
+                        }
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Where `reflux` takes the coarse cell volumes from.
+#[derive(Clone, Copy)]
+enum Volumes<'a> {
+    /// The coarse geometry: `dx dy dz` in Cartesian coordinates, each cell's volume in
+    /// the others.
+    Geometry(&'a Geometry),
+    /// Component 0 of a MultiFab on the state's layout.
+    Data(&'a MultiFab),
+}
+
+/// What a coarse cell is for [`FluxRegister::overwrite_flux`] (AMReX's `crse_cell`,
+/// `fine_cell`, `phbc_cell`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cell {
+    /// A coarse cell the fine level does not cover.
+    Crse,
+    /// A coarse cell under the fine level (or under a periodic image of it).
+    Fine,
+    /// Outside the domain, past a physical boundary.
+    Outside,
+}
+
+/// Builds the cell masks of `overwrite_flux`.
+struct Mask<'a> {
+    /// The coarsened fine boxes.
+    grids: &'a BoxArray,
+    /// Every periodic shift, zero included.
+    shifts: &'a [IntVect],
+    /// The cells that are coarse unless covered.
+    cdomain: IndexBox,
+}
+
+/// The mask of the cells on both sides of a box of faces.
+struct CellMask {
+    cells: IndexBox,
+    kind: Vec<Cell>,
+}
+
+impl Mask<'_> {
+    /// The mask of every cell next to a face of `faces` (normal to `dir`).
+    fn around(&self, faces: &IndexBox, dir: usize) -> CellMask {
+        let cells = IndexBox::new(faces.lo() - IntVect::basis(dir), faces.hi());
+        let mut kind: Vec<Cell> = cells
+            .iter()
+            .map(|c| {
+                if self.cdomain.contains(c) {
+                    Cell::Crse
+                } else {
+                    Cell::Outside
+                }
+            })
+            .collect();
+        for &s in self.shifts {
+            for (_, b) in self.grids.intersections(&cells.shift_iv(s)) {
+                for c in b.shift_iv(-s) {
+                    kind[cells.index(c)] = Cell::Fine;
+                }
+            }
+        }
+        CellMask { cells, kind }
+    }
+}
+
+impl CellMask {
+    /// The face between cells `below` and `above` separates a coarse cell from a covered
+    /// one.
+    fn is_interface(&self, below: IntVect, above: IntVect) -> bool {
+        let (a, b) = (
+            self.kind[self.cells.index(below)],
+            self.kind[self.cells.index(above)],
+        );
+        matches!((a, b), (Cell::Crse, Cell::Fine) | (Cell::Fine, Cell::Crse))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+
+    use super::*;
+
+    #[test]
+    fn planes_are_the_faces_and_the_cells_outside() {
+        let b = IndexBox::new(IntVect::new(2, 3, 4), IntVect::new(5, 7, 9));
+        let (f, c) = planes(&b, 1, Side::Lo).unwrap();
+        assert_eq!(
+            f,
+            IndexBox::with_type(
+                IntVect::new(2, 3, 4),
+                IntVect::new(5, 3, 9),
+                IndexType::CELL.with_node(1)
+            )
+        );
+        assert_eq!(
+            c,
+            IndexBox::new(IntVect::new(2, 2, 4), IntVect::new(5, 2, 9))
+        );
+        let (f, c) = planes(&b, 2, Side::Hi).unwrap();
+        assert_eq!(
+            f,
+            IndexBox::with_type(
+                IntVect::new(2, 3, 10),
+                IntVect::new(5, 7, 10),
+                IndexType::CELL.with_node(2)
+            )
+        );
+        assert_eq!(
+            c,
+            IndexBox::new(IntVect::new(2, 3, 10), IntVect::new(5, 7, 10))
+        );
+        // No cell below i32::MIN, no face index past i32::MAX.
+        let low = IndexBox::new(IntVect::splat(i32::MIN), IntVect::splat(i32::MIN + 1));
+        assert!(planes(&low, 0, Side::Lo).is_none());
+        assert!(planes(&low, 0, Side::Hi).is_some());
+        let high = IndexBox::new(IntVect::splat(i32::MAX - 3), IntVect::splat(i32::MAX - 1));
+        assert!(planes(&high, 0, Side::Hi).is_none());
+    }
+
+    #[test]
+    fn first_overlap_names_the_lowest_pair() {
+        let b = |lo: i32, hi: i32| IndexBox::new(IntVect::splat(lo), IntVect::splat(hi));
+        assert_eq!(first_overlap(&BoxArray::new(vec![b(0, 3), b(4, 7)])), None);
+        assert_eq!(
+            first_overlap(&BoxArray::new(vec![b(0, 3), b(8, 9), b(6, 8), b(3, 4)])),
+            Some((0, 3))
+        );
+    }
+
+    #[test]
+    fn empty_fine_levels_have_face_registers() {
+        let ba = box_array(Vec::new(), IndexType::CELL);
+        let fr = FluxRegister::new(
+            &ba,
+            &DistributionMapping::single(&ba),
+            IntVect::splat(2),
+            1,
+            1,
+        )
+        .unwrap();
+        for d in 0..3 {
+            for s in Side::BOTH {
+                assert_eq!(
+                    fr.register(d, s).box_array().ix_type(),
+                    IndexType::CELL.with_node(d)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn mask_marks_covered_outside_and_periodic_images() {
+        let grids = BoxArray::new(vec![IndexBox::new(
+            IntVect::new(0, 0, 0),
+            IntVect::new(1, 3, 3),
+        )]);
+        // Periodic in x over 0..=7: cell -1 is the image of 7, so it counts as coarse;
+        // cell 8 is the image of 0, which is covered.
+        let shifts = Periodicity::new(
+            IndexBox::new(IntVect::ZERO, IntVect::splat(7)),
+            [true, false, false],
+        )
+        .shifts(IntVect::ZERO);
+        let mask = Mask {
+            grids: &grids,
+            shifts: &shifts,
+            cdomain: IndexBox::new(IntVect::new(-1, 0, 0), IntVect::new(8, 7, 7)),
+        };
+        let faces = IndexBox::with_type(
+            IntVect::new(0, 0, 0),
+            IntVect::new(8, 0, 0),
+            IndexType::CELL.with_node(0),
+        );
+        let m = mask.around(&faces, 0);
+        let face = |i: i32| m.is_interface(IntVect::new(i - 1, 0, 0), IntVect::new(i, 0, 0));
+        assert!(face(0), "coarse image of 7 below, covered 0 above");
+        assert!(!face(1), "both covered");
+        assert!(face(2), "covered 1 below, coarse 2 above");
+        assert!(!face(5), "both coarse");
+        assert!(face(8), "coarse 7 below, image of covered 0 above");
+        // In y, nothing is periodic: cells below 0 are outside, not coarse.
+        let yfaces = IndexBox::with_type(
+            IntVect::new(4, 0, 0),
+            IntVect::new(4, 0, 0),
+            IndexType::CELL.with_node(1),
+        );
+        let m = mask.around(&yfaces, 1);
+        assert!(!m.is_interface(IntVect::new(4, -1, 0), IntVect::new(4, 0, 0)));
+    }
+}
