@@ -1,6 +1,8 @@
 //! AMReX's operations between AMR levels, on host MultiFabs: averaging a fine level
-//! down onto a coarse one (`AMReX_MultiFabUtil`) and interpolating coarse data onto a
-//! fine region (`AMReX_Interpolater`).
+//! down onto a coarse one (`AMReX_MultiFabUtil`), interpolating coarse data onto a fine
+//! region (`AMReX_Interpolater`), filling ghost cells beyond non-periodic domain faces
+//! ([`boundary`]: `BCRec`, `FilCC`/`FilND`) and refluxing at coarse/fine interfaces
+//! ([`FluxRegister`]).
 //!
 //! | AMReX | here |
 //! |---|---|
@@ -25,10 +27,11 @@
 //! returns an [`AmrError`] naming the bad value. The crate has no `unsafe` code.
 //!
 //! Not built yet: `FillPatch` (filling a fine level's ghost cells from the coarse level
-//! through an interpolater), `FluxRegister`, physical boundary conditions (the
-//! interpolaters' slopes are centred everywhere), Python bindings, and tests over MPI
+//! through an interpolater, in time and space), Python bindings, and tests over MPI
 //! ranks (the operations are collective through `ParallelCopy` and should work over
-//! MPI, but only one process has run them). See `docs/amr.md` in the repository.
+//! MPI, but only one process has run them). [`boundary`] and [`FluxRegister`] report
+//! their own error types ([`boundary::BoundaryError`], [`FluxRegisterError`]) for now.
+//! See `docs/amr.md` in the repository.
 //!
 //! # Quick start: average a fine level down, interpolate it back
 //!
