@@ -244,8 +244,9 @@ impl fmt::Display for FabError {
             ),
             Self::NoKernel { op, device } => write!(
                 f,
-                "{op} has no kernel for memory on {device}; copy the FabArray to host \
-                 memory (to_host) for it"
+                "{op} has no kernel for this device memory (on {device}; device and managed \
+                 memory run kernels only): copy the FabArray to host memory with to_host() \
+                 for it"
             ),
             Self::WrongLength { needed, found } => write!(
                 f,

@@ -50,9 +50,9 @@ use crate::message::{
 use crate::ops::{check_ghost, operand_comps};
 use crate::par::par_for;
 use crate::parallel::{CommError, Communicator, Exchange, ReduceOp};
-use amrex_geometry::Periodicity;
 use crate::plan::{CopyPlan, FillPattern};
 use crate::profile::{self, CALLS, LOCAL, PACK, RECEIVED, UNPACK, WAIT};
+use amrex_geometry::Periodicity;
 
 /// A `fill_boundary_nowait` in flight: its messages, the plan that unpacks them and the
 /// components.

@@ -21,7 +21,6 @@
 
 use crate::element::Element;
 use crate::fabarray::FabArray;
-use amrex_geometry::Periodicity;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
 use amrex_arena::kernels::{Binary, CopyOrder, Kernels, Reduce, Region, Unary};
@@ -29,6 +28,7 @@ use amrex_arena::{Arena, HostArena};
 use amrex_array4::rows::CopyOp;
 use amrex_basefab::{BaseFab, FabError};
 use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::Periodicity;
 use core::ops::Range;
 use core::ptr::NonNull;
 

@@ -106,6 +106,7 @@ pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
 pub use amrex_basefab::{BaseFab, FabError};
 pub use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
+pub use amrex_geometry::Periodicity;
 pub use box_array::{BoxArray, BoxArrayError};
 pub use comm::CopyOp;
 pub use distribution::{DistributionMapping, Strategy};
@@ -121,6 +122,5 @@ pub use parallel::{
     CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
     finalize, init,
 };
-pub use amrex_geometry::Periodicity;
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};

@@ -159,11 +159,11 @@ mod tests {
     use crate::distribution::{DistributionMapping, Strategy};
     use crate::fabarray::FabArray;
     use crate::fingerprint::Fingerprint;
-    use amrex_geometry::Periodicity;
     use crate::plan::FillPattern;
     use alloc::collections::BTreeMap;
     use amrex_arena::HostArena;
     use amrex_box::{IndexBox, IntVect};
+    use amrex_geometry::Periodicity;
 
     /// The message path without MPI: rank 0's and rank 1's parts of a FabArray built in
     /// one process, their messages packed by one part and unpacked by the other exactly
