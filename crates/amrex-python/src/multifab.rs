@@ -16,11 +16,10 @@ use crate::error::fab_err;
 use crate::geometry::int_vect_of;
 use crate::mfiter::PyMfi;
 use amrex_arena::{AnyArena, Arena};
-use amrex_basefab::{FabError, component_range};
+use amrex_basefab::component_range;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_multifab::{FabArray, Ghosts, MultiFab, Periodicity, Tiling};
-use core::ops::Range;
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -48,13 +47,36 @@ enum Store {
     Arena(FabArray<f64, AnyArena>),
 }
 
-/// Evaluates `$e` with `$m` bound to the MultiFab whichever memory it is in (layout
-/// queries and exports, which every arena has).
+/// Evaluates `$e` with `$m` bound to the MultiFab whichever memory it is in: the
+/// operations are one method set for every arena (the arena's kernels or the host loops
+/// run them), so only the type differs.
 macro_rules! either {
     ($s:expr, $m:ident => $e:expr) => {
         match &$s.store {
             Store::Host($m) => $e,
             Store::Arena($m) => $e,
+        }
+    };
+}
+
+/// [`either!`] on a mutable MultiFab.
+macro_rules! either_mut {
+    ($s:expr, $m:ident => $e:expr) => {
+        match &mut $s.store {
+            Store::Host($m) => $e,
+            Store::Arena($m) => $e,
+        }
+    };
+}
+
+/// Evaluates `$e` with `$x` and `$y` bound to two MultiFabs in the same kind of memory;
+/// a pair in different memory returns [`mixed_memory`]`($name)` from the function.
+macro_rules! pair {
+    ($a:expr, $b:expr, $name:expr, ($x:ident, $y:ident) => $e:expr) => {
+        match ($a, $b) {
+            (Store::Host($x), Store::Host($y)) => $e,
+            (Store::Arena($x), Store::Arena($y)) => $e,
+            _ => return Err(mixed_memory($name)),
         }
     };
 }
@@ -159,9 +181,6 @@ impl PyMultiFab {
         }
     }
 }
-
-/// Two-MultiFab arguments for the static operations.
-type Pair<'a, 'py> = (PyRefMut<'py, PyMultiFab>, PyRef<'py, PyMultiFab>, &'a str);
 
 #[pymethods]
 impl PyMultiFab {
@@ -359,11 +378,7 @@ impl PyMultiFab {
     fn fill_boundary(&mut self, periodic: (bool, bool, bool)) -> PyResult<()> {
         let domain = either!(self, m => m.box_array().minimal_box());
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        match &mut self.store {
-            Store::Host(m) => m.fill_boundary(period),
-            Store::Arena(m) => m.fill_boundary(period),
-        }
-        .map_err(fab_err)
+        either_mut!(self, m => m.fill_boundary(period)).map_err(fab_err)
     }
 
     /// Test pattern: valid cell `(i, j, k)` of component `n` gets
@@ -395,12 +410,7 @@ impl PyMultiFab {
     ) -> PyResult<f64> {
         let ng = self.ng(ng)?;
         let comps = comp..comp.saturating_add(nc);
-        match (&self.store, &y.store) {
-            (Store::Host(x), Store::Host(y)) => x.dot(y, ycomp, comps, ng),
-            (Store::Arena(x), Store::Arena(y)) => x.dot(y, ycomp, comps, ng),
-            _ => Err(FabError::LayoutMismatch),
-        }
-        .map_err(fab_err)
+        pair!(&self.store, &y.store, "dot", (x, y) => x.dot(y, ycomp, comps, ng)).map_err(fab_err)
     }
 
     fn __repr__(&self) -> String {
@@ -429,11 +439,7 @@ macro_rules! scalar_ops {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
                 let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-                match &mut self.store {
-                    Store::Host(m) => m.$method(value, comp..comp + nc, ng),
-                    Store::Arena(m) => m.$method(value, comp..comp + nc, ng),
-                }
-                .map_err(fab_err)
+                either_mut!(self, m => m.$method(value, comp..comp + nc, ng)).map_err(fab_err)
             }
         )+}
     };
@@ -457,11 +463,7 @@ macro_rules! reductions {
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn $name(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
                 let ng = self.ng(ngrow)?;
-                match &self.store {
-                    Store::Host(m) => m.$name(comp..=comp, ng).map(f64::from),
-                    Store::Arena(m) => m.$name(comp..=comp, ng).map(f64::from),
-                }
-                .map_err(fab_err)
+                either!(self, m => m.$name(comp..=comp, ng).map(f64::from)).map_err(fab_err)
             }
         )+}
     };
@@ -483,16 +485,18 @@ reductions! {
 }
 
 /// Static two-MultiFab operations `MultiFab.f(dst, [a,] src, scomp, dcomp, nc, ng=None)`,
-/// arguments checked by [`binary`]; `(a)` after the name adds the scalar `a: float`.
+/// each the FabArray method `$method` on either memory; `(a)` after the name adds the
+/// scalar `a: float`. Operations without a device kernel refuse device memory in the
+/// library ([`FabError::NoKernel`], raised as `NotImplementedError`).
 macro_rules! binary_ops {
-    ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $op:expr $(, $dev:ident)?;)+) => {
+    ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $method:ident;)+) => {
         #[pymethods]
         impl PyMultiFab {$(
             $(#[doc = $doc])+
             #[staticmethod]
             #[pyo3(signature = (dst, $($a,)? src, scomp, dcomp, nc, ng=None))]
             fn $name(
-                dst: PyRefMut<'_, Self>,
+                mut dst: PyRefMut<'_, Self>,
                 $($a: f64,)?
                 src: PyRef<'_, Self>,
                 scomp: usize,
@@ -500,100 +504,52 @@ macro_rules! binary_ops {
                 nc: usize,
                 ng: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
-                binary((dst, src, stringify!($name)), scomp, dcomp, nc, ng, $op, dev_op!($($dev)?; $op))
+                let ng = dst.ng(ng)?;
+                let comps = dcomp..dcomp.saturating_add(nc);
+                pair!(
+                    &mut dst.store,
+                    &src.store,
+                    stringify!($name),
+                    (d, s) => d.$method($($a,)? s, scomp, comps, ng)
+                )
+                .map_err(fab_err)
             }
         )+}
     };
 }
 
-/// The device form of a binary operation: the same closure, whose method calls resolve to
-/// the same methods on a FabArray of arena memory.
-macro_rules! dev_op {
-    (device; $op:expr) => {
-        Some(&dev_fn($op) as &DevBinary<'_>)
-    };
-    (; $op:expr) => {
-        None
-    };
-}
-
-/// A two-operand operation on MultiFabs in arena memory.
-type DevBinary<'a> = dyn Fn(
-        &mut FabArray<f64, AnyArena>,
-        &FabArray<f64, AnyArena>,
-        usize,
-        Range<usize>,
-        IntVect,
-    ) -> Result<(), FabError>
-    + 'a;
-
-/// Fixes a device closure's argument types (for inference).
-fn dev_fn<F>(f: F) -> F
-where
-    F: Fn(
-        &mut FabArray<f64, AnyArena>,
-        &FabArray<f64, AnyArena>,
-        usize,
-        Range<usize>,
-        IntVect,
-    ) -> Result<(), FabError>,
-{
-    f
-}
-
 binary_ops! {
     /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
-    copy => |d, s, sc, c, ng| d.copy_from(s, sc, c, ng), device;
+    copy => copy_from;
     /// `dst[dcomp..] += src[scomp..]`.
-    add => |d, s, sc, c, ng| d.add(s, sc, c, ng), device;
+    add => add;
     /// `dst[dcomp..] -= src[scomp..]`.
-    subtract => |d, s, sc, c, ng| d.subtract(s, sc, c, ng);
+    subtract => subtract;
     /// `dst[dcomp..] *= src[scomp..]`.
-    multiply => |d, s, sc, c, ng| d.multiply(s, sc, c, ng);
+    multiply => multiply;
     /// `dst[dcomp..] /= src[scomp..]`.
-    divide => |d, s, sc, c, ng| d.divide(s, sc, c, ng);
+    divide => divide;
     /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
-    saxpy(a) => |d, s, sc, c, ng| d.saxpy(a, s, sc, c, ng), device;
+    saxpy(a) => saxpy;
     /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
-    xpay(a) => |d, s, sc, c, ng| d.xpay(a, s, sc, c, ng), device;
+    xpay(a) => xpay;
 }
 
-/// Checks a two-MultiFab operation's arguments, then runs it.
-fn binary(
-    (mut dst, src, name): Pair<'_, '_>,
-    scomp: usize,
-    dcomp: usize,
-    nc: usize,
-    ng: Option<&Bound<'_, PyAny>>,
-    op: impl FnOnce(&mut MultiFab, &MultiFab, usize, Range<usize>, IntVect) -> Result<(), FabError>,
-    dev: Option<&DevBinary<'_>>,
-) -> PyResult<()> {
-    let ng = dst.ng(ng)?;
-    let comps = dcomp..dcomp.saturating_add(nc);
-    match (&mut dst.store, &src.store, dev) {
-        (Store::Host(d), Store::Host(s), _) => op(d, s, scomp, comps, ng),
-        (Store::Arena(d), Store::Arena(s), Some(dev)) => dev(d, s, scomp, comps, ng),
-        (Store::Arena(d), _, None) => return Err(not_on_device_named(d, name)),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "MultiFab.{name}: both MultiFabs must live in the same kind of memory (one is \
-                 on the host, the other in arena memory)"
-            )));
-        }
-    }
-    .map_err(fab_err)
+/// `ValueError` for two MultiFabs in different kinds of memory.
+fn mixed_memory(name: &str) -> PyErr {
+    PyValueError::new_err(format!(
+        "MultiFab.{name}: both MultiFabs must live in the same kind of memory (one is on the \
+         host, the other in arena memory)"
+    ))
 }
 
-/// `NotImplementedError` for a host-only operation on a MultiFab in arena memory.
+/// `NotImplementedError` for an operation the bindings run on host memory only (the
+/// views, indexing helpers and tests of every value) on a MultiFab in arena memory.
 fn not_on_device(m: &FabArray<f64, AnyArena>) -> PyErr {
-    not_on_device_named(m, "this operation")
-}
-
-fn not_on_device_named(m: &FabArray<f64, AnyArena>, what: &str) -> PyErr {
     PyNotImplementedError::new_err(format!(
-        "{what} needs host memory, but this MultiFab lives in {} memory on {}; the \
-         operations on device memory are set_val, plus, mult, copy, add, saxpy, xpay, the \
-         reductions, dot, fill_boundary and parallel_copy; use to_host() for a host copy",
+        "this operation needs host memory, but this MultiFab lives in {} memory on {}; the \
+         MultiFab operations (set_val, plus, mult, copy, add, saxpy, xpay, the reductions, \
+         dot, fill_boundary, parallel_copy) run on it, and to_host() gives a host copy",
         m.arena().kind(),
         m.arena().device()
     ))
@@ -611,8 +567,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.host_mut()?.abs(comp..comp + nc, ng).map_err(fab_err)?;
-        Ok(())
+        either_mut!(self, m => m.abs(comp..comp + nc, ng)).map_err(fab_err)
     }
 
     /// `x = -x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
@@ -624,10 +579,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.host_mut()?
-            .negate(comp..comp + nc, ng)
-            .map_err(fab_err)?;
-        Ok(())
+        either_mut!(self, m => m.negate(comp..comp + nc, ng)).map_err(fab_err)
     }
 
     /// `x = numerator / x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
@@ -640,10 +592,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        self.host_mut()?
-            .invert(numerator, comp..comp + nc, ng)
-            .map_err(fab_err)?;
-        Ok(())
+        either_mut!(self, m => m.invert(numerator, comp..comp + nc, ng)).map_err(fab_err)
     }
 
     /// `dst[dcomp..] = a * x[xcomp..] + b * y[ycomp..]` (AMReX `MultiFab.LinComb`).
@@ -709,17 +658,8 @@ impl PyMultiFab {
         }
         let domain = either!(self, m => m.box_array().minimal_box());
         let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
-        match (&mut self.store, &src.store) {
-            (Store::Host(d), Store::Host(s)) => d.parallel_copy(s, period),
-            (Store::Arena(d), Store::Arena(s)) => d.parallel_copy(s, period),
-            _ => {
-                return Err(PyValueError::new_err(
-                    "MultiFab.parallel_copy: both MultiFabs must live in the same kind of \
-                     memory (one is on the host, the other in arena memory)",
-                ));
-            }
-        }
-        .map_err(fab_err)
+        pair!(&mut self.store, &src.store, "parallel_copy", (d, s) => d.parallel_copy(s, period))
+            .map_err(fab_err)
     }
 
     /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is NaN
@@ -752,11 +692,7 @@ impl PyMultiFab {
     #[pyo3(signature = (comp=0, ngrow=None))]
     fn norminf(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
         let ng = self.ng(ngrow)?;
-        match &self.store {
-            Store::Host(m) => m.norm0(comp..=comp, ng),
-            Store::Arena(m) => m.norm0(comp..=comp, ng),
-        }
-        .map_err(fab_err)
+        either!(self, m => m.norm0(comp..=comp, ng)).map_err(fab_err)
     }
 
     /// `self[comp..comp+ncomp] -= mf[comp..]` over `ngrow` ghost cells (pyAMReX `minus`).
@@ -769,11 +705,8 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let ng = self.ng(ngrow)?;
-        let src = mf.host()?;
-        self.host_mut()?
-            .subtract(src, comp, comp..comp + ncomp, ng)
-            .map_err(fab_err)?;
-        Ok(())
+        pair!(&mut self.store, &mf.store, "minus", (d, s) => d.subtract(s, comp, comp..comp + ncomp, ng))
+            .map_err(fab_err)
     }
 
     /// Swaps `dst[dcomp..dcomp+nc]` and `src[scomp..scomp+nc]` over `ng` ghost cells
