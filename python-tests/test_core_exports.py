@@ -3,6 +3,9 @@ with a negative stride), zero-copy, writable, and kept alive by the consumer."""
 import gc
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.testing_build  # the Rust exports are amrex_rs._debug_* helpers
 
 
 def test_rust_vec_into_numpy(amr):

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.testing_build  # our table's address and export count
+
 HERE = Path(__file__).resolve().parent
 
 _name = ctypes.pythonapi.PyCapsule_GetName

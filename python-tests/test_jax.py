@@ -48,6 +48,7 @@ def test_ours_to_jax_values_and_the_same_copy_rule_as_numpy(amr, make, no_leaks)
     gc.collect()
 
 
+@pytest.mark.testing_build
 def test_jax_refuses_what_it_cannot_express(amr):
     fab = amr.FArrayBox(amr.Box((0, 0, 0), (3, 3, 3)), 2)
     sub = fab.array(1, 1, amr.Box((1, 1, 1), (2, 2, 2)))  # strided sub-box view

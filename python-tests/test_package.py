@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -62,6 +64,7 @@ def test_xp_resolves_lazily_to_numpy_for_host_memory():
     assert out.split() == ["numpy", "True"]
 
 
+@pytest.mark.testing_build
 def test_device_memory_imports_cupy_or_dpnp_only_when_asked(tmp_path):
     # Stand-ins named cupy and dpnp record that they were imported and provide from_dlpack.
     for name in ("cupy", "dpnp"):
@@ -91,6 +94,7 @@ def test_xp_for_refuses_non_dlpack_objects(amr):
         amr.nonexistent  # noqa: B018
 
 
+@pytest.mark.testing_build
 def test_missing_cupy_says_what_to_install(amr, monkeypatch):
     import pytest
 

@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # The Python half of the test suite (called by scripts/test.sh; assumes scripts/setup.sh
-# has run): builds the `amrex_rs` wheel and installs it into .venv, runs the Rust half of
-# the main example, then pytest over python-tests/ against the installed package (including
-# mypy's stubtest, which checks the typed stubs against the module).
+# has run): builds the `amrex_rs` wheel with the test stand-ins (cargo feature `testing`)
+# and installs it into .venv, runs the Rust half of the main example, then pytest over
+# python-tests/ against the installed package (including mypy's stubtest, which checks the
+# typed stubs against the module).
+#
+# The default wheel (what `pip install ./crates/amrex-python` gives users) is built too,
+# into build/wheels-default and not installed: python-tests/test_default_build.py checks
+# that it has no test stand-ins and that the stubs agree with it. That second release
+# build compiles amrex-arena and every crate above it once more with the other feature set
+# (a few minutes on 2 cores the first time; cargo keeps both, so later runs recompile only
+# what changed, amrex-python twice).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '\n==> [%s] %s\n' "$(date +%T)" "$*"; }
 
-log "Python package (release wheel, installed into .venv)"
-bash scripts/build-python.sh
+log "cargo clippy for the test stand-ins (amrex-python, feature testing)"
+cargo clippy -q -p amrex-python --all-targets --features testing -- -D warnings
+log "Python package: the default wheel (what users install), built, not installed"
+bash scripts/build-python.sh --no-install --out build/wheels-default
+AMREX_PY_DEFAULT_WHEEL=$(ls "$PWD"/build/wheels-default/amrex_rs-*.whl)
+export AMREX_PY_DEFAULT_WHEEL
+log "Python package with the test stand-ins (release wheel, feature testing, installed into .venv)"
+bash scripts/build-python.sh --testing
 log "the main example (Rust half; the Python half runs in pytest)"
 cargo run -q --release --features ndarray --example heat
 log "pytest python-tests"

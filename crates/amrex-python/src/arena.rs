@@ -84,7 +84,8 @@ impl PyArena {
         kind_name(self.0.kind())
     }
 
-    /// `"host"`, `"cuda"`, `"hip"`, `"level_zero"` or `"fake"` (the test stand-in).
+    /// `"host"`, `"cuda"`, `"hip"`, `"level_zero"`, or `"fake"` (the test stand-in of
+    /// builds with the cargo feature `testing`).
     #[getter]
     fn backend(&self) -> &'static str {
         self.0.backend_name()
@@ -145,14 +146,6 @@ fn the_pinned_arena(device_id: i32) -> PyResult<PyArena> {
 #[pyo3(name = "The_Managed_Arena", signature = (device_id=0))]
 fn the_managed_arena(device_id: i32) -> PyResult<PyArena> {
     make(MemoryKind::Managed, device_id)
-}
-
-/// A host-backed stand-in for device memory (reported as `kDLCUDA`, device 0) whose
-/// pointers fault if dereferenced on the host: containers on it take their device paths
-/// on machines without a GPU. For tests.
-#[pyfunction]
-fn _debug_fake_device_arena() -> PyArena {
-    PyArena(AnyArena::FakeDevice(amrex_arena::testing::FakeDeviceArena))
 }
 
 /// Copies an export of `arena` memory to the host and makes consumer streams wait for
@@ -318,6 +311,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(the_device_arena, m)?)?;
     m.add_function(wrap_pyfunction!(the_pinned_arena, m)?)?;
     m.add_function(wrap_pyfunction!(the_managed_arena, m)?)?;
-    m.add_function(wrap_pyfunction!(_debug_fake_device_arena, m)?)?;
     Ok(())
 }

@@ -1,17 +1,23 @@
-//! Test helpers exposed as `amrex_rs._debug_*`: the live-export counter and a host-backed
-//! stand-in for device memory, so the per-device protocol rules (streams, `dl_device`,
-//! copies to the host) are tested on machines without a GPU.
+//! The test stand-ins of `python-tests/`, compiled only with the cargo feature `testing`
+//! (never in a wheel for users): the live-export and exchange-API counters, Rust exports
+//! of the DLPack core, and host memory that reports a device (`_DebugDeviceArray`, the
+//! fake device arena), so the per-device protocol rules (streams, `dl_device`, copies to
+//! the host) and the containers' device paths are tested on machines without a GPU.
 
+use crate::arena::PyArena;
 use crate::dlpack::common::{DeviceCopier, Export};
+use crate::dlpack::exchange::{_debug_exchange_api_address, _debug_exchange_exports};
 use crate::dlpack::export::{DlpackSource, ExportCount, live_exports};
 use crate::dlpack::import::Sharing;
+use crate::dlpack::install;
+use amrex_arena::AnyArena;
 use amrex_array4::Access;
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::prelude::*;
 
 /// Number of exported DLPack tensors whose deleter has not run yet.
 #[pyfunction]
-pub(crate) fn _debug_live_exports() -> isize {
+fn _debug_live_exports() -> isize {
     live_exports()
 }
 
@@ -22,7 +28,7 @@ pub(crate) fn _debug_live_exports() -> isize {
 /// through a copier, as a real GPU container does with its arena.
 #[pyclass(module = "amrex_rs", name = "_DebugDeviceArray", frozen)]
 #[derive(Debug)]
-pub(crate) struct DebugDeviceArray {
+struct DebugDeviceArray {
     data: Vec<f64>,
     device: Device,
 }
@@ -48,7 +54,8 @@ static HOST_COPIER: HostCopier = HostCopier;
 
 impl DebugDeviceArray {
     fn export(&self) -> Export<'static> {
-        let mut e = Export::slice(&self.data, Access::Writable);
+        let len = self.data.len() as i64;
+        let mut e = Export::host(self.data.as_ptr(), &[len], &[1], Access::Writable);
         e.device = self.device;
         e.host_accessible = self.device.is_host_accessible();
         e.copier = Some(&HOST_COPIER);
@@ -98,7 +105,7 @@ impl DebugDeviceArray {
 /// Vec<T>` (the Vec moves into the tensor) and wrapped as a DLPack producer, so NumPy
 /// tests reach the core's plain-vector export without a container in between.
 #[pyfunction]
-pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::dlpack::import::Tensor> {
+fn _debug_rust_vec(n: usize) -> PyResult<crate::dlpack::import::Tensor> {
     use amrex_dlpack_core::ToDlpack;
     let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let t = v.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
@@ -111,7 +118,7 @@ pub(crate) fn _debug_rust_vec(n: usize) -> PyResult<crate::dlpack::import::Tenso
 /// with its row axis reversed (a negative stride), exported through the core's `ndarray`
 /// bridge and wrapped as a DLPack producer.
 #[pyfunction]
-pub(crate) fn _debug_rust_ndarray(
+fn _debug_rust_ndarray(
     rows: usize,
     cols: usize,
     reversed: bool,
@@ -125,4 +132,24 @@ pub(crate) fn _debug_rust_ndarray(
     Ok(crate::dlpack::import::Tensor::new(
         amrex_dlpack_capsule::Imported::Versioned(t),
     ))
+}
+
+/// A host-backed stand-in for device memory (reported as `kDLCUDA`, device 0) whose
+/// pointers fault if dereferenced on the host: containers on it take their device paths
+/// on machines without a GPU. For tests.
+#[pyfunction]
+fn _debug_fake_device_arena() -> PyArena {
+    PyArena(AnyArena::FakeDevice(amrex_arena::testing::FakeDeviceArena))
+}
+
+/// Registers every test stand-in on the module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_debug_live_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(_debug_exchange_exports, m)?)?;
+    m.add_function(wrap_pyfunction!(_debug_exchange_api_address, m)?)?;
+    m.add_function(wrap_pyfunction!(_debug_rust_vec, m)?)?;
+    m.add_function(wrap_pyfunction!(_debug_rust_ndarray, m)?)?;
+    m.add_class::<DebugDeviceArray>()?;
+    install::<DebugDeviceArray>(m.py())?;
+    m.add_function(wrap_pyfunction!(_debug_fake_device_arena, m)?)
 }

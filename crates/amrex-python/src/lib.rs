@@ -17,12 +17,17 @@
 //!
 //! # Features
 //! - `cuda`, `hip`, `level-zero`: the GPU arenas of `amrex-arena` (loaded at run time, so
-//!   a build with them still runs on machines without a GPU).
+//!   a build with them still runs on machines without a GPU). Such builds compile and
+//!   fail cleanly without a driver; no GPU has run them yet.
+//! - `testing`: the test stand-ins of `python-tests/` (`_debug_*` counters and Rust
+//!   exports, `_DebugDeviceArray`, `_debug_fake_device_arena()`: host memory that claims to
+//!   be CUDA device 0). Off by default, so the wheel users install has none of them.
 
 mod arena;
 mod array4;
 mod basefab;
 mod box_array;
+#[cfg(feature = "testing")]
 mod debug;
 mod distribution;
 mod dlpack;
@@ -49,19 +54,8 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::import::xp_for, m)?)?;
     m.add_class::<dlpack::import::Tensor>()?;
     dlpack::install::<dlpack::import::Tensor>(m.py())?;
-    m.add_function(wrap_pyfunction!(debug::_debug_live_exports, m)?)?;
-    m.add_function(wrap_pyfunction!(
-        dlpack::exchange::_debug_exchange_exports,
-        m
-    )?)?;
-    m.add_function(wrap_pyfunction!(
-        dlpack::exchange::_debug_exchange_api_address,
-        m
-    )?)?;
-    m.add_function(wrap_pyfunction!(debug::_debug_rust_vec, m)?)?;
-    m.add_function(wrap_pyfunction!(debug::_debug_rust_ndarray, m)?)?;
-    m.add_class::<debug::DebugDeviceArray>()?;
-    dlpack::install::<debug::DebugDeviceArray>(m.py())?;
+    #[cfg(feature = "testing")]
+    debug::register(m)?;
     arena::register(m)?;
     vector::register(m)?;
     views::register(m)?;

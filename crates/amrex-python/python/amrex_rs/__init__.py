@@ -36,7 +36,10 @@ from . import _core
 from ._core import *  # noqa: F401,F403  (every class and function; _core.__all__)
 from ._core import __version__
 
-__all__ = list(_core.__all__)
+# The test stand-ins of a build with the cargo feature `testing` (`_debug_*`,
+# `_DebugDeviceArray`, for python-tests/) are attributes of such a build but not part of the
+# package's API: `__all__` and the typed stubs are the same for every build.
+__all__ = [n for n in _core.__all__ if not n.startswith(("_debug_", "_Debug"))]
 
 
 def __getattr__(name):

@@ -1,4 +1,7 @@
-"""Typed stubs for amrex_rs (kept true by mypy's stubtest in python-tests/test_stubs.py)."""
+"""Typed stubs for amrex_rs (kept true by mypy's stubtest in python-tests/test_stubs.py).
+
+They describe every build: the test stand-ins that only a build with the cargo feature
+`testing` has (`_debug_*`, `_DebugDeviceArray`) are not part of the typed API."""
 
 import sys
 from types import ModuleType
@@ -68,14 +71,7 @@ __all__ = [
     "Vector_Long",
     "Vector_Real",
     "Vector_int",
-    "_DebugDeviceArray",
     "__version__",
-    "_debug_exchange_api_address",
-    "_debug_exchange_exports",
-    "_debug_fake_device_arena",
-    "_debug_live_exports",
-    "_debug_rust_ndarray",
-    "_debug_rust_vec",
     "array4_from_dlpack",
     "array4_from_dlpack_mut",
     "from_dlpack",
@@ -160,29 +156,6 @@ class SharedView(_DlpackProducer):
     def to_numpy(self, copy: bool = False, order: _Order = "C") -> npt.NDArray[Any]: ...
     def to_xp(self, copy: bool = False, order: _Order = "C") -> Any: ...
 
-def _debug_live_exports() -> int:
-    """Number of exported DLPack tensors whose deleter has not run yet."""
-
-def _debug_exchange_exports() -> int:
-    """Tensors exported through the C exchange API table so far."""
-
-def _debug_exchange_api_address() -> int:
-    """Address of the C exchange API table (for C tests)."""
-
-def _debug_rust_vec(n: int) -> Tensor:
-    """A Rust `Vec<f64>` holding `0..n`, exported through the DLPack core."""
-
-def _debug_rust_ndarray(rows: int, cols: int, reversed: bool) -> Tensor:
-    """An `ndarray::Array2<f64>` holding `10 * i + j`, exported through the DLPack core."""
-
-@final
-class _DebugDeviceArray(_DlpackProducer):
-    """Host memory that reports a device of the caller's choice (tests without a GPU)."""
-
-    def __new__(cls, device_type: int, device_id: int, size: int) -> Self: ...
-    def data_ptr(self) -> int: ...
-    def to_numpy(self, copy: bool) -> npt.NDArray[np.float64]: ...
-
 # --- arenas ----------------------------------------------------------------------------
 
 @final
@@ -208,9 +181,6 @@ def The_Pinned_Arena(device_id: int = 0) -> Arena:
 
 def The_Managed_Arena(device_id: int = 0) -> Arena:
     """Managed memory of the first GPU backend."""
-
-def _debug_fake_device_arena() -> Arena:
-    """A host-backed stand-in for CUDA device memory, for tests without a GPU."""
 
 # --- vectors ---------------------------------------------------------------------------
 

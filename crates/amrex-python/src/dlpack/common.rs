@@ -94,11 +94,6 @@ impl Export<'_> {
         }
     }
 
-    /// A compact rank-1 host tensor over a slice.
-    pub(crate) fn slice<T: DlpackElement>(s: &[T], access: Access) -> Self {
-        Self::host(s.as_ptr(), &[s.len() as i64], &[1], access)
-    }
-
     pub(crate) fn num_elements(&self) -> usize {
         self.shape
             .as_slice()

@@ -230,12 +230,14 @@ unsafe extern "C" fn work_stream(
 }
 
 /// `amrex_rs._debug_exchange_exports()`: tensors exported through our C table so far.
+#[cfg(feature = "testing")]
 #[pyfunction]
 pub(crate) fn _debug_exchange_exports() -> usize {
     EXCHANGE_EXPORTS.load(Ordering::Relaxed)
 }
 
 /// `amrex_rs._debug_exchange_api_address()`: the address of our table (for C tests).
+#[cfg(feature = "testing")]
 #[pyfunction]
 pub(crate) fn _debug_exchange_api_address() -> usize {
     core::ptr::from_ref(&API.0).addr()

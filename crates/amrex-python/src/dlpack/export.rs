@@ -32,6 +32,7 @@ pub(crate) trait DlpackSource: pyo3::PyClass {
 static LIVE_EXPORTS: AtomicIsize = AtomicIsize::new(0);
 
 /// `amrex_rs._debug_live_exports()`.
+#[cfg(feature = "testing")]
 pub(crate) fn live_exports() -> isize {
     LIVE_EXPORTS.load(Ordering::Relaxed)
 }
