@@ -373,6 +373,10 @@ fn the_doc_example_holds_on_the_test_arena() {
 /// operations built from others (`sum_boundary`, `fill`, the split FillBoundary) run on
 /// the kernels too.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "slow under Miri; `fake_device_matches_the_host` runs the same unsafe paths"
+)]
 fn the_kernel_path_refuses_what_it_cannot_do_and_composes_the_rest() {
     let (ba, dm) = setup(IndexType::CELL);
     let ng = IntVect::splat(1);
