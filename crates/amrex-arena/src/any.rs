@@ -1,7 +1,9 @@
 //! [`AnyArena`]: an arena chosen at run time, for code that cannot name the arena type at
 //! compile time (the Python bindings' `arena="device"`).
 
-use crate::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary};
+use crate::kernels::{
+    Binary, CopyOrder, KernelElement, Kernels, MemorySpace, Reduce, Region, Unary,
+};
 use crate::{Arena, ArenaError, Backend, ErrorKind, HostArena, MemoryKind};
 use crate::{cuda, hip, level_zero};
 use amrex_dlpack_core::Device;
@@ -67,6 +69,9 @@ macro_rules! any_arena {
         }
 
         impl Kernels for AnyArena {
+            fn memory_space(&self) -> MemorySpace {
+                match self {$($(#[cfg($c)])? Self::$variant(a) => a.memory_space(),)+}
+            }
             fn host_loops(&self) -> bool {
                 match self {$($(#[cfg($c)])? Self::$variant(a) => a.host_loops(),)+}
             }

@@ -14,7 +14,9 @@
 //! fixed order for a given region, which on a device is not the host's order. HIP and
 //! Level Zero memory has no kernels: their arenas return [`ErrorKind::NoKernels`].
 
-use crate::{Arena, ArenaError, ErrorKind, HostArena};
+use crate::{Arena, ArenaError, ErrorKind, HostArena, MemoryKind};
+use amrex_dlpack_core::Device;
+use core::any::TypeId;
 use core::ops::{Add, Mul};
 use core::ptr::NonNull;
 
@@ -216,7 +218,21 @@ impl Reduce {
 ///    queued run; within one call, a destination overlaps no source region (a region of
 ///    a [`Binary`] operation may be both its destination and its source only when it is
 ///    the same region).
-pub trait Kernels: Arena {
+pub trait Kernels: Arena + 'static {
+    /// Which memory this arena's kernels reach. Two arenas whose spaces are equal run
+    /// kernels on each other's memory: the same arena type (so the same backend and the
+    /// same kind of pointer), device and kind. A stand-in that reports a real device
+    /// (the test arena says `kDLCUDA:0`) is a different type, so its space differs from
+    /// the real arena's even where the device and kind agree. [`AnyArena`](crate::AnyArena)
+    /// reports the space of the arena inside.
+    fn memory_space(&self) -> MemorySpace {
+        MemorySpace {
+            arena: TypeId::of::<Self>(),
+            device: self.device(),
+            kind: self.kind(),
+        }
+    }
+
     /// Whether the callers' own host loops should do the work on this arena's memory
     /// instead of these kernels: `true` for memory the CPU may always dereference (host
     /// and pinned memory), whose containers run their tiled, threaded loops on it;
@@ -283,6 +299,27 @@ pub trait Kernels: Arena {
         pairs: &[(Region, Region)],
         order: CopyOrder,
     ) -> Result<(), ArenaError>;
+}
+
+/// The memory an arena's kernels reach ([`Kernels::memory_space`]): equal spaces mean
+/// that one arena's kernels may run on the other's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemorySpace {
+    arena: TypeId,
+    device: Device,
+    kind: MemoryKind,
+}
+
+impl MemorySpace {
+    /// The device the memory is on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The kind of memory.
+    pub fn kind(&self) -> MemoryKind {
+        self.kind
+    }
 }
 
 /// In which order [`Kernels::copy_regions`] applies its pairs.

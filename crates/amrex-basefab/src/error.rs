@@ -121,8 +121,9 @@ pub enum FabError {
         /// The communicator's size.
         ranks: usize,
     },
-    /// The operands live in different kinds of memory (host and device, or two devices):
-    /// copy one of them first.
+    /// The operands live in different memory spaces (host and device, two devices, or
+    /// two arenas whose kernels cannot reach each other's memory): copy one of them
+    /// first.
     DifferentMemory {
         /// The operation.
         op: &'static str,
@@ -239,8 +240,9 @@ impl fmt::Display for FabError {
             ),
             Self::DifferentMemory { op, dst, src } => write!(
                 f,
-                "{op}: the destination is in memory on {dst} and the other operand on \
-                 {src}; copy one of them first"
+                "{op}: the destination's memory (on {dst}) and the other operand's (on \
+                 {src}) are not one memory space (another arena or kind of memory); copy \
+                 one of them first"
             ),
             Self::NoKernel { op, device } => write!(
                 f,

@@ -23,13 +23,13 @@ use crate::element::Element;
 use crate::fabarray::FabArray;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
-use amrex_arena::kernels::{Binary, CopyOrder, Kernels, Reduce, Region, Unary};
+use amrex_arena::kernels::{Binary, CopyOrder, Kernels, MemorySpace, Reduce, Region, Unary};
 use amrex_arena::{Arena, HostArena};
 use amrex_array4::rows::CopyOp;
-use amrex_basefab::{BaseFab, FabError};
+use amrex_basefab::{BaseFab, FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Periodicity;
-use core::ops::Range;
+use core::ops::{Range, RangeBounds};
 use core::ptr::NonNull;
 
 /// The [`Region`] of `fab`'s memory over `bx` (inside the fab's box) and components `c`.
@@ -81,22 +81,29 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         Ok(())
     }
 
-    /// `Ok` when `other`'s memory is the same kind on the same device as this one's, so
-    /// this arena's kernels reach it.
-    fn same_memory<B: Arena>(
+    /// `Ok` when `other`'s memory is in this arena's memory space
+    /// ([`Kernels::memory_space`]: the same arena type, device and kind), so this arena's
+    /// kernels reach it. The device and kind alone would not do: the test stand-in
+    /// reports a CUDA device, and its kernels dereference what they are given.
+    fn same_memory<B: Kernels>(
         &self,
         op: &'static str,
         other: &FabArray<T, B>,
     ) -> Result<(), FabError> {
-        let (a, b) = (self.arena(), other.arena());
-        if a.device() == b.device() && a.kind() == b.kind() {
-            Ok(())
-        } else {
-            Err(FabError::DifferentMemory {
+        self.spaces_match(op, &[other.arena().memory_space()])
+    }
+
+    /// `Ok` when every one of `others` is this arena's memory space, else
+    /// [`FabError::DifferentMemory`] naming the first that is not.
+    fn spaces_match(&self, op: &'static str, others: &[MemorySpace]) -> Result<(), FabError> {
+        let mine = self.arena().memory_space();
+        match others.iter().find(|&&o| o != mine) {
+            None => Ok(()),
+            Some(o) => Err(FabError::DifferentMemory {
                 op,
-                dst: a.device(),
-                src: b.device(),
-            })
+                dst: mine.device(),
+                src: o.device(),
+            }),
         }
     }
 
@@ -108,14 +115,26 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         }
     }
 
-    /// Applies `op` to components `c` of every local box grown by `ng` (checked).
+    /// The refusal of a kernel-less operation whose other operands live in `others`:
+    /// that the memories differ, where they do (a kernel would not help then), else
+    /// [`no_kernel`](Self::no_kernel).
+    pub(crate) fn no_kernel_with(&self, op: &'static str, others: &[MemorySpace]) -> FabError {
+        match self.spaces_match(op, others) {
+            Err(e) => e,
+            Ok(()) => self.no_kernel(op),
+        }
+    }
+
+    /// Applies `op` to components `comps` of every local box grown by `ng` (both
+    /// checked).
     pub(crate) fn kernel_unary(
         &mut self,
         what: &'static str,
-        c: Range<usize>,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         op: Unary<T>,
     ) -> Result<(), FabError> {
+        let c = component_range(comps, self.ncomp())?;
         self.check_ghost_width(ng)?;
         self.single_process(what)?;
         if c.is_empty() {
@@ -136,7 +155,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
 
     /// Checks a second operand (layout, components `first..first + n`, ghost width,
     /// memory, one process).
-    fn check_kernel_operand<B: Arena>(
+    fn check_kernel_operand<B: Kernels>(
         &self,
         what: &'static str,
         o: &FabArray<T, B>,
@@ -154,17 +173,18 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         self.single_process(what)
     }
 
-    /// Applies `op` to components `c` of every local box grown by `ng` and components
-    /// `scomp..` of `src` (checked).
-    pub(crate) fn kernel_binary<B: Arena>(
+    /// Applies `op` to components `comps` of every local box grown by `ng` and
+    /// components `scomp..` of `src` (all checked).
+    pub(crate) fn kernel_binary<B: Kernels>(
         &mut self,
         what: &'static str,
         src: &FabArray<T, B>,
         scomp: usize,
-        c: Range<usize>,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
         op: Binary<T>,
     ) -> Result<(), FabError> {
+        let c = component_range(comps, self.ncomp())?;
         self.check_kernel_operand(what, src, scomp, c.len(), ng)?;
         let sc = scomp..scomp + c.len();
         let arena = self.arena().clone();
@@ -176,24 +196,25 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             let p = d.as_mut_ptr()?;
             let dr = region(d, p, bx, &c);
             // SAFETY: both regions lie in their fabs (same layout, checked components and
-            // widths), in memory of one kind on one device (`same_memory`), which this
-            // arena's kernels reach; `src` is another FabArray (borrowed shared while
+            // widths), in this arena's memory space (`same_memory`), which its kernels
+            // reach; `src` is another FabArray (borrowed shared while
             // `self` is borrowed mutably), so the destination overlaps no source.
             unsafe { T::kernel_combine(&arena, dr, sr, op) }.map_err(FabError::Arena)?;
         }
         Ok(())
     }
 
-    /// Reduces components `c` of every local box grown by `ng` with `op`, folding from
-    /// `init` in box order.
+    /// Reduces components `comps` of every local box grown by `ng` (both checked) with
+    /// `op`, folding from `init` in box order.
     pub(crate) fn kernel_reduce(
         &self,
         what: &'static str,
         op: Reduce,
         init: f64,
-        c: Range<usize>,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
     ) -> Result<f64, FabError> {
+        let c = component_range(comps, self.ncomp())?;
         self.check_ghost_width(ng)?;
         self.single_process(what)?;
         let mut acc = init;
@@ -212,14 +233,16 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         Ok(acc)
     }
 
-    /// `Σ self[c] * y[ycomp..]` over every local box grown by `ng`, in `f64`.
-    pub(crate) fn kernel_dot<B: Arena>(
+    /// `Σ self[comps] * y[ycomp..]` over every local box grown by `ng` (all checked),
+    /// in `f64`.
+    pub(crate) fn kernel_dot<B: Kernels>(
         &self,
         y: &FabArray<T, B>,
         ycomp: usize,
-        c: Range<usize>,
+        comps: impl RangeBounds<usize>,
         ng: IntVect,
     ) -> Result<f64, FabError> {
+        let c = component_range(comps, self.ncomp())?;
         self.check_kernel_operand("dot", y, ycomp, c.len(), ng)?;
         let yc = ycomp..ycomp + c.len();
         let mut acc = 0.0;
@@ -239,7 +262,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// The `(destination, source)` regions of a single-process plan's tags, each
     /// destination's tags in the host's order (their positions in the plan): components
     /// `c` of `self`, `sc` of `src` (`self` itself when `None`, as for FillBoundary).
-    fn tag_regions<B: Arena>(
+    fn tag_regions<B: Kernels>(
         &mut self,
         plan: &CopyPlan,
         src: Option<&FabArray<T, B>>,
@@ -308,7 +331,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         clippy::too_many_arguments,
         reason = "ParallelCopy's argument list, as the host form"
     )]
-    pub(crate) fn kernel_parallel_copy<B: Arena>(
+    pub(crate) fn kernel_parallel_copy<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
         scomp: usize,

@@ -639,8 +639,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_unary("set_val", c, ng, Unary::Set(v));
+            return self.kernel_unary("set_val", comps, ng, Unary::Set(v));
         }
         self.apply1(comps, ng, |r| r.fill(v))
     }
@@ -654,8 +653,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_unary("plus", c, ng, Unary::Add(v));
+            return self.kernel_unary("plus", comps, ng, Unary::Add(v));
         }
         self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x + v))
     }
@@ -669,8 +667,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_unary("mult", c, ng, Unary::Scale(v));
+            return self.kernel_unary("mult", comps, ng, Unary::Scale(v));
         }
         self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x * v))
     }
@@ -728,8 +725,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() || !src.arena.host_loops() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_binary("add", src, scomp, c, ng, Binary::Add);
+            return self.kernel_binary("add", src, scomp, comps, ng, Binary::Add);
         }
         self.apply2(src, scomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
@@ -745,7 +741,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel("subtract"));
+            return Err(self.no_kernel_with("subtract", &[src.arena.memory_space()]));
         }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
@@ -761,7 +757,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel("multiply"));
+            return Err(self.no_kernel_with("multiply", &[src.arena.memory_space()]));
         }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
@@ -777,7 +773,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel("divide"));
+            return Err(self.no_kernel_with("divide", &[src.arena.memory_space()]));
         }
         self.apply2(src, scomp, comps, ng.into(), |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
@@ -794,8 +790,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() || !src.arena.host_loops() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_binary("copy_from", src, scomp, c, ng, Binary::Copy);
+            return self.kernel_binary("copy_from", src, scomp, comps, ng, Binary::Copy);
         }
         self.apply2(src, scomp, comps, ng, <[T]>::copy_from_slice)
     }
@@ -811,8 +806,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() || !x.arena.host_loops() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_binary("saxpy", x, xcomp, c, ng, Binary::Axpy(a));
+            return self.kernel_binary("saxpy", x, xcomp, comps, ng, Binary::Axpy(a));
         }
         self.apply2(x, xcomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
@@ -830,8 +824,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<(), FabError> {
         let ng = ng.into();
         if self.on_kernels() || !x.arena.host_loops() {
-            let c = component_range(comps, self.ncomp)?;
-            return self.kernel_binary("xpay", x, xcomp, c, ng, Binary::Xpay(a));
+            return self.kernel_binary("xpay", x, xcomp, comps, ng, Binary::Xpay(a));
         }
         self.apply2(x, xcomp, comps, ng, |d, s| {
             d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
@@ -852,7 +845,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !x.arena.host_loops() || !y.arena.host_loops() {
-            return Err(self.no_kernel("lin_comb"));
+            let others = [x.arena.memory_space(), y.arena.memory_space()];
+            return Err(self.no_kernel_with("lin_comb", &others));
         }
         self.apply3(x, xcomp, y, ycomp, comps, ng.into(), |d, x, y| {
             for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
@@ -872,7 +866,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !s1.arena.host_loops() || !s2.arena.host_loops() {
-            return Err(self.no_kernel("add_product"));
+            let others = [s1.arena.memory_space(), s2.arena.memory_space()];
+            return Err(self.no_kernel_with("add_product", &others));
         }
         self.apply3(s1, comp1, s2, comp2, comps, ng.into(), |d, x, y| {
             for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
@@ -890,7 +885,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<(), FabError> {
         if self.on_kernels() || !other.arena.host_loops() {
-            return Err(self.no_kernel("swap"));
+            return Err(self.no_kernel_with("swap", &[other.arena.memory_space()]));
         }
         let ng = ng.into();
         let c = component_range(comps, self.ncomp)?;
@@ -924,10 +919,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
             let init = T::acc_to_f64(T::HIGHEST.to_acc());
             return self
-                .kernel_reduce("min", Reduce::Min, init, c, ng)
+                .kernel_reduce("min", Reduce::Min, init, comps, ng)
                 .map(T::from_kernel_value);
         }
         self.reduce(Kind::Min, comps, ng, T::HIGHEST, T::min_of, T::min_of)
@@ -942,10 +936,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
             let init = T::acc_to_f64(T::LOWEST.to_acc());
             return self
-                .kernel_reduce("max", Reduce::Max, init, c, ng)
+                .kernel_reduce("max", Reduce::Max, init, comps, ng)
                 .map(T::from_kernel_value);
         }
         self.reduce(Kind::Max, comps, ng, T::LOWEST, T::max_of, T::max_of)
@@ -959,9 +952,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
             return self
-                .kernel_reduce("sum", Reduce::Sum, 0.0, c, ng)
+                .kernel_reduce("sum", Reduce::Sum, 0.0, comps, ng)
                 .map(T::acc_from_kernel_value);
         }
         self.reduce(
@@ -982,9 +974,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
             return self
-                .kernel_reduce("norm0", Reduce::MaxAbs, 0.0, c, ng)
+                .kernel_reduce("norm0", Reduce::MaxAbs, 0.0, comps, ng)
                 .map(T::from_kernel_value);
         }
         self.reduce(
@@ -1005,9 +996,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
             return self
-                .kernel_reduce("norm1", Reduce::SumAbs, 0.0, c, ng)
+                .kernel_reduce("norm1", Reduce::SumAbs, 0.0, comps, ng)
                 .map(T::acc_from_kernel_value);
         }
         self.reduce(
@@ -1028,8 +1018,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<f64, FabError> {
         let ng = ng.into();
         if self.on_kernels() {
-            let c = component_range(comps, self.ncomp)?;
-            let s = self.kernel_reduce("norm2", Reduce::SumSquares, 0.0, c, ng)?;
+            let s = self.kernel_reduce("norm2", Reduce::SumSquares, 0.0, comps, ng)?;
             return Ok(sqrt(s));
         }
         let s = self.reduce(
@@ -1053,9 +1042,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ) -> Result<T::Acc, FabError> {
         let ng = ng.into();
         if self.on_kernels() || !y.arena.host_loops() {
-            let c = component_range(comps, self.ncomp)?;
             return self
-                .kernel_dot(y, ycomp, c, ng)
+                .kernel_dot(y, ycomp, comps, ng)
                 .map(T::acc_from_kernel_value);
         }
         let zero = T::Acc::default();

@@ -7,9 +7,9 @@
 //! runs this suite has a GPU, and none has run them yet (`scripts/gpu-check.sh` does,
 //! where a GPU and NVRTC are present).
 
-use amrex_arena::Arena;
 use amrex_arena::kernels::Kernels;
 use amrex_arena::testing::FakeDeviceArena;
+use amrex_arena::{Arena, HostArena};
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, FabArray, FabError, FillPattern, IndexBox, IndexType,
     IntVect, MultiFab, Periodicity,
@@ -184,6 +184,28 @@ fn exercise<A: Kernels + 'static>(arena: A) {
         d.copy_from(&x, 2, 0..2, 0),
         Err(FabError::ComponentsOutside { .. })
     ));
+    // Kernel-less operations with operands in other memory say that, not "no kernel":
+    // a kernel would not help.
+    let mut hh = h.to_host().unwrap();
+    let hbefore = hh.to_host().unwrap();
+    for (op, r) in [
+        ("subtract", hh.subtract(&d, 0, .., 0)),
+        ("multiply", hh.multiply(&d, 0, .., 0)),
+        ("divide", hh.divide(&d, 0, .., 0)),
+        ("lin_comb", hh.lin_comb(1.0, &h, 0, 2.0, &d, 0, .., 0)),
+        ("add_product", hh.add_product(&d, 0, &h, 0, .., 0)),
+        ("swap", hh.swap(&mut d, 0, .., 0)),
+    ] {
+        match r {
+            Err(FabError::DifferentMemory { op: o, dst, src }) => {
+                assert_eq!(o, op);
+                assert_eq!(dst, HostArena.device(), "{op}");
+                assert_eq!(src, FakeDeviceArena.device(), "{op}");
+            }
+            other => panic!("{op}: {other:?}"),
+        }
+    }
+    same_bits("host after refused calls", &hh, &hbefore);
     same_bits("after refused calls", &d.to_host().unwrap(), &before);
 }
 
@@ -439,4 +461,105 @@ fn the_kernel_path_refuses_what_it_cannot_do_and_composes_the_rest() {
         .unwrap();
     ds.fill_boundary_finish().unwrap();
     same_bits("fill_boundary_nowait", &ds.to_host().unwrap(), &hs);
+}
+
+/// An arena that reports what the test arena reports (device memory on `kDLCUDA:0`),
+/// as a real CUDA arena does, but is another arena: its memory is not in the test
+/// arena's memory space, so no operation hands one arena's memory to the other's
+/// kernels (the test arena's kernels dereference what they are given, which on a real
+/// device pointer would be undefined behaviour).
+#[derive(Clone, Copy, Debug)]
+struct LookAlike;
+
+impl Arena for LookAlike {
+    fn kind(&self) -> amrex_arena::MemoryKind {
+        FakeDeviceArena.kind()
+    }
+    fn device(&self) -> amrex_dlpack_core::Device {
+        FakeDeviceArena.device()
+    }
+    fn allocate_nonzero(
+        &self,
+        layout: core::alloc::Layout,
+    ) -> Result<core::ptr::NonNull<u8>, amrex_arena::ArenaError> {
+        HostArena.allocate_nonzero(layout)
+    }
+    amrex_arena::forward_to_host_arena!();
+}
+
+impl Kernels for LookAlike {
+    unsafe fn apply<T: amrex_arena::kernels::KernelElement>(
+        &self,
+        _: amrex_arena::kernels::Region,
+        _: amrex_arena::kernels::Unary<T>,
+    ) -> Result<(), amrex_arena::ArenaError> {
+        unreachable!("no operation reaches these kernels in this test")
+    }
+    unsafe fn combine<T: amrex_arena::kernels::KernelElement>(
+        &self,
+        _: amrex_arena::kernels::Region,
+        _: amrex_arena::kernels::Region,
+        _: amrex_arena::kernels::Binary<T>,
+    ) -> Result<(), amrex_arena::ArenaError> {
+        unreachable!("no operation reaches these kernels in this test")
+    }
+    unsafe fn reduce<T: amrex_arena::kernels::KernelElement>(
+        &self,
+        _: amrex_arena::kernels::Region,
+        _: amrex_arena::kernels::Reduce,
+    ) -> Result<f64, amrex_arena::ArenaError> {
+        unreachable!("no operation reaches these kernels in this test")
+    }
+    unsafe fn dot<T: amrex_arena::kernels::KernelElement>(
+        &self,
+        _: amrex_arena::kernels::Region,
+        _: amrex_arena::kernels::Region,
+    ) -> Result<f64, amrex_arena::ArenaError> {
+        unreachable!("no operation reaches these kernels in this test")
+    }
+    unsafe fn copy_regions<T: amrex_arena::kernels::KernelElement>(
+        &self,
+        _: &[(amrex_arena::kernels::Region, amrex_arena::kernels::Region)],
+        _: amrex_arena::kernels::CopyOrder,
+    ) -> Result<(), amrex_arena::ArenaError> {
+        unreachable!("no operation reaches these kernels in this test")
+    }
+}
+
+#[test]
+fn same_device_and_kind_is_not_the_same_memory() {
+    assert_eq!(LookAlike.device(), FakeDeviceArena.device());
+    assert_eq!(LookAlike.kind(), FakeDeviceArena.kind());
+    assert_ne!(LookAlike.memory_space(), FakeDeviceArena.memory_space());
+    assert_eq!(
+        amrex_arena::AnyArena::FakeDevice(FakeDeviceArena).memory_space(),
+        FakeDeviceArena.memory_space()
+    );
+
+    let (ba, dm) = setup(IndexType::CELL);
+    let ng = IntVect::splat(1);
+    let mut h = MultiFab::new(&ba, &dm, 1, ng);
+    fill_random(&mut h, 3);
+    let mut d = on(&FakeDeviceArena, &h);
+    let before = d.to_host().unwrap();
+    let mut other = FabArray::<f64, _>::try_new_in(&ba, &dm, 1, ng, LookAlike).unwrap();
+    let period = Periodicity::all(ba.minimal_box());
+    for (op, r) in [
+        ("add", d.add(&other, 0, .., 0)),
+        ("copy_from", d.copy_from(&other, 0, .., 0)),
+        ("saxpy", d.saxpy(2.0, &other, 0, .., 0)),
+        ("subtract", d.subtract(&other, 0, .., 0)),
+        ("dot", d.dot(&other, 0, .., 0).map(|_| ())),
+        (
+            "parallel_copy",
+            d.parallel_copy_with(&other, 0, IntVect::ZERO, period, CopyOp::Copy, .., ng),
+        ),
+        ("swap", d.swap(&mut other, 0, .., 0)),
+    ] {
+        assert!(
+            matches!(r, Err(FabError::DifferentMemory { op: o, .. }) if o == op),
+            "{op}: {r:?}"
+        );
+    }
+    same_bits("after refused calls", &d.to_host().unwrap(), &before);
 }
