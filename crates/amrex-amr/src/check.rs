@@ -1,6 +1,6 @@
 //! The argument checks every operation runs before it writes anything.
 
-use amrex_box::{IndexBox, IntVect};
+use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, MultiFab};
 
@@ -135,5 +135,62 @@ pub(crate) fn inside(
                 bounds,
             },
         ))
+    }
+}
+
+/// `given` boundary records hold records `first .. first + ncomp`.
+pub(crate) fn bc_records(
+    op: &'static str,
+    given: usize,
+    first: usize,
+    ncomp: usize,
+) -> Result<(), AmrError> {
+    let needed = first.saturating_add(ncomp);
+    if given < needed {
+        return Err(AmrError::new(
+            op,
+            AmrErrorKind::TooFewBcRecs { given, needed },
+        ));
+    }
+    Ok(())
+}
+
+/// The physical-boundary fill takes data of index type `ix` on `geom`: cell-centred or
+/// nodal data, or any data when every direction is periodic (nothing to fill then).
+pub(crate) fn boundary_type(
+    op: &'static str,
+    ix: IndexType,
+    geom: &Geometry,
+) -> Result<(), AmrError> {
+    if geom.is_all_periodic() || ix.cell_centered() || ix.node_centered() {
+        Ok(())
+    } else {
+        Err(AmrError::new(
+            op,
+            AmrErrorKind::UnsupportedIndexType { found: ix },
+        ))
+    }
+}
+
+/// Every box of `ba` lies inside `geom`'s domain (in the boxes' index type).
+pub(crate) fn boxes_in_domain(
+    op: &'static str,
+    ba: &BoxArray,
+    geom: &Geometry,
+) -> Result<(), AmrError> {
+    match ba
+        .boxes()
+        .iter()
+        .position(|b| !geom.inside_physical_domain_box(b))
+    {
+        None => Ok(()),
+        Some(index) => Err(AmrError::new(
+            op,
+            AmrErrorKind::BoxOutsideDomain {
+                index,
+                bx: ba.get(index),
+                domain: geom.domain().convert(ba.ix_type()),
+            },
+        )),
     }
 }

@@ -18,6 +18,10 @@ pub enum Operand {
     Fine,
     /// The coarse level's data.
     Crse,
+    /// The data a fill writes (FillPatch's destination).
+    Dest,
+    /// The states a single-level fill reads.
+    Source,
 }
 
 impl fmt::Display for Operand {
@@ -26,6 +30,8 @@ impl fmt::Display for Operand {
         f.write_str(match self {
             Self::Fine => "fine",
             Self::Crse => "coarse",
+            Self::Dest => "destination",
+            Self::Source => "source",
         })
     }
 }
@@ -118,6 +124,65 @@ pub enum AmrErrorKind {
     /// The `ParallelCopy` from the temporary coarse data into the coarse MultiFab was
     /// refused (FabArrays on different communicators, ranks that disagree, ...).
     Copy(FabError),
+    /// A FillPatch source with other than one or two states, or not one time per state.
+    SourceCount {
+        /// The states given.
+        states: usize,
+        /// The times given.
+        times: usize,
+    },
+    /// The two states of a FillPatch source have different BoxArrays or distributions.
+    StatesDiffer {
+        /// Which source.
+        operand: Operand,
+    },
+    /// Data of another index type than the destination's.
+    TypeMismatch {
+        /// The data.
+        operand: Operand,
+        /// The destination's index type.
+        expected: IndexType,
+        /// The data's.
+        found: IndexType,
+    },
+    /// A time or coordinate that is NaN or infinite.
+    NotFinite {
+        /// What it is (`"time"`, `"source time"`).
+        what: &'static str,
+        /// The value.
+        value: f64,
+    },
+    /// Fewer boundary records than the components to fill need.
+    TooFewBcRecs {
+        /// The records given.
+        given: usize,
+        /// The records needed (the first record's number plus the component count).
+        needed: usize,
+    },
+    /// Data that is neither cell-centred nor nodal where the physical boundary
+    /// conditions must be filled (AMReX's host fill aborts on it).
+    UnsupportedIndexType {
+        /// The index type found.
+        found: IndexType,
+    },
+    /// A box of the data is not inside the domain (in the data's index type).
+    BoxOutsideDomain {
+        /// The box's index in its BoxArray.
+        index: usize,
+        /// The box.
+        bx: IndexBox,
+        /// The domain.
+        domain: IndexBox,
+    },
+    /// The coarse states do not hold coarse cells an interpolation needs: the fine
+    /// level is not properly nested in the coarse one.
+    NotCovered {
+        /// The coarse box the interpolation needs.
+        bx: IndexBox,
+        /// The part of it (or of its periodic image) inside the domain that the coarse
+        /// boxes do not cover.
+        piece: IndexBox,
+    },
 }
 
 /// Why an operation of this crate refused its arguments: [`op`](Self::op) names the
@@ -234,6 +299,43 @@ impl fmt::Display for AmrError {
                  one ({crse_coord}, domain {crse_domain}) refined by {ratio}"
             ),
             K::Copy(e) => write!(f, "the parallel copy into the coarse data failed: {e}"),
+            K::SourceCount { states, times } => write!(
+                f,
+                "expected one or two source states with one time each, got {states} states \
+                 and {times} times"
+            ),
+            K::StatesDiffer { operand } => write!(
+                f,
+                "the two {operand} states have different BoxArrays or distributions"
+            ),
+            K::TypeMismatch {
+                operand,
+                expected,
+                found,
+            } => write!(
+                f,
+                "the {operand} data has index type {found}, the destination {expected}"
+            ),
+            K::NotFinite { what, value } => write!(f, "the {what} is {value}, not finite"),
+            K::TooFewBcRecs { given, needed } => write!(
+                f,
+                "needs {needed} boundary records (one per component from the first record \
+                 used), got {given}"
+            ),
+            K::UnsupportedIndexType { found } => write!(
+                f,
+                "the physical boundary fill takes cell-centred or nodal data, got index \
+                 type {found}"
+            ),
+            K::BoxOutsideDomain { index, bx, domain } => {
+                write!(f, "box {index} {bx} is not inside the domain {domain}")
+            }
+            K::NotCovered { bx, piece } => write!(
+                f,
+                "the coarse cells {piece} (of the coarse box {bx} the interpolation needs) \
+                 are not covered by the coarse level's boxes: the fine level is not \
+                 properly nested in the coarse one"
+            ),
         }
     }
 }

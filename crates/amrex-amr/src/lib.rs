@@ -97,6 +97,7 @@ pub mod boundary;
 mod check;
 mod error;
 mod faces;
+pub mod fill_patch;
 pub mod flux_register;
 mod interp;
 mod kernels;
@@ -108,6 +109,7 @@ pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
 pub use error::{AmrError, AmrErrorKind, Operand};
 pub use faces::average_down_faces;
+pub use fill_patch::{fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level};
 pub use flux_register::{FluxRegister, FluxRegisterError, FluxRegisterErrorKind};
 pub use interp::{
     CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,

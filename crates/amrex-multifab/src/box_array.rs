@@ -346,17 +346,41 @@ impl BoxArray {
     /// `true` if the union of the boxes covers `bx` (same index type required).
     #[must_use]
     pub fn contains_box(&self, bx: &IndexBox) -> bool {
-        if bx.ix_type() != self.inner.typ {
-            return false;
+        bx.ix_type() == self.inner.typ && self.uncovered(bx, true).is_empty()
+    }
+
+    /// The part of `bx` no box covers, as disjoint boxes (AMReX's
+    /// `BoxArray::complementIn`): empty when the boxes cover `bx`, `[bx]` when none
+    /// touches it. The boxes come in a fixed order for given inputs (the boxes' order,
+    /// then the cuts of each difference), so every rank computes the same list.
+    ///
+    /// # Panics
+    /// If `bx` has another index type than the boxes.
+    #[must_use]
+    #[track_caller]
+    pub fn complement_in(&self, bx: &IndexBox) -> Vec<IndexBox> {
+        assert_eq!(
+            bx.ix_type(),
+            self.inner.typ,
+            "BoxArray::complement_in: the box's index type is not the BoxArray's"
+        );
+        if !bx.ok() {
+            return Vec::new();
         }
+        self.uncovered(bx, false)
+    }
+
+    /// `bx` minus every box that meets it; with `stop_if_covered`, returns as soon as
+    /// nothing is left.
+    fn uncovered(&self, bx: &IndexBox, stop_if_covered: bool) -> Vec<IndexBox> {
         let mut rest = vec![*bx];
         for (_, isect) in self.intersections(bx) {
             rest = rest.iter().flat_map(|r| box_diff(r, &isect)).collect();
-            if rest.is_empty() {
-                return true;
+            if rest.is_empty() && stop_if_covered {
+                break;
             }
         }
-        rest.is_empty()
+        rest
     }
 
     /// `true` if every box of `o` is covered by `self`.
@@ -630,6 +654,32 @@ mod tests {
 
     fn bx(lo: [i32; 3], hi: [i32; 3]) -> IndexBox {
         IndexBox::new(lo.into(), hi.into())
+    }
+
+    #[test]
+    fn complement_in_is_exactly_the_uncovered_part() {
+        let ba = BoxArray::new(vec![
+            bx([0, 0, 0], [3, 3, 3]),
+            bx([4, 0, 0], [7, 3, 3]),
+            bx([2, 4, 0], [5, 7, 3]),
+        ]);
+        for target in [
+            bx([-1, -1, -1], [8, 8, 4]),
+            bx([0, 0, 0], [7, 3, 3]),
+            bx([9, 9, 9], [10, 10, 10]),
+        ] {
+            let parts = ba.complement_in(&target);
+            for p in target.iter() {
+                let n = parts.iter().filter(|q| q.contains(p)).count();
+                assert_eq!(n, usize::from(!ba.contains(p)), "point {p} of {target}");
+            }
+            assert!(parts.iter().all(|q| target.contains_box(q)));
+        }
+        assert!(ba.complement_in(&bx([0, 0, 0], [7, 3, 3])).is_empty());
+        assert_eq!(
+            ba.complement_in(&bx([9, 9, 9], [10, 10, 10])),
+            [bx([9, 9, 9], [10, 10, 10])]
+        );
     }
 
     #[test]

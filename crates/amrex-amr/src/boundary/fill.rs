@@ -159,12 +159,12 @@ fn filcc_value(
     })
 }
 
-/// AMReX's `fab_filcc` on component `n` of one fab: a pass per face, direction 0 low and
-/// high, then 1, then 2, each over the fab's whole extent in the other directions (so
-/// a later direction fills the edges and corners from the values an earlier one put
-/// there), then the `hoextrap` edge and corner corrections.
-fn filcc(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame) {
-    let fab = q.index_box();
+/// AMReX's `fab_filcc` on component `n` of one fab over the extent `fab` (the valid box
+/// grown by the ghost width to fill, inside the fab): a pass per face, direction 0 low
+/// and high, then 1, then 2, each over the extent's whole length in the other
+/// directions (so a later direction fills the edges and corners from the values an
+/// earlier one put there), then the `hoextrap` edge and corner corrections.
+fn filcc(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame, fab: IndexBox) {
     for face in FACES {
         let Some(slab) = fr.slab(&fab, face.0, face.1) else {
             continue;
@@ -227,11 +227,10 @@ fn hoextrap_edges(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame, fab: &IndexB
     }
 }
 
-/// AMReX's `fab_filnd` on component `n` of one fab: beyond every face whose type is not
-/// `int_dir`, the boundary node's value, face by face in the order of [`FACES`] over
-/// the fab's whole extent in the other directions.
-fn filnd(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame) {
-    let fab = q.index_box();
+/// AMReX's `fab_filnd` on component `n` of one fab over the extent `fab`: beyond every
+/// face whose type is not `int_dir`, the boundary node's value, face by face in the
+/// order of [`FACES`] over the extent's whole length in the other directions.
+fn filnd(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame, fab: IndexBox) {
     for (d, side) in FACES {
         if fr.bc(d, side) == BCType::IntDir {
             continue;
@@ -247,19 +246,20 @@ fn filnd(q: &mut Array4Mut<'_, f64>, n: usize, fr: &Frame) {
     }
 }
 
-/// The user's `ext_dir` function at every point of the fab beyond an `ext_dir` face,
-/// called once per point (a point beyond two such faces is visited with the first).
+/// The user's `ext_dir` function at every point of the extent `fab` beyond an `ext_dir`
+/// face, called once per point (a point beyond two such faces is visited with the
+/// first) and told the record number `rec`.
 fn fill_ext_dir<F>(
     q: &mut Array4Mut<'_, f64>,
-    n: usize,
+    (n, rec): (usize, usize),
     fr: &Frame,
+    fab: IndexBox,
     position: impl Fn(IntVect) -> [f64; SPACEDIM],
     time: f64,
     f: &F,
 ) where
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
 {
-    let fab = q.index_box();
     let is_ext = |(d, side): (usize, Side)| fr.bc(d, side) == BCType::ExtDir;
     for (idx, face) in FACES.into_iter().enumerate() {
         if !is_ext(face) {
@@ -274,7 +274,7 @@ fn fill_ext_dir<F>(
                 .iter()
                 .any(|&(d, s)| is_ext((d, s)) && fr.depth(p[d], d, s) > 0);
             if !seen {
-                q[(p, n)] = f(position(p), time, n);
+                q[(p, n)] = f(position(p), time, rec);
             }
         });
     }
@@ -457,14 +457,54 @@ where
     A: HostAccessible,
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
 {
-    let (comps, ix) = check(mf, geom, bcrecs, comps)?;
+    let (comps, _) = check(mf, geom, bcrecs, comps)?;
+    let ng = mf.n_grow();
+    fill_checked(
+        mf,
+        geom,
+        &bcrecs[comps.clone()],
+        comps.start,
+        comps,
+        ng,
+        time,
+        &ext_dir,
+    );
+    Ok(())
+}
+
+/// The fill of [`fill_physical_boundary`] with its arguments checked (cell-centred or
+/// nodal data, `comps` inside `mf`, one record per component, `0 <= ng <=
+/// mf.n_grow()`): component `comps.start + m` by `recs[m]`, its `ext_dir` values asked
+/// for record number `first_rec + m`, over each local valid box grown by `ng` (AMReX's
+/// `PhysBCFunct` with its `nghost` and `bcomp`). The valid boxes need not lie inside
+/// the domain (FillPatch's coarse patches reach past it); the part of each extent
+/// beyond a face is filled from the cells inside.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "AMReX's PhysBCFunct arguments: data, geometry, records and their first number, components, width, time, function"
+)]
+pub(crate) fn fill_checked<A, F>(
+    mf: &mut MultiFab<A>,
+    geom: &Geometry,
+    recs: &[BCRec],
+    first_rec: usize,
+    comps: Range<usize>,
+    ng: IntVect,
+    time: f64,
+    ext_dir: &F,
+) where
+    A: HostAccessible,
+    F: Fn([f64; SPACEDIM], f64, usize) -> f64,
+{
+    debug_assert_eq!(recs.len(), comps.len());
     if geom.is_all_periodic() || comps.is_empty() {
-        return Ok(());
+        return;
     }
+    let ix = mf.box_array().ix_type();
     let dom = geom.domain().convert(ix);
     // AMReX's `PhysBCFunct`: the domain grown by the ghost width in the periodic
-    // directions holds everything `fill_boundary` fills; a fab inside it needs nothing.
-    let ng = mf.n_grow();
+    // directions holds everything `fill_boundary` fills; an extent inside it needs
+    // nothing.
     let mut covered = dom;
     for d in 0..SPACEDIM {
         if geom.is_periodic(d) {
@@ -472,26 +512,32 @@ where
         }
     }
     let nodal = ix.node_centered();
-    let frames: Vec<Frame> = comps
-        .clone()
-        .map(|n| Frame::new(dom, &bcrecs[n], geom))
-        .collect();
+    let frames: Vec<Frame> = recs.iter().map(|rec| Frame::new(dom, rec, geom)).collect();
     for l in 0..mf.local_size() {
-        if covered.contains_box(&mf.fabbox(mf.global_index(l))) {
+        let ext = mf.box_of(mf.global_index(l)).grow_iv(ng);
+        if covered.contains_box(&ext) {
             continue;
         }
         let mut q = mf.array_mut_at(l);
-        for (n, fr) in comps.clone().zip(&frames) {
+        for (m, (n, fr)) in comps.clone().zip(&frames).enumerate() {
+            let at = (n, first_rec + m);
             if nodal {
-                filnd(&mut q, n, fr);
-                fill_ext_dir(&mut q, n, fr, |p| geom.node_location(p), time, &ext_dir);
+                filnd(&mut q, n, fr, ext);
+                fill_ext_dir(
+                    &mut q,
+                    at,
+                    fr,
+                    ext,
+                    |p| geom.node_location(p),
+                    time,
+                    ext_dir,
+                );
             } else {
-                filcc(&mut q, n, fr);
-                fill_ext_dir(&mut q, n, fr, |p| geom.cell_centre(p), time, &ext_dir);
+                filcc(&mut q, n, fr, ext);
+                fill_ext_dir(&mut q, at, fr, ext, |p| geom.cell_centre(p), time, ext_dir);
             }
         }
     }
-    Ok(())
 }
 
 /// A level's physical boundary conditions in one value: the geometry, one [`BCRec`]

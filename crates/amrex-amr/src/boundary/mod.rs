@@ -53,4 +53,5 @@ mod fill;
 
 pub use bcrec::{BCRec, BCType};
 pub use error::{BoundaryError, BoundaryErrorKind};
+pub(crate) use fill::fill_checked;
 pub use fill::{PhysBcFunct, fill_physical_boundary};

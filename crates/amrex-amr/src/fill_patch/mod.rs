@@ -1,0 +1,487 @@
+//! FillPatch (AMReX's `AMReX_FillPatchUtil`): filling a MultiFab — valid cells and ghost
+//! cells — from the states of its own level where they reach, and from the next coarser
+//! level through an [`Interpolater`] where they do not, with periodic images and the
+//! physical boundary conditions, at a time between two states.
+//!
+//! | AMReX | here |
+//! |---|---|
+//! | `FillPatchSingleLevel(mf, nghost, time, smf, stime, scomp, dcomp, ncomp, geom, physbcf, bcfcomp)` | [`fill_patch_single_level`] |
+//! | `FillPatchTwoLevels(mf, nghost, time, cmf, ct, fmf, ft, scomp, dcomp, ncomp, cgeom, fgeom, cbc, cbccomp, fbc, fbccomp, ratio, mapper, bcs, bcscomp)` | [`fill_patch_two_levels`] |
+//! | `InterpFromCoarseLevel(mf, nghost, time, cmf, scomp, dcomp, ncomp, cgeom, fgeom, cbc, cbccomp, fbc, fbccomp, ratio, mapper, bcs, bcscomp)` | [`interp_from_coarse_level`] |
+//!
+//! A level's states, times and boundary conditions (geometry included) travel as one
+//! [`Source`]. The component arguments mean what AMReX's do: components `scomp ..
+//! scomp + ncomp` of the states fill components `dcomp .. dcomp + ncomp` of `mf`, and the
+//! boundary records start at the source's [`bc_comp`](Source::with_bc_comp). `nghost`
+//! is how far around its valid boxes `mf` is filled (at most its ghost width).
+//!
+//! Every result is independent of how the boxes are distributed over ranks: each value
+//! is computed from the same coarse and fine cells whichever rank computes it.
+
+mod patches;
+mod source;
+
+pub use source::Source;
+
+use alloc::vec::Vec;
+use amrex_box::{IndexBox, IntVect, SPACEDIM};
+use amrex_geometry::Geometry;
+use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity};
+
+use crate::boundary::fill_checked;
+use crate::check;
+use crate::error::{AmrError, AmrErrorKind, Operand};
+use crate::interp::{Comps, Interpolater};
+use source::States;
+
+/// Fills components `dcomp .. dcomp + ncomp` of `mf` over its valid boxes grown by
+/// `nghost` from one level's states at time `time` (AMReX's `FillPatchSingleLevel`):
+///
+/// 1. one state: a `ParallelCopy` of its components `scomp ..` (valid cells, periodic
+///    images included) into `mf`;
+///    two states: the linear interpolation in time [`Source::between`] describes, computed
+///    on the states' layout — directly into `mf` when it has that BoxArray and
+///    distribution, then a `FillBoundary` of `mf`'s ghost cells; else into a temporary
+///    that a `ParallelCopy` lands in `mf`;
+/// 2. the physical boundary conditions of the source beyond the non-periodic domain
+///    faces ([`fill_physical_boundary`](crate::boundary::fill_physical_boundary)'s rules,
+///    over the boxes grown by `nghost`).
+///
+/// Cells of the grown boxes that no state covers and that lie inside the domain keep
+/// what `mf` held (the single-level fill of a level that does not cover its domain
+/// leaves them for [`fill_patch_two_levels`]).
+///
+/// ```
+/// use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
+/// use amrex_amr::fill_patch::{Source, fill_patch_single_level};
+/// use amrex_geometry::{CoordSys, Geometry, RealBox};
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+///
+/// // 8³ cells, periodic in y and z, walls (`foextrap`) in x; states at t = 0 and t = 1.
+/// let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+/// let geom = Geometry::new(domain, RealBox::UNIT, CoordSys::Cartesian, [false, true, true])?;
+/// let ba = BoxArray::from_domain(domain, 4);
+/// let dm = DistributionMapping::single(&ba);
+/// let mut old = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+/// let mut new = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+/// old.set_val(1.0, .., 0)?;
+/// new.set_val(3.0, .., 0)?;
+/// let bc = PhysBcFunct::new(geom, vec![BCRec::uniform(BCType::FoExtrap)], |_, _, _| 0.0);
+///
+/// // Halfway: every cell, ghost cells beyond the walls included, holds 2.
+/// let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(2));
+/// fill_patch_single_level(&mut mf, 2, 0.5, &Source::between((&old, 0.0), (&new, 1.0), &bc), 0, 0, 1)?;
+/// assert_eq!(mf.min(.., 2)?, 2.0);
+/// assert_eq!(mf.max(.., 2)?, 2.0);
+/// # Ok::<(), Box<dyn core::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// Before anything is written: [`GhostTooWide`](AmrErrorKind::GhostTooWide) for a
+/// negative `nghost` or one past `mf`'s; [`ComponentsOutside`](AmrErrorKind::ComponentsOutside)
+/// for components past `mf`'s or a state's; [`TypeMismatch`](AmrErrorKind::TypeMismatch)
+/// for a state of another index type; [`StatesDiffer`](AmrErrorKind::StatesDiffer) for two
+/// states of different layouts; [`NotFinite`](AmrErrorKind::NotFinite) for a time that is
+/// not finite; [`TooFewBcRecs`](AmrErrorKind::TooFewBcRecs);
+/// [`UnsupportedIndexType`](AmrErrorKind::UnsupportedIndexType) for data neither
+/// cell-centred nor nodal beyond a non-periodic face. [`Copy`](AmrErrorKind::Copy) when
+/// the `ParallelCopy` is refused (MultiFabs on other communicators, ranks that disagree);
+/// that is found before anything is written too.
+pub fn fill_patch_single_level<F>(
+    mf: &mut MultiFab,
+    nghost: impl Into<IntVect>,
+    time: f64,
+    src: &Source<'_, F>,
+    scomp: usize,
+    dcomp: usize,
+    ncomp: usize,
+) -> Result<(), AmrError>
+where
+    F: Fn([f64; SPACEDIM], f64, usize) -> f64,
+{
+    const OP: &str = "fill_patch_single_level";
+    let ng = nghost.into();
+    check_dest(OP, mf, ng, time, dcomp, ncomp)?;
+    let ix = mf.box_array().ix_type();
+    src.check(OP, Operand::Source, ix, scomp, ncomp)?;
+    check::boundary_type(OP, ix, src.geometry())?;
+    single_level(OP, mf, ng, time, src, scomp, dcomp, ncomp)
+}
+
+/// Fills components `dcomp .. dcomp + ncomp` of `mf` (on the fine level) over its valid
+/// boxes grown by `nghost` at time `time` (AMReX's `FillPatchTwoLevels`): where the
+/// fine states' boxes do not reach (inside the fine domain, grown by `nghost` in the
+/// periodic directions), from the coarse states, filled first with
+/// [`fill_patch_single_level`] on the coarse boxes `mapper` needs and interpolated
+/// onto the fine cells by `mapper`; then everything the fine states hold, periodic
+/// images and the fine physical boundary conditions, by [`fill_patch_single_level`].
+///
+/// The pieces to interpolate are the parts of each grown box of `mf` that no fine box
+/// covers, as AMReX computes them (`FabArrayBase::FPinfo`); each is interpolated on the
+/// rank that owns the box of `mf` it came from (AMReX balances them over the ranks
+/// instead; the values do not depend on where they are computed). The coarse data in
+/// those pieces start as NaN, so a coarse cell that nothing fills shows in the result.
+///
+/// # Errors
+/// Before anything is written: those of [`fill_patch_single_level`] for either source;
+/// [`BadRatio`](AmrErrorKind::BadRatio);
+/// [`GeometryMismatch`](AmrErrorKind::GeometryMismatch) unless the fine geometry is the
+/// coarse one refined by `ratio`; [`WrongIndexType`](AmrErrorKind::WrongIndexType) for
+/// data `mapper` does not take; [`BoxOutsideDomain`](AmrErrorKind::BoxOutsideDomain)
+/// for a box of `mf` outside the fine domain; [`NotCovered`](AmrErrorKind::NotCovered)
+/// when the coarse states do not hold coarse cells the interpolation needs (a fine
+/// level not properly nested in the coarse one).
+#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+pub fn fill_patch_two_levels<FC, FF, I>(
+    mf: &mut MultiFab,
+    nghost: impl Into<IntVect>,
+    time: f64,
+    crse: &Source<'_, FC>,
+    fine: &Source<'_, FF>,
+    scomp: usize,
+    dcomp: usize,
+    ncomp: usize,
+    ratio: IntVect,
+    mapper: &I,
+) -> Result<(), AmrError>
+where
+    FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    FF: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    I: Interpolater + ?Sized,
+{
+    const OP: &str = "fill_patch_two_levels";
+    let ng = nghost.into();
+    check_dest(OP, mf, ng, time, dcomp, ncomp)?;
+    let ix = mf.box_array().ix_type();
+    fine.check(OP, Operand::Fine, ix, scomp, ncomp)?;
+    crse.check(OP, Operand::Crse, ix, scomp, ncomp)?;
+    check_levels(OP, mf, crse.geometry(), fine.geometry(), ratio, mapper)?;
+    let fstate = fine.first();
+    let fine_layout =
+        mf.box_array() == fstate.box_array() && mf.distribution_map() == fstate.distribution_map();
+    if ng != IntVect::ZERO || !fine_layout {
+        let fdom = fine.geometry().grow_periodic_domain(ng).convert(ix);
+        let pieces = patches::uncovered(mf, ng, fdom, fstate.box_array());
+        if !pieces.is_empty() {
+            let fine_patch = interp_patches(
+                OP,
+                mf,
+                &pieces,
+                time,
+                crse,
+                (scomp, ncomp),
+                ratio,
+                mapper,
+                fine.geometry(),
+            )?;
+            mf.parallel_copy_with(
+                &fine_patch,
+                0,
+                IntVect::ZERO,
+                Periodicity::non_periodic(),
+                CopyOp::Copy,
+                dcomp..dcomp + ncomp,
+                ng,
+            )
+            .map_err(|e| AmrError::new(OP, AmrErrorKind::Copy(e)))?;
+        }
+    }
+    single_level(OP, mf, ng, time, fine, scomp, dcomp, ncomp)
+}
+
+/// Fills components `dcomp .. dcomp + ncomp` of a new fine level `mf` over its valid
+/// boxes grown by `nghost` entirely from the coarse level (AMReX's
+/// `InterpFromCoarseLevel`, used when a level is made or regridded): the coarse states
+/// are filled on the coarse boxes `mapper` needs with [`fill_patch_single_level`] at
+/// time `time`, interpolated onto each grown box (cut to the fine domain grown by
+/// `nghost` in the periodic directions), and the fine physical boundary conditions
+/// `fine_bc` (from record `fine_bc_comp`) fill what lies beyond the fine domain.
+///
+/// # Errors
+/// As [`fill_patch_two_levels`].
+#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+pub fn interp_from_coarse_level<FC, FF, I>(
+    mf: &mut MultiFab,
+    nghost: impl Into<IntVect>,
+    time: f64,
+    crse: &Source<'_, FC>,
+    fine_bc: &crate::boundary::PhysBcFunct<FF>,
+    fine_bc_comp: usize,
+    scomp: usize,
+    dcomp: usize,
+    ncomp: usize,
+    ratio: IntVect,
+    mapper: &I,
+) -> Result<(), AmrError>
+where
+    FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    FF: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    I: Interpolater + ?Sized,
+{
+    const OP: &str = "interp_from_coarse_level";
+    let ng = nghost.into();
+    check_dest(OP, mf, ng, time, dcomp, ncomp)?;
+    let ix = mf.box_array().ix_type();
+    crse.check(OP, Operand::Crse, ix, scomp, ncomp)?;
+    check::bc_records(OP, fine_bc.bcrecs().len(), fine_bc_comp, ncomp)?;
+    let fgeom = *fine_bc.geometry();
+    check_levels(OP, mf, crse.geometry(), &fgeom, ratio, mapper)?;
+    let fdom = fine_bc.geometry().grow_periodic_domain(ng).convert(ix);
+    let ba = mf.box_array().clone();
+    let pieces: Vec<(IndexBox, usize)> = (0..ba.len())
+        .filter_map(|i| {
+            ba.get(i)
+                .grow_iv(ng)
+                .intersection(&fdom)
+                .map(|b| (b, mf.distribution_map().rank_of(i)))
+        })
+        .collect();
+    if ncomp == 0 || pieces.is_empty() {
+        return Ok(());
+    }
+    let fine_patch = interp_patches(
+        OP,
+        mf,
+        &pieces,
+        time,
+        crse,
+        (scomp, ncomp),
+        ratio,
+        mapper,
+        &fgeom,
+    )?;
+    mf.parallel_copy_with(
+        &fine_patch,
+        0,
+        IntVect::ZERO,
+        Periodicity::non_periodic(),
+        CopyOp::Copy,
+        dcomp..dcomp + ncomp,
+        ng,
+    )
+    .map_err(|e| AmrError::new(OP, AmrErrorKind::Copy(e)))?;
+    let recs = &fine_bc.bcrecs()[fine_bc_comp..fine_bc_comp + ncomp];
+    fill_checked(
+        mf,
+        &fgeom,
+        recs,
+        fine_bc_comp,
+        dcomp..dcomp + ncomp,
+        ng,
+        time,
+        fine_bc.ext_dir(),
+    );
+    Ok(())
+}
+
+/// Checks the destination: ghost width, components, a finite time.
+fn check_dest(
+    op: &'static str,
+    mf: &MultiFab,
+    ng: IntVect,
+    time: f64,
+    dcomp: usize,
+    ncomp: usize,
+) -> Result<(), AmrError> {
+    check::ghost(op, Operand::Dest, ng, mf.n_grow())?;
+    check::comps(op, Operand::Dest, dcomp, ncomp, mf.ncomp())?;
+    if !time.is_finite() {
+        return Err(AmrError::new(
+            op,
+            AmrErrorKind::NotFinite {
+                what: "time",
+                value: time,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Checks what a two-level fill adds: the ratio, the geometries, the interpolater's
+/// index types, the destination's boxes inside the fine domain, and the boundary
+/// fills' index types.
+fn check_levels<I: Interpolater + ?Sized>(
+    op: &'static str,
+    mf: &MultiFab,
+    cgeom: &Geometry,
+    fgeom: &Geometry,
+    ratio: IntVect,
+    mapper: &I,
+) -> Result<(), AmrError> {
+    check::ratio(op, ratio)?;
+    check::geometries(op, fgeom, cgeom, ratio)?;
+    let ix = mf.box_array().ix_type();
+    let centring = mapper.centring();
+    if !centring.admits(ix) {
+        return Err(AmrError::new(
+            op,
+            AmrErrorKind::WrongIndexType {
+                expected: centring.describe(),
+                found: ix,
+            },
+        ));
+    }
+    check::boundary_type(op, ix, fgeom)?;
+    check::boundary_type(op, ix, cgeom)?;
+    check::boxes_in_domain(op, mf.box_array(), fgeom)
+}
+
+/// The single-level fill, arguments checked.
+#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
+fn single_level<F>(
+    op: &'static str,
+    mf: &mut MultiFab,
+    ng: IntVect,
+    time: f64,
+    src: &Source<'_, F>,
+    scomp: usize,
+    dcomp: usize,
+    ncomp: usize,
+) -> Result<(), AmrError>
+where
+    F: Fn([f64; SPACEDIM], f64, usize) -> f64,
+{
+    if ncomp == 0 {
+        return Ok(());
+    }
+    let copy_err = |e| AmrError::new(op, AmrErrorKind::Copy(e));
+    let geom = *src.geometry();
+    let period = geom.periodicity();
+    let dst = dcomp..dcomp + ncomp;
+    match src.states {
+        States::One(s) => mf
+            .parallel_copy_with(
+                s,
+                scomp,
+                IntVect::ZERO,
+                period,
+                CopyOp::Copy,
+                dst.clone(),
+                ng,
+            )
+            .map_err(copy_err)?,
+        States::Two((s0, t0), (s1, t1)) => {
+            let same =
+                mf.box_array() == s0.box_array() && mf.distribution_map() == s0.distribution_map();
+            if same {
+                // `mf`'s layout is the states' and is checked; these cannot fail.
+                time_interp(mf, dcomp, (s0, t0), (s1, t1), scomp, ncomp, time).map_err(copy_err)?;
+                mf.fill_boundary_with(period, amrex_multifab::FillPattern::Full, dst.clone(), ng)
+                    .map_err(copy_err)?;
+            } else {
+                let mut tmp =
+                    MultiFab::new(s0.box_array(), s0.distribution_map(), ncomp, IntVect::ZERO);
+                time_interp(&mut tmp, 0, (s0, t0), (s1, t1), scomp, ncomp, time)
+                    .map_err(copy_err)?;
+                mf.parallel_copy_with(
+                    &tmp,
+                    0,
+                    IntVect::ZERO,
+                    period,
+                    CopyOp::Copy,
+                    dst.clone(),
+                    ng,
+                )
+                .map_err(copy_err)?;
+            }
+        }
+    }
+    let recs = &src.bc.bcrecs()[src.bc_comp..src.bc_comp + ncomp];
+    fill_checked(
+        mf,
+        &geom,
+        recs,
+        src.bc_comp,
+        dst,
+        ng,
+        time,
+        src.bc.ext_dir(),
+    );
+    Ok(())
+}
+
+/// `dst[dcomp..] = s0` at `t0`, `s1` at `t1`, else AMReX's linear weights, over the valid
+/// cells (`dst` has the states' layout).
+fn time_interp(
+    dst: &mut MultiFab,
+    dcomp: usize,
+    (s0, t0): (&MultiFab, f64),
+    (s1, t1): (&MultiFab, f64),
+    scomp: usize,
+    ncomp: usize,
+    time: f64,
+) -> Result<(), amrex_multifab::FabError> {
+    let comps = dcomp..dcomp + ncomp;
+    // `dst` is not `s0` or `s1` (it is borrowed mutably while they are shared), so the
+    // copy AMReX skips when they alias always runs here.
+    if time == t0 {
+        dst.copy_from(s0, scomp, comps, 0)
+    } else if time == t1 {
+        dst.copy_from(s1, scomp, comps, 0)
+    } else if (t1 - t0).abs() > 1e-16 {
+        let alpha = (t1 - time) / (t1 - t0);
+        let beta = (time - t0) / (t1 - t0);
+        dst.lin_comb(alpha, s0, scomp, beta, s1, scomp, comps, 0)
+    } else {
+        dst.copy_from(s0, scomp, comps, 0)
+    }
+}
+
+/// Interpolates the coarse level onto the fine boxes `pieces` (each with the rank that
+/// computes it): the coarse boxes `mapper` needs are filled from `crse` by the
+/// single-level fill, after a check that the coarse states cover them, then each piece
+/// is interpolated. Returns the fine pieces as a MultiFab of `ncomp` components.
+#[expect(clippy::too_many_arguments, reason = "the two-level fill's arguments")]
+fn interp_patches<FC, I>(
+    op: &'static str,
+    mf: &MultiFab,
+    pieces: &[(IndexBox, usize)],
+    time: f64,
+    crse: &Source<'_, FC>,
+    (scomp, ncomp): (usize, usize),
+    ratio: IntVect,
+    mapper: &I,
+    fgeom: &Geometry,
+) -> Result<MultiFab, AmrError>
+where
+    FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    I: Interpolater + ?Sized,
+{
+    let fine_boxes: Vec<_> = pieces.iter().map(|p| p.0).collect();
+    let owners: Vec<u32> = pieces.iter().map(|p| p.1 as u32).collect();
+    let crse_boxes: Vec<_> = fine_boxes
+        .iter()
+        .map(|b| mapper.coarse_box(b, ratio))
+        .collect();
+    patches::check_covered(op, &crse_boxes, crse.first().box_array(), crse.geometry())?;
+    let dm = DistributionMapping::from_pmap_on(owners, mf.communicator());
+    let crse_ba = BoxArray::new(crse_boxes);
+    let mut crse_patch = MultiFab::new(&crse_ba, &dm, ncomp, IntVect::ZERO);
+    crse_patch
+        .set_val(f64::NAN, .., 0)
+        .map_err(|e| AmrError::new(op, AmrErrorKind::Copy(e)))?;
+    single_level(
+        op,
+        &mut crse_patch,
+        IntVect::ZERO,
+        time,
+        crse,
+        scomp,
+        0,
+        ncomp,
+    )?;
+    let fine_ba = BoxArray::new(fine_boxes);
+    let mut fine_patch = MultiFab::new(&fine_ba, &dm, ncomp, IntVect::ZERO);
+    for l in 0..fine_patch.local_size() {
+        let region = fine_patch.box_of(fine_patch.global_index(l));
+        mapper.interp(
+            crse_patch.array_at(l),
+            fine_patch.array_mut_at(l),
+            &region,
+            Comps::first(ncomp),
+            ratio,
+            Some(fgeom),
+        )?;
+    }
+    Ok(fine_patch)
+}

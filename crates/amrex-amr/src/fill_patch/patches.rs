@@ -1,0 +1,64 @@
+//! The boxes a two-level fill interpolates, and the check that the coarse level holds
+//! what they need.
+
+use alloc::vec::Vec;
+
+use amrex_box::{IndexBox, IntVect, SPACEDIM};
+use amrex_geometry::Geometry;
+use amrex_multifab::{BoxArray, MultiFab};
+
+use crate::error::{AmrError, AmrErrorKind};
+
+/// The parts of `mf`'s valid boxes grown by `ng` and cut to `fdom` that no box of
+/// `fine` covers, each with the rank that owns the box of `mf` it came from, in box
+/// order (AMReX's `FPinfo::ba_fine_patch`, before its load balancing). Every rank
+/// computes the same list.
+pub(crate) fn uncovered(
+    mf: &MultiFab,
+    ng: IntVect,
+    fdom: IndexBox,
+    fine: &BoxArray,
+) -> Vec<(IndexBox, usize)> {
+    let (ba, dm) = (mf.box_array(), mf.distribution_map());
+    let mut out = Vec::new();
+    for i in 0..ba.len() {
+        let Some(bx) = ba.get(i).grow_iv(ng).intersection(&fdom) else {
+            continue;
+        };
+        let owner = dm.rank_of(i);
+        out.extend(fine.complement_in(&bx).into_iter().map(|b| (b, owner)));
+    }
+    out
+}
+
+/// Every coarse cell of `boxes` inside the coarse domain, or the periodic image of one
+/// inside it, is covered by `crse`: otherwise the interpolation would read cells that
+/// nothing fills (a fine level that is not properly nested in the coarse one).
+pub(crate) fn check_covered(
+    op: &'static str,
+    boxes: &[IndexBox],
+    crse: &BoxArray,
+    geom: &Geometry,
+) -> Result<(), AmrError> {
+    let cdom = geom.domain().convert(crse.ix_type());
+    let period = geom.periodicity();
+    for b in boxes {
+        // How far the box reaches past the domain: the images to look at.
+        let reach = IntVect::from(core::array::from_fn::<i32, SPACEDIM, _>(|d| {
+            (cdom.lo()[d] - b.lo()[d])
+                .max(b.hi()[d] - cdom.hi()[d])
+                .max(0)
+        }));
+        for s in period.shift_iter(reach) {
+            if let Some(piece) = b.shift_iv(s).intersection(&cdom)
+                && !crse.contains_box(&piece)
+            {
+                return Err(AmrError::new(
+                    op,
+                    AmrErrorKind::NotCovered { bx: *b, piece },
+                ));
+            }
+        }
+    }
+    Ok(())
+}
