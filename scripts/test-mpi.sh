@@ -28,6 +28,12 @@ TESTS=(
     "amrex-multifab:mpi_comm"
     "amrex-multifab:mpi_multifab"
     "amrex-plotfile:mpi_plotfile"
+    # The AMR level operations. Three mismatch checks fail today and are left out of its
+    # default list (KNOWN_FAILING in crates/amrex-amr/tests/mpi_amr.rs): a refusal on one
+    # rank leaves the others waiting in the copy (a hang), a ratio mismatch on the
+    # direct path hangs the rank that copies, and reflux with other components on one
+    # rank is not detected. Run one by name: mpirun -n 2 <exe> <check>, under timeout.
+    "amrex-amr:mpi_amr"
 )
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the
 # binary panics on rank $AMREX_MPI_TEST_PANIC_RANK when that variable is set.
