@@ -103,10 +103,10 @@ fn random_map(seed: u64, ba: &BoxArray, comm: &Communicator) -> DistributionMapp
     }
 }
 
-/// A coarse level over `cdom` and a fine one refined by `ratio`: coarse boxes of 8
-/// (anisotropic in x), the fine region a random block of coarse cells inside
-/// `region_in`, cut into coarse blocks of 2 to 5 cells (so its boxes straddle the coarse
-/// boxes' faces), one of them dropped at random, then refined. Panics if no fine box
+/// A coarse level over `cdom` in boxes of 4 x 8 x 8, and a fine one refined by `ratio`:
+/// a random block of coarse cells inside `region_in` (trimmed by up to 2 cells a side),
+/// cut into blocks of 2 to 5 cells per direction (so its boxes straddle the coarse
+/// boxes' faces), one block dropped half the time, then refined. Panics if no fine box
 /// straddles a coarse face (the layouts would not test what they claim).
 fn levels(
     rng: &mut Rng,
