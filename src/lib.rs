@@ -96,12 +96,14 @@
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
+pub use amrex_amr as amr;
 pub use amrex_aos as aos;
 pub use amrex_arena as arena;
 pub use amrex_array4 as array4;
 pub use amrex_basefab as basefab;
 pub use amrex_box as boxes;
 pub use amrex_dlpack_core as dlpack;
+pub use amrex_geometry as geometry;
 pub use amrex_multifab as multifab;
 #[cfg(feature = "std")]
 pub use amrex_plotfile as plotfile;
