@@ -19,3 +19,13 @@ pub(crate) fn fab_err(e: FabError) -> PyErr {
         _ => PyValueError::new_err(e.to_string()),
     }
 }
+
+/// Maps a refused AMR-level operation to `ValueError` with the library's message (which
+/// names the operation and the offending value): the averages and interpolaters, the
+/// boundary records and the physical-boundary fill, the flux register (amrex-amr) and
+/// the geometry they take (amrex-geometry). Every such refusal is a bad argument and
+/// leaves the data as it was. Every AMR error of the bindings goes through here, so
+/// another error type or another exception for one kind is a change in this one place.
+pub(crate) fn amr_err(e: impl core::error::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}

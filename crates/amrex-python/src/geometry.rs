@@ -21,7 +21,7 @@ pub(crate) fn int_vect_of(obj: &Bound<'_, PyAny>) -> PyResult<IntVect> {
     ))
 }
 
-fn dir_of(dir: usize) -> PyResult<usize> {
+pub(crate) fn dir_of(dir: usize) -> PyResult<usize> {
     if dir < 3 {
         Ok(dir)
     } else {

@@ -23,6 +23,7 @@
 //!   exports, `_DebugDeviceArray`, `_debug_fake_device_arena()`: host memory that claims to
 //!   be CUDA device 0). Off by default, so the wheel users install has none of them.
 
+mod amr;
 mod arena;
 mod array4;
 mod basefab;
@@ -69,5 +70,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     array4::register(m)?;
     particles::register(m)?;
     plotfile::register(m)?;
+    amr::register(m)?;
     Ok(())
 }

@@ -115,7 +115,7 @@ impl PyMultiFab {
         }
     }
 
-    fn host_mut(&mut self) -> PyResult<&mut MultiFab> {
+    pub(crate) fn host_mut(&mut self) -> PyResult<&mut MultiFab> {
         match &mut self.store {
             Store::Host(m) => Ok(m),
             Store::Arena(m) => Err(not_on_device(m)),
