@@ -149,7 +149,10 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// layout, the element size, the communicator's message limit, and whether the
     /// FabArray is this process's own rank's part (one built for another rank cannot
     /// exchange).
-    pub(crate) fn hash_operand(&self, fp: &mut Fingerprint) {
+    ///
+    /// Public so that operations built on FabArrays (the AMR level operations) can agree
+    /// on their operands between ranks before they start, as this crate's do.
+    pub fn hash_operand(&self, fp: &mut Fingerprint) {
         let comm = self.dm.communicator();
         self.hash_layout(fp);
         fp.word(core::mem::size_of::<T>() as u64)

@@ -1,35 +1,73 @@
-//! The fingerprint the ranks compare before a distributed operation: FNV-1a over 64-bit
-//! words. BoxArrays and DistributionMappings hash themselves with it once when they are
-//! made; operations add their arguments.
+//! The fingerprint the ranks compare before a distributed operation: FNV-1a over bytes.
+//! BoxArrays and DistributionMappings hash themselves with it once when they are made;
+//! operations add their arguments. Public, so that the crates above (the AMR levels, the
+//! plotfile writer) make their agreements with the same hash.
 
 use amrex_basefab::FabError;
 use amrex_box::IntVect;
 use core::ops::Range;
 
-/// FNV-1a over 64-bit words: the fingerprint the ranks compare before an exchange.
-pub(crate) struct Fingerprint(u64);
+/// FNV-1a: the fingerprint the ranks compare before an exchange
+/// ([`Communicator::check_same`](crate::Communicator::check_same)). The same words in
+/// the same order give the same value on every rank and every platform.
+///
+/// ```
+/// use amrex_multifab::{BoxArray, DistributionMapping, Fingerprint, IndexBox, IntVect, MultiFab};
+/// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+/// let mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
+/// let mut a = Fingerprint::new();
+/// a.str("average_down").iv(IntVect::splat(2)).word(3).with(|fp| mf.hash_operand(fp));
+/// let mut b = Fingerprint::new();
+/// b.str("average_down").iv(IntVect::splat(4)).word(3).with(|fp| mf.hash_operand(fp));
+/// assert_ne!(a.value(), b.value());
+/// ```
+#[derive(Clone, Debug)]
+pub struct Fingerprint(u64);
+
+impl Default for Fingerprint {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Fingerprint {
     /// The empty fingerprint.
-    pub(crate) fn new() -> Self {
+    #[must_use]
+    pub const fn new() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
     }
 
     /// The hash so far.
-    pub(crate) fn value(&self) -> u64 {
+    #[must_use]
+    pub const fn value(&self) -> u64 {
         self.0
     }
 
-    /// Adds a word.
-    pub(crate) fn word(&mut self, w: u64) -> &mut Self {
-        for b in w.to_le_bytes() {
+    /// Adds bytes.
+    pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        for &b in bytes {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
         self
     }
 
+    /// Adds a word (its little-endian bytes).
+    pub fn word(&mut self, w: u64) -> &mut Self {
+        self.bytes(&w.to_le_bytes())
+    }
+
+    /// Adds a string, its length first (so that `"ab", "c"` and `"a", "bc"` differ).
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.word(s.len() as u64).bytes(s.as_bytes())
+    }
+
+    /// Adds a float by its bits (so `-0.0` and `0.0`, and NaNs, are told apart).
+    pub fn f64(&mut self, x: f64) -> &mut Self {
+        self.word(x.to_bits())
+    }
+
     /// Adds the three components of `v`.
-    pub(crate) fn iv(&mut self, v: IntVect) -> &mut Self {
+    pub fn iv(&mut self, v: IntVect) -> &mut Self {
         for d in 0..3 {
             self.word(v[d] as u32 as u64);
         }
@@ -37,7 +75,7 @@ impl Fingerprint {
     }
 
     /// Adds what `f` adds (for hashers that live with the types they hash).
-    pub(crate) fn with(&mut self, f: impl FnOnce(&mut Self)) -> &mut Self {
+    pub fn with(&mut self, f: impl FnOnce(&mut Self)) -> &mut Self {
         f(self);
         self
     }

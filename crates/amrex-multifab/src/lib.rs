@@ -113,6 +113,7 @@ pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
 pub use element::Element;
 pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
+pub use fingerprint::Fingerprint;
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use ops::Reduction;
 pub use par::TileMut;

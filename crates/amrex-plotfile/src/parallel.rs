@@ -168,36 +168,6 @@ impl LocalPart {
     }
 }
 
-/// FNV-1a, 64 bits: a hash of the writer's arguments that every rank computes the same
-/// way, for [`Communicator::check_same`].
-#[derive(Debug)]
-pub(crate) struct Fnv(u64);
-
-impl Fnv {
-    pub(crate) fn new() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-
-    pub(crate) fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        for &x in b {
-            self.0 = (self.0 ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self
-    }
-
-    pub(crate) fn u64(&mut self, x: u64) -> &mut Self {
-        self.bytes(&x.to_le_bytes())
-    }
-
-    pub(crate) fn str(&mut self, s: &str) -> &mut Self {
-        self.u64(s.len() as u64).bytes(s.as_bytes())
-    }
-
-    pub(crate) fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use amrex_multifab::{BoxArray, Communicator, DistributionMapping, MultiFab};
+use amrex_multifab::{BoxArray, Communicator, DistributionMapping, Fingerprint, MultiFab};
 
 use crate::error::{PlotfileError, header_err, invalid, io_err, parse_err};
 use crate::fs::{confined, read_text, with_suffix};
@@ -309,14 +309,14 @@ fn read_multifab_layout(
         Layout::Single => DistributionMapping::single(&ba),
         Layout::On(c) => DistributionMapping::on(&ba, c),
         Layout::Map(dm) => {
-            let mut hash = parallel::Fnv::new();
-            hash.u64(dm.nranks() as u64).u64(dm.len() as u64);
+            let mut hash = Fingerprint::new();
+            hash.word(dm.nranks() as u64).word(dm.len() as u64);
             for &r in dm.pmap() {
-                hash.u64(u64::from(r));
+                hash.word(u64::from(r));
             }
             comm.check_same(
                 "the DistributionMapping passed to the plotfile reader",
-                hash.finish(),
+                hash.value(),
             )
             .map_err(PlotfileError::Comm)?;
             if dm.len() != ba.len() {

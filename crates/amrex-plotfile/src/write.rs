@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use amrex_arena::HostAccessible;
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, Communicator, FabArray};
+use amrex_multifab::{BoxArray, Communicator, FabArray, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
 use crate::fs::{with_suffix, write_text};
@@ -64,20 +64,6 @@ fn check_layout<A: HostAccessible>(
              (every level must be on one communicator)"
         )
     }))
-}
-
-/// Hashes what every rank must pass alike: one FabArray's layout.
-fn hash_layout<A: HostAccessible>(h: &mut parallel::Fnv, mf: &FabArray<f64, A>) {
-    let ba = mf.box_array();
-    h.u64(mf.ncomp() as u64)
-        .str(&format!("{:?}", mf.n_grow()))
-        .u64(ba.len() as u64);
-    for b in ba.boxes() {
-        h.str(&format!("{b:?}"));
-    }
-    for &r in mf.distribution_map().pmap() {
-        h.u64(u64::from(r));
-    }
 }
 
 /// Writes this rank's FABs of `mf` over their boxes grown by `ngrow` into its data file
@@ -294,12 +280,12 @@ pub fn write_multifab<A: HostAccessible>(
     let comm = write_comm(&[mf]);
     let nf = nfiles();
     let checked = check_layout(mf, &comm, "write_multifab");
-    let mut hash = parallel::Fnv::new();
-    hash.str(&prefix.to_string_lossy()).u64(nf as u64);
-    hash_layout(&mut hash, mf);
+    let mut hash = Fingerprint::new();
+    hash.str(&prefix.to_string_lossy()).word(nf as u64);
+    mf.hash_operand(&mut hash);
     comm.check_same(
         "write_multifab's arguments (prefix, nfiles, layout)",
-        hash.finish(),
+        hash.value(),
     )
     .map_err(PlotfileError::Comm)?;
     parallel::agree(&comm, checked)?;
@@ -430,19 +416,19 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
     let checked = check_plot_args(mfs, &names, geoms, steps, ref_ratio, &comm);
     // Ranks that disagree on the arguments would write a mix, or enter different
     // collectives: one all-reduce finds out first.
-    let mut hash = parallel::Fnv::new();
+    let mut hash = Fingerprint::new();
     hash.str(&dir.to_string_lossy())
-        .u64(nf as u64)
-        .u64(time.to_bits())
+        .word(nf as u64)
+        .word(time.to_bits())
         .str(&format!("{names:?}{geoms:?}{steps:?}{ref_ratio:?}"))
-        .u64(nlev as u64);
+        .word(nlev as u64);
     for mf in mfs {
-        hash_layout(&mut hash, mf);
+        mf.hash_operand(&mut hash);
     }
     comm.check_same(
         "the plotfile writer's arguments (directory, nfiles, names, time, steps, geometries, \
          ratios, layouts)",
-        hash.finish(),
+        hash.value(),
     )
     .map_err(PlotfileError::Comm)?;
     parallel::agree(&comm, checked)?;
