@@ -6,7 +6,9 @@ use amrex_geometry::{CoordSys, Geometry};
 use amrex_multifab::{CopyOp, MultiFab, Periodicity};
 
 use crate::check;
-use crate::error::{AmrError, AmrErrorKind, Operand};
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand};
 use crate::kernels;
 use crate::level::{Plan, coarsen_into};
 
@@ -26,19 +28,11 @@ fn check_cells(
     check::comps(op, Operand::Crse, scomp, ncomp, crse.ncomp())?;
     check::same_type(op, fine, crse)?;
     let typ = fine.box_array().ix_type();
-    if !(typ.cell_centered() || (nodal_ok && typ.node_centered())) {
-        let expected = if nodal_ok {
-            "cell-centred or nodal"
-        } else {
-            "cell-centred"
-        };
-        return Err(AmrError::new(
-            op,
-            AmrErrorKind::WrongIndexType {
-                expected,
-                found: typ,
-            },
-        ));
+    if nodal_ok {
+        let ok = typ.cell_centered() || typ.node_centered();
+        check::index_type(op, Operand::Fine, typ, ok, "cell-centred or nodal")?;
+    } else {
+        check::cells(op, Operand::Fine, typ)?;
     }
     check::coarsenable(op, fine.box_array(), ratio)
 }
@@ -53,8 +47,8 @@ fn check_cells(
 /// distribution (one task per tile, in parallel with `std`), and a `ParallelCopy`
 /// (valid cells, no periodic images) takes them into `crse`; when `crse` already has the
 /// coarsened fine BoxArray and the fine distribution, they are written into it directly.
-/// Coarse cells no fine cell covers are left alone. Every sum runs in AMReX's order, so
-/// the values are AMReX's bit for bit.
+/// Coarse cells no fine cell covers are left alone. Every sum runs in AMReX's order
+/// (the values have not been compared with AMReX's own output).
 ///
 /// Nodal data (every direction nodal) takes the fine value at each coarse node instead
 /// (injection), as AMReX's `average_down` does; [`average_down_nodal`](crate::average_down_nodal)
@@ -93,7 +87,7 @@ fn check_cells(
 /// [`WrongIndexType`](AmrErrorKind::WrongIndexType) (face or edge data: see
 /// [`average_down_faces`](crate::average_down_faces));
 /// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable) for a fine box whose corners are not
-/// multiples of the ratio; [`Copy`](AmrErrorKind::Copy) when the `ParallelCopy` refuses
+/// multiples of the ratio; [`MultiFab`](AmrErrorKind::MultiFab) when the `ParallelCopy` refuses
 /// (MultiFabs on different communicators, ranks that disagree).
 pub fn average_down(
     fine: &MultiFab,

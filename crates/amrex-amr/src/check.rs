@@ -1,10 +1,13 @@
 //! The argument checks every operation runs before it writes anything.
 
-use amrex_box::{IndexBox, IndexType, IntVect};
+use core::ops::{Bound, Range, RangeBounds};
+
+use amrex_box::{IndexBox, IndexType, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, MultiFab};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
+use crate::interp::Centring;
 
 /// `ratio >= 1` in every direction.
 pub(crate) fn ratio(op: &'static str, ratio: IntVect) -> Result<(), AmrError> {
@@ -23,15 +26,37 @@ pub(crate) fn comps(
     count: usize,
     ncomp: usize,
 ) -> Result<(), AmrError> {
-    if start.checked_add(count).is_some_and(|e| e <= ncomp) {
-        Ok(())
+    comp_range(op, operand, start..start.saturating_add(count), ncomp).map(|_| ())
+}
+
+/// The components `comps` names (any range: `0..2`, `1..`, `..`) among `ncomp`, as a
+/// `start..end` range that is not reversed and ends at or before `ncomp`. A bound that
+/// overflows counts as `usize::MAX`, which is outside.
+pub(crate) fn comp_range(
+    op: &'static str,
+    operand: Operand,
+    comps: impl RangeBounds<usize>,
+    ncomp: usize,
+) -> Result<Range<usize>, AmrError> {
+    let start = match comps.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match comps.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => ncomp,
+    };
+    if start <= end && end <= ncomp {
+        Ok(start..end)
     } else {
         Err(AmrError::new(
             op,
             AmrErrorKind::ComponentsOutside {
                 operand,
                 start,
-                count,
+                end,
                 ncomp,
             },
         ))
@@ -82,14 +107,137 @@ pub(crate) fn same_type(
     crse: &MultiFab,
 ) -> Result<(), AmrError> {
     let (f, c) = (fine.box_array().ix_type(), crse.box_array().ix_type());
-    if f == c {
+    type_of(op, (Operand::Crse, c), (Operand::Fine, f))
+}
+
+/// Operand `a` has the index type of operand `of`.
+pub(crate) fn type_of(
+    op: &'static str,
+    (operand, found): (Operand, IndexType),
+    (of, expected): (Operand, IndexType),
+) -> Result<(), AmrError> {
+    if found == expected {
         Ok(())
     } else {
         Err(AmrError::new(
             op,
-            AmrErrorKind::IndexTypeMismatch { fine: f, crse: c },
+            AmrErrorKind::IndexTypeMismatch {
+                operand,
+                found,
+                of,
+                expected,
+            },
         ))
     }
+}
+
+/// `ok` says operand `operand`, of index type `found`, has the index type the operation
+/// takes, `expected` in words (`"cell-centred"`, ...).
+pub(crate) fn index_type(
+    op: &'static str,
+    operand: Operand,
+    found: IndexType,
+    ok: bool,
+    expected: &'static str,
+) -> Result<(), AmrError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(AmrError::new(
+            op,
+            AmrErrorKind::WrongIndexType {
+                operand,
+                expected,
+                found,
+            },
+        ))
+    }
+}
+
+/// Operand `operand`, of index type `found`, has the centring an interpolater takes.
+pub(crate) fn centring(
+    op: &'static str,
+    operand: Operand,
+    found: IndexType,
+    centring: Centring,
+) -> Result<(), AmrError> {
+    index_type(
+        op,
+        operand,
+        found,
+        centring.admits(found),
+        centring.describe(),
+    )
+}
+
+/// `value` (a time, named `what`) is finite.
+pub(crate) fn finite(op: &'static str, what: &'static str, value: f64) -> Result<(), AmrError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(AmrError::new(op, AmrErrorKind::NotFinite { what, value }))
+    }
+}
+
+/// Operand `operand`, of index type `found`, is cell-centred.
+pub(crate) fn cells(op: &'static str, operand: Operand, found: IndexType) -> Result<(), AmrError> {
+    index_type(op, operand, found, found.cell_centered(), "cell-centred")
+}
+
+/// `dir` is a direction: 0, 1 or 2.
+pub(crate) fn dir(op: &'static str, dir: usize) -> Result<(), AmrError> {
+    if dir < SPACEDIM {
+        Ok(())
+    } else {
+        Err(AmrError::new(op, AmrErrorKind::BadDirection { dir }))
+    }
+}
+
+/// `found` is the faces normal to `dir`: nodal in `dir`, cell-centred elsewhere.
+pub(crate) fn faces(
+    op: &'static str,
+    operand: Operand,
+    dir: usize,
+    found: IndexType,
+) -> Result<(), AmrError> {
+    if found == IndexType::CELL.with_node(dir) {
+        Ok(())
+    } else {
+        Err(AmrError::new(
+            op,
+            AmrErrorKind::WrongFaces {
+                operand,
+                dir,
+                found,
+            },
+        ))
+    }
+}
+
+/// `a` has `b`'s BoxArray and distribution mapping (so their fabs correspond).
+pub(crate) fn same_layout(
+    op: &'static str,
+    (operand, a): (Operand, &MultiFab),
+    (of, b): (Operand, &MultiFab),
+) -> Result<(), AmrError> {
+    if a.same_layout(b) {
+        Ok(())
+    } else {
+        Err(AmrError::new(
+            op,
+            AmrErrorKind::LayoutMismatch { operand, of },
+        ))
+    }
+}
+
+/// An area (or volume) MultiFab: on `of`'s layout, with a component 0.
+pub(crate) fn weights(
+    op: &'static str,
+    (operand, w): (Operand, &MultiFab),
+    (of, data): (Operand, &MultiFab),
+) -> Result<(), AmrError> {
+    same_layout(op, (operand, w), (of, data))?;
+    comps(op, operand, 0, 1, w.ncomp())
 }
 
 /// `fine` is `crse` refined by `ratio`: the same coordinate system, and the coarse

@@ -1,8 +1,11 @@
 //! The crate's one error type: [`AmrError`] (the operation and what went wrong) and
 //! [`AmrErrorKind`].
 //!
-//! Every operation checks all of its arguments before it writes anything, so an error
-//! means the destination is exactly as it was.
+//! Every operation of the crate (the averages, the interpolaters, the physical-boundary
+//! fill and its codes, FillPatch, the flux register) returns it. Every operation checks
+//! all of its arguments before it writes anything, so an error means the destination is
+//! exactly as it was (only an exchange between MPI ranks that fails part-way, reported
+//! as [`AmrErrorKind::MultiFab`], can leave an operation partly done).
 
 use core::fmt;
 
@@ -12,26 +15,46 @@ use amrex_multifab::FabError;
 
 /// Which argument of an operation an [`AmrError`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Operand {
     /// The fine level's data (the source of an average, the destination of an
     /// interpolation).
     Fine,
     /// The coarse level's data.
     Crse,
-    /// The data a fill writes (FillPatch's destination).
+    /// The data a fill writes (FillPatch's or the physical-boundary fill's destination).
     Dest,
     /// The states a single-level fill reads.
     Source,
+    /// The fine BoxArray a [`FluxRegister`](crate::FluxRegister) is built from.
+    FineBoxes,
+    /// A flux register itself (its components).
+    Register,
+    /// A flux MultiFab (coarse or fine, as the operation says).
+    Flux,
+    /// The face areas given with a flux.
+    Area,
+    /// The coarse state MultiFab that a reflux corrects.
+    State,
+    /// The cell volumes given to a reflux.
+    Volume,
 }
 
 impl fmt::Display for Operand {
-    /// `fine` or `coarse`.
+    /// `fine`, `coarse`, `destination`, `source`, `fine boxes`, `register`, `flux`,
+    /// `area`, `state` or `volume`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::Fine => "fine",
             Self::Crse => "coarse",
             Self::Dest => "destination",
             Self::Source => "source",
+            Self::FineBoxes => "fine boxes",
+            Self::Register => "register",
+            Self::Flux => "flux",
+            Self::Area => "area",
+            Self::State => "state",
+            Self::Volume => "volume",
         })
     }
 }
@@ -55,14 +78,15 @@ pub enum AmrErrorKind {
         /// The ratio.
         ratio: IntVect,
     },
-    /// A component range past the components an operand has.
+    /// A component range that is reversed or reaches past the components an operand
+    /// has.
     ComponentsOutside {
         /// The operand.
         operand: Operand,
         /// The first component asked for.
         start: usize,
-        /// How many components were asked for.
-        count: usize,
+        /// One past the last component asked for (`usize::MAX` where that overflows).
+        end: usize,
         /// The operand's component count.
         ncomp: usize,
     },
@@ -84,15 +108,21 @@ pub enum AmrErrorKind {
         /// The ghost width the operand has.
         has: IntVect,
     },
-    /// The fine and coarse data have different index types.
+    /// Two operands that must have the same index type do not.
     IndexTypeMismatch {
-        /// The fine data's index type.
-        fine: IndexType,
-        /// The coarse data's index type.
-        crse: IndexType,
+        /// The operand with the wrong index type.
+        operand: Operand,
+        /// Its index type.
+        found: IndexType,
+        /// The operand whose index type it must have.
+        of: Operand,
+        /// That operand's index type.
+        expected: IndexType,
     },
-    /// The data has an index type the operation does not take.
+    /// Data of an index type the operation does not take.
     WrongIndexType {
+        /// The operand.
+        operand: Operand,
         /// What the operation takes (`"cell-centred"`, `"nodal"`, ...).
         expected: &'static str,
         /// The index type found.
@@ -121,9 +151,9 @@ pub enum AmrErrorKind {
         /// The ratio.
         ratio: IntVect,
     },
-    /// The `ParallelCopy` from the temporary coarse data into the coarse MultiFab was
-    /// refused (FabArrays on different communicators, ranks that disagree, ...).
-    Copy(FabError),
+    /// A MultiFab operation underneath was refused: a `ParallelCopy` or a reduction
+    /// between FabArrays on different communicators, ranks that disagree, ...
+    MultiFab(FabError),
     /// A FillPatch source with other than one or two states, or not one time per state.
     SourceCount {
         /// The states given.
@@ -136,14 +166,12 @@ pub enum AmrErrorKind {
         /// Which source.
         operand: Operand,
     },
-    /// Data of another index type than the destination's.
-    TypeMismatch {
-        /// The data.
+    /// Data that must share another operand's BoxArray and distribution does not.
+    LayoutMismatch {
+        /// The operand with the wrong layout.
         operand: Operand,
-        /// The destination's index type.
-        expected: IndexType,
-        /// The data's.
-        found: IndexType,
+        /// The operand whose layout it must have.
+        of: Operand,
     },
     /// A time or coordinate that is NaN or infinite.
     NotFinite {
@@ -151,6 +179,11 @@ pub enum AmrErrorKind {
         what: &'static str,
         /// The value.
         value: f64,
+    },
+    /// An integer that is not the AMReX code of a [`BCType`](crate::boundary::BCType).
+    UnknownBcType {
+        /// The code given.
+        code: i32,
     },
     /// Fewer boundary records than the components to fill need.
     TooFewBcRecs {
@@ -165,13 +198,14 @@ pub enum AmrErrorKind {
         /// The index type found.
         found: IndexType,
     },
-    /// A box of the data is not inside the domain (in the data's index type).
+    /// A box of the data is not inside the domain (in the data's index type). Ghost
+    /// cells may leave the domain; valid boxes may not.
     BoxOutsideDomain {
         /// The box's index in its BoxArray.
         index: usize,
         /// The box.
         bx: IndexBox,
-        /// The domain.
+        /// The domain, in the boxes' index type.
         domain: IndexBox,
     },
     /// The coarse states do not hold coarse cells an interpolation needs: the fine
@@ -183,6 +217,59 @@ pub enum AmrErrorKind {
         /// boxes do not cover.
         piece: IndexBox,
     },
+    /// A flux register for fine level 0: level 0 has no coarser level, so it has no
+    /// coarse/fine interface.
+    NoCoarseLevel,
+    /// The fine distribution mapping does not have one rank per fine box.
+    MapLength {
+        /// The number of fine boxes.
+        boxes: usize,
+        /// The length of the mapping.
+        map: usize,
+    },
+    /// Two fine boxes overlap (a fine level's boxes are disjoint).
+    Overlapping {
+        /// The index of the first box.
+        first: usize,
+        /// The index of the second box.
+        second: usize,
+    },
+    /// A coarsened fine box so close to the edge of the `i32` index space that the cells
+    /// just outside it have no index.
+    OutsideIndexSpace {
+        /// The box's index in the fine BoxArray.
+        index: usize,
+        /// The coarsened box.
+        bx: IndexBox,
+    },
+    /// A direction that is not 0, 1 or 2.
+    BadDirection {
+        /// The direction given.
+        dir: usize,
+    },
+    /// Face data that is not on the faces normal to `dir` (its index type must be nodal
+    /// in `dir` and cell-centred in the other two directions).
+    WrongFaces {
+        /// The operand.
+        operand: Operand,
+        /// The direction of the operation.
+        dir: usize,
+        /// The index type found.
+        found: IndexType,
+    },
+}
+
+/// AMReX's name for a boundary code it defines but this crate does not implement.
+const fn amrex_only_code(code: i32) -> Option<&'static str> {
+    match code {
+        -666 => Some("bogus"),
+        6 => Some("ext_dir_cc"),
+        7 => Some("direction_dependent"),
+        1001 => Some("user_1"),
+        1002 => Some("user_2"),
+        1003 => Some("user_3"),
+        _ => None,
+    }
 }
 
 /// Why an operation of this crate refused its arguments: [`op`](Self::op) names the
@@ -251,12 +338,12 @@ impl fmt::Display for AmrError {
             K::ComponentsOutside {
                 operand,
                 start,
-                count,
+                end,
                 ncomp,
             } => write!(
                 f,
-                "components {start}..{start}+{count} are not within the {operand} data's \
-                 {ncomp} components"
+                "components {start}..{end} are not within the {operand} data's {ncomp} \
+                 components"
             ),
             K::ComponentCountMismatch { fine, crse } => write!(
                 f,
@@ -271,13 +358,24 @@ impl fmt::Display for AmrError {
                 f,
                 "needs a ghost width of {needed} in the {operand} data, which has {has}"
             ),
-            K::IndexTypeMismatch { fine, crse } => write!(
+            K::IndexTypeMismatch {
+                operand,
+                found,
+                of,
+                expected,
+            } => write!(
                 f,
-                "expected the same index type, got {fine} fine and {crse} coarse"
+                "expected the {operand} data to have the {of} data's index type {expected}, \
+                 got {found}"
             ),
-            K::WrongIndexType { expected, found } => {
-                write!(f, "expected {expected} data, got index type {found}")
-            }
+            K::WrongIndexType {
+                operand,
+                expected,
+                found,
+            } => write!(
+                f,
+                "expected {expected} {operand} data, got index type {found}"
+            ),
             K::RegionOutside {
                 operand,
                 region,
@@ -298,7 +396,7 @@ impl fmt::Display for AmrError {
                 "the fine geometry ({fine_coord}, domain {fine_domain}) is not the coarse \
                  one ({crse_coord}, domain {crse_domain}) refined by {ratio}"
             ),
-            K::Copy(e) => write!(f, "the parallel copy into the coarse data failed: {e}"),
+            K::MultiFab(e) => write!(f, "a MultiFab operation underneath failed: {e}"),
             K::SourceCount { states, times } => write!(
                 f,
                 "expected one or two source states with one time each, got {states} states \
@@ -308,15 +406,19 @@ impl fmt::Display for AmrError {
                 f,
                 "the two {operand} states have different BoxArrays or distributions"
             ),
-            K::TypeMismatch {
-                operand,
-                expected,
-                found,
-            } => write!(
+            K::LayoutMismatch { operand, of } => write!(
                 f,
-                "the {operand} data has index type {found}, the destination {expected}"
+                "expected the {operand} data on the {of} data's BoxArray and distribution \
+                 mapping"
             ),
             K::NotFinite { what, value } => write!(f, "the {what} is {value}, not finite"),
+            K::UnknownBcType { code } => {
+                write!(f, "expected an AMReX BCType code from -1 to 5, got {code}")?;
+                match amrex_only_code(*code) {
+                    Some(name) => write!(f, " (AMReX's {name}, which is not implemented)"),
+                    None => Ok(()),
+                }
+            }
             K::TooFewBcRecs { given, needed } => write!(
                 f,
                 "needs {needed} boundary records (one per component from the first record \
@@ -325,7 +427,7 @@ impl fmt::Display for AmrError {
             K::UnsupportedIndexType { found } => write!(
                 f,
                 "the physical boundary fill takes cell-centred or nodal data, got index \
-                 type {found}"
+                 type {found} (mixed face or edge types have no physical-boundary fill)"
             ),
             K::BoxOutsideDomain { index, bx, domain } => {
                 write!(f, "box {index} {bx} is not inside the domain {domain}")
@@ -336,14 +438,45 @@ impl fmt::Display for AmrError {
                  are not covered by the coarse level's boxes: the fine level is not \
                  properly nested in the coarse one"
             ),
+            K::NoCoarseLevel => f.write_str(
+                "expected a fine level of at least 1, got 0 (level 0 has no coarser level)",
+            ),
+            K::MapLength { boxes, map } => write!(
+                f,
+                "expected a distribution mapping of {boxes} ranks (one per fine box), got {map}"
+            ),
+            K::Overlapping { first, second } => {
+                write!(f, "fine boxes {first} and {second} overlap")
+            }
+            K::OutsideIndexSpace { index, bx } => write!(
+                f,
+                "the cells just outside coarsened fine box {index} {bx} leave the i32 index \
+                 space"
+            ),
+            K::BadDirection { dir } => write!(f, "expected a direction 0, 1 or 2, got {dir}"),
+            K::WrongFaces {
+                operand,
+                dir,
+                found,
+            } => write!(
+                f,
+                "expected {operand} data on the faces normal to direction {dir} (nodal in \
+                 {dir} only), got index type {found}"
+            ),
         }
     }
+}
+
+/// A refused MultiFab operation underneath `op`, as an [`AmrError`] of kind
+/// [`MultiFab`](AmrErrorKind::MultiFab): for `map_err`.
+pub(crate) fn fab_err(op: &'static str) -> impl Fn(FabError) -> AmrError + Copy {
+    move |e| AmrError::new(op, AmrErrorKind::MultiFab(e))
 }
 
 impl core::error::Error for AmrError {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
         match &self.kind {
-            AmrErrorKind::Copy(e) => Some(e),
+            AmrErrorKind::MultiFab(e) => Some(e),
             _ => None,
         }
     }

@@ -6,6 +6,7 @@ use amrex_multifab::{CopyOp, MultiFab, Periodicity};
 
 use crate::check;
 use crate::error::{AmrError, AmrErrorKind, Operand};
+use crate::interp::Centring;
 use crate::kernels;
 use crate::level::{Plan, coarsen_into};
 
@@ -75,7 +76,7 @@ pub(crate) fn check_staggered(
 /// nodal; [`ComponentCountMismatch`](AmrErrorKind::ComponentCountMismatch);
 /// [`GhostTooWide`](AmrErrorKind::GhostTooWide) when `crse` has fewer than `ngcrse`
 /// ghost cells or `fine` fewer than `ngcrse · ratio`;
-/// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable); [`Copy`](AmrErrorKind::Copy).
+/// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable); [`MultiFab`](AmrErrorKind::MultiFab).
 pub fn average_down_faces(
     fine: &MultiFab,
     crse: &mut MultiFab,
@@ -85,18 +86,9 @@ pub fn average_down_faces(
     const OP: &str = "average_down_faces";
     let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
     let typ = fine.box_array().ix_type();
-    let nodal: usize = (0..3).filter(|&d| typ.node_centered_dir(d)).count();
     check::ratio(OP, ratio)?;
     check::same_type(OP, fine, crse)?;
-    if nodal != 1 {
-        return Err(AmrError::new(
-            OP,
-            AmrErrorKind::WrongIndexType {
-                expected: "face-centred (nodal in exactly one direction)",
-                found: typ,
-            },
-        ));
-    }
+    check::centring(OP, Operand::Fine, typ, Centring::Face)?;
     check_staggered(OP, fine, crse, ratio, ngcrse)?;
     let dir = (0..3)
         .find(|&d| typ.node_centered_dir(d))

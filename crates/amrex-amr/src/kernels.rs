@@ -1,6 +1,7 @@
 //! The per-box loops of the averages, written over `i`-rows (slices) so that they
 //! vectorise. Each sums in AMReX's order (`kref`, then `jref`, then `iref`, into one
-//! accumulator per coarse cell), so the results are AMReX's bit for bit.
+//! accumulator per coarse cell); the results have not been compared with AMReX's own
+//! output.
 //!
 //! The callers have checked that `bx` (coarse indices) lies inside `crse` and that its
 //! refinement lies inside `fine`; a violation panics in the views' row accessors.

@@ -11,7 +11,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{CopyOp, MultiFab, Periodicity, Tiling};
 
-use crate::error::{AmrError, AmrErrorKind};
+use crate::error::{AmrError, fab_err};
 
 /// How the coarse values reach the coarse MultiFab.
 pub(crate) struct Plan {
@@ -68,5 +68,5 @@ pub(crate) fn coarsen_into(
         kernel(&mut t.array_mut(), f, &region);
     });
     crse.parallel_copy_with(&tmp, 0, plan.ng, plan.period, plan.op, comps, plan.dst_ng)
-        .map_err(|e| AmrError::new(op, AmrErrorKind::Copy(e)))
+        .map_err(fab_err(op))
 }

@@ -22,16 +22,19 @@
 //! and any fine and coarse BoxArrays and distributions: as in AMReX, the fine BoxArray is
 //! coarsened, the coarse values are computed there on the fine level's distribution, and
 //! a `ParallelCopy` takes them into the coarse MultiFab. The loops run over `i`-rows
-//! (slices) in parallel over tiles, and sum in AMReX's order, so the results are AMReX's
-//! bit for bit. Every operation checks all its arguments before it writes anything and
-//! returns an [`AmrError`] naming the bad value. The crate has no `unsafe` code.
+//! (slices) in parallel over tiles, and add up each coarse value's fine values in
+//! AMReX's order; the results have not been compared with AMReX's own output.
 //!
-//! Not built yet: `FillPatch` (filling a fine level's ghost cells from the coarse level
-//! through an interpolater, in time and space), Python bindings, and tests over MPI
-//! ranks (the operations are collective through `ParallelCopy` and should work over
-//! MPI, but only one process has run them). [`boundary`] and [`FluxRegister`] report
-//! their own error types ([`boundary::BoundaryError`], [`FluxRegisterError`]) for now.
-//! See `docs/amr.md` in the repository.
+//! Every operation of the crate (averages, interpolaters, the physical-boundary fill and
+//! its boundary codes, [`fill_patch`], [`FluxRegister`]) checks all its arguments before
+//! it writes anything and returns the one error type [`AmrError`]: the operation's name
+//! ([`op`](AmrError::op)), an [`AmrErrorKind`] (`#[non_exhaustive]`) that names the
+//! argument ([`Operand`]) and the bad values, and a message that names them too. The
+//! crate has no `unsafe` code.
+//!
+//! Not built yet: Python bindings, and tests over MPI ranks (the operations are
+//! collective through `ParallelCopy` and should work over MPI, but only one process has
+//! run them). See `docs/amr.md` in the repository.
 //!
 //! # Quick start: average a fine level down, interpolate it back
 //!
@@ -110,7 +113,7 @@ pub use average::{average_down, average_down_geom};
 pub use error::{AmrError, AmrErrorKind, Operand};
 pub use faces::average_down_faces;
 pub use fill_patch::{fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level};
-pub use flux_register::{FluxRegister, FluxRegisterError, FluxRegisterErrorKind};
+pub use flux_register::FluxRegister;
 pub use interp::{
     CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
 };

@@ -4,7 +4,9 @@
 use amrex_box::IntVect;
 use amrex_multifab::{CopyOp, MultiFab, Periodicity};
 
-use crate::error::{AmrError, AmrErrorKind};
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand};
 use crate::faces::check_staggered;
 use crate::kernels;
 use crate::level::{Plan, coarsen_into};
@@ -49,15 +51,7 @@ pub fn average_down_nodal(
     crate::check::ratio(OP, ratio)?;
     crate::check::same_type(OP, fine, crse)?;
     let typ = fine.box_array().ix_type();
-    if !typ.node_centered() {
-        return Err(AmrError::new(
-            OP,
-            AmrErrorKind::WrongIndexType {
-                expected: "nodal",
-                found: typ,
-            },
-        ));
-    }
+    crate::check::index_type(OP, Operand::Fine, typ, typ.node_centered(), "nodal")?;
     check_staggered(OP, fine, crse, ratio, ngcrse)?;
     let plan = Plan {
         ng: ngcrse,

@@ -6,7 +6,9 @@ use amrex_geometry::Geometry;
 use amrex_multifab::{CopyOp, MultiFab};
 
 use crate::check;
-use crate::error::{AmrError, AmrErrorKind, Operand};
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand};
 use crate::kernels;
 use crate::level::{Plan, coarsen_into};
 
@@ -52,7 +54,7 @@ use crate::level::{Plan, coarsen_into};
 /// [`IndexTypeMismatch`](AmrErrorKind::IndexTypeMismatch),
 /// [`WrongIndexType`](AmrErrorKind::WrongIndexType) (cell-centred data only),
 /// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable), and
-/// [`Copy`](AmrErrorKind::Copy) when the `ParallelCopy` refuses.
+/// [`MultiFab`](AmrErrorKind::MultiFab) when the `ParallelCopy` refuses.
 pub fn sum_fine_to_coarse(
     fine: &MultiFab,
     crse: &mut MultiFab,
@@ -67,16 +69,7 @@ pub fn sum_fine_to_coarse(
     check::comps(OP, Operand::Fine, scomp, ncomp, fine.ncomp())?;
     check::comps(OP, Operand::Crse, scomp, ncomp, crse.ncomp())?;
     check::same_type(OP, fine, crse)?;
-    let typ = fine.box_array().ix_type();
-    if !typ.cell_centered() {
-        return Err(AmrError::new(
-            OP,
-            AmrErrorKind::WrongIndexType {
-                expected: "cell-centred",
-                found: typ,
-            },
-        ));
-    }
+    check::cells(OP, Operand::Fine, fine.box_array().ix_type())?;
     check::coarsenable(OP, fine.box_array(), ratio)?;
     let plan = Plan {
         ng: fine.n_grow().zip_map(ratio, i32::div_euclid),

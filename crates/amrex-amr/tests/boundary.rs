@@ -10,7 +10,8 @@ use core::cell::{Cell, RefCell};
 use core::ops::Bound;
 
 use BCType::{ExtDir, FoExtrap, HoExtrap, HoExtrapCc, IntDir, ReflectEven, ReflectOdd};
-use amrex_amr::boundary::{BCRec, BCType, BoundaryErrorKind, PhysBcFunct, fill_physical_boundary};
+use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
+use amrex_amr::{AmrErrorKind, Operand};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
 
@@ -536,7 +537,7 @@ fn too_few_bcrecs_are_refused_and_nothing_changes() {
     let e = fill_physical_boundary(&mut mf, &geom, &one, 0..2, 0.0, no_ext_dir).unwrap_err();
     assert_eq!(
         e.kind(),
-        &BoundaryErrorKind::TooFewBcRecs {
+        &AmrErrorKind::TooFewBcRecs {
             given: 1,
             needed: 2
         }
@@ -545,14 +546,15 @@ fn too_few_bcrecs_are_refused_and_nothing_changes() {
     let e = fill_physical_boundary(&mut mf, &geom, &one, 1..2, 0.0, no_ext_dir).unwrap_err();
     assert_eq!(
         e.kind(),
-        &BoundaryErrorKind::TooFewBcRecs {
+        &AmrErrorKind::TooFewBcRecs {
             given: 1,
             needed: 2
         }
     );
     assert_eq!(
         e.to_string(),
-        "expected a BCRec for each of components 0..2 (record c is component c's), got 1"
+        "fill_physical_boundary: needs 2 boundary records (one per component from the \
+         first record used), got 1"
     );
     assert_eq!(snapshot(&mf), before);
 }
@@ -568,7 +570,8 @@ fn components_out_of_range_are_refused() {
             .into_kind()
     };
     use Bound::{Excluded, Included, Unbounded};
-    let outside = |start, end| BoundaryErrorKind::ComponentsOutside {
+    let outside = |start, end| AmrErrorKind::ComponentsOutside {
+        operand: Operand::Dest,
         start,
         end,
         ncomp: 2,
@@ -583,7 +586,8 @@ fn components_out_of_range_are_refused() {
     let e = fill_physical_boundary(&mut mf, &geom, &bcs, 1..3, 0.0, no_ext_dir).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "components 1..3 are not within the FabArray's 2 components"
+        "fill_physical_boundary: components 1..3 are not within the destination data's 2 \
+         components"
     );
     assert_eq!(snapshot(&mf), before);
 }
@@ -610,17 +614,13 @@ fn boxes_outside_the_domain_are_refused() {
         .unwrap();
     assert_eq!(
         e.kind(),
-        &BoundaryErrorKind::BoxOutsideDomain {
+        &AmrErrorKind::BoxOutsideDomain {
             index,
             bx: ba.get(index),
             domain: domain()
         }
     );
-    assert!(
-        e.to_string()
-            .contains("is not inside the geometry's domain"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("is not inside the domain"), "{e}");
     assert_eq!(snapshot(&mf), before);
 
     // Nodal boxes may reach the boundary nodes, not past them.
@@ -637,7 +637,7 @@ fn boxes_outside_the_domain_are_refused() {
     );
     let e = fill_physical_boundary(&mut mf, &geom, &bcs, 0..1, 0.0, no_ext_dir).unwrap_err();
     assert!(
-        matches!(e.kind(), BoundaryErrorKind::BoxOutsideDomain { domain, .. }
+        matches!(e.kind(), AmrErrorKind::BoxOutsideDomain { domain, .. }
             if *domain == IndexBox::with_type(IntVect::ZERO, IntVect::splat(4), IndexType::NODE)),
         "{e}"
     );
@@ -652,16 +652,21 @@ fn face_centred_data_is_refused() {
     let e = fill_physical_boundary(&mut mf, &geom, &bcs, 0..1, 0.0, no_ext_dir).unwrap_err();
     assert_eq!(
         e.kind(),
-        &BoundaryErrorKind::UnsupportedIndexType { found: xface }
+        &AmrErrorKind::UnsupportedIndexType { found: xface }
     );
     assert!(
-        e.to_string()
-            .starts_with("expected cell-centred or nodal data"),
+        e.to_string().starts_with(
+            "fill_physical_boundary: the physical boundary fill takes cell-centred or nodal data"
+        ),
         "{e}"
     );
     assert_eq!(snapshot(&mf), before);
+    // Every direction periodic: nothing to fill, so any index type is taken as it is.
+    let (mut mf, geom) = level(xface, [true; 3], 1);
+    let before = snapshot(&mf);
+    fill_physical_boundary(&mut mf, &geom, &bcs, 0..1, 0.0, no_ext_dir).unwrap();
+    assert_eq!(snapshot(&mf), before);
 }
-
 #[test]
 fn phys_bc_funct_reports_the_same_errors() {
     let (mut mf, geom) = level(IndexType::CELL, [false; 3], 2);
@@ -671,7 +676,7 @@ fn phys_bc_funct_reports_the_same_errors() {
     let e = bc.fill(&mut mf, .., 0.0).unwrap_err();
     assert_eq!(
         e.kind(),
-        &BoundaryErrorKind::TooFewBcRecs {
+        &AmrErrorKind::TooFewBcRecs {
             given: 1,
             needed: 2
         }

@@ -46,6 +46,46 @@ fn refused(
     assert_eq!(snapshot(crse), before, "{err}: nothing written");
 }
 
+/// The 8³ unit-cube Cartesian geometry of the coarse data of [`pair`].
+fn cartesian() -> Geometry {
+    let dom = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+    Geometry::new(dom, RealBox::UNIT, CoordSys::Cartesian, [false; 3]).unwrap()
+}
+
+fn bad_ratio(ratio: IntVect) -> AmrErrorKind {
+    AmrErrorKind::BadRatio { ratio }
+}
+
+fn outside(operand: Operand, start: usize, end: usize, ncomp: usize) -> AmrErrorKind {
+    AmrErrorKind::ComponentsOutside {
+        operand,
+        start,
+        end,
+        ncomp,
+    }
+}
+
+/// Fine data (or a fine region) of index type `found` where `expected` is taken.
+fn wrong_type(expected: &'static str, found: IndexType) -> AmrErrorKind {
+    AmrErrorKind::WrongIndexType {
+        operand: Operand::Fine,
+        expected,
+        found,
+    }
+}
+
+fn ghost(operand: Operand, needed: IntVect, has: IntVect) -> AmrErrorKind {
+    AmrErrorKind::GhostTooWide {
+        operand,
+        needed,
+        has,
+    }
+}
+
+fn not_coarsenable(index: usize, bx: IndexBox, ratio: IntVect) -> AmrErrorKind {
+    AmrErrorKind::NotCoarsenable { index, bx, ratio }
+}
+
 #[test]
 fn bad_ratios() {
     let (fine, mut crse) = pair(CELL, 0, 0);
@@ -54,16 +94,10 @@ fn bad_ratios() {
         IntVect::new(-2, 2, 2),
         IntVect::splat(0),
     ] {
-        let kind = AmrErrorKind::BadRatio { ratio: r };
+        let kind = bad_ratio(r);
         let msg = format!("got {r}");
         refused(&mut crse, |c| average_down(&fine, c, 0, 1, r), &kind, &msg);
-        let g = Geometry::new(
-            IndexBox::new(IntVect::ZERO, IntVect::splat(7)),
-            RealBox::UNIT,
-            CoordSys::Cartesian,
-            [false; 3],
-        )
-        .unwrap();
+        let g = cartesian();
         refused(
             &mut crse,
             |c| sum_fine_to_coarse(&fine, c, 0, 1, r, &g),
@@ -78,9 +112,7 @@ fn bad_ratios() {
         );
     }
     let (ff, mut cf) = pair(XFACE, 0, 0);
-    let kind = AmrErrorKind::BadRatio {
-        ratio: IntVect::new(2, 2, -1),
-    };
+    let kind = bad_ratio(IntVect::new(2, 2, -1));
     refused(
         &mut cf,
         |c| average_down_faces(&ff, c, IntVect::new(2, 2, -1), 0),
@@ -91,9 +123,7 @@ fn bad_ratios() {
     refused(
         &mut cnd,
         |c| average_down_nodal(&fnd, c, IntVect::new(0, 2, 2), 0),
-        &AmrErrorKind::BadRatio {
-            ratio: IntVect::new(0, 2, 2),
-        },
+        &bad_ratio(IntVect::new(0, 2, 2)),
         "(0,2,2)",
     );
 }
@@ -105,46 +135,26 @@ fn components_out_of_range() {
     refused(
         &mut crse,
         |c| average_down(&fine, c, 1, 2, 2),
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Fine,
-            start: 1,
-            count: 2,
-            ncomp: 2,
-        },
-        "components 1..1+2 are not within the fine data's 2 components",
+        &outside(Operand::Fine, 1, 3, 2),
+        "components 1..3 are not within the fine data's 2 components",
     );
     refused(
         &mut crse,
         |c| average_down(&small, c, 0, 2, 2),
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Fine,
-            start: 0,
-            count: 2,
-            ncomp: 1,
-        },
+        &outside(Operand::Fine, 0, 2, 1),
         "fine data's 1 components",
     );
     let mut crse1 = mf(crse.box_array(), 1, 0);
     refused(
         &mut crse1,
         |c| average_down(&fine, c, 0, 2, 2),
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Crse,
-            start: 0,
-            count: 2,
-            ncomp: 1,
-        },
+        &outside(Operand::Crse, 0, 2, 1),
         "coarse data's 1 components",
     );
     refused(
         &mut crse,
         |c| average_down(&fine, c, usize::MAX, 2, 2),
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Fine,
-            start: usize::MAX,
-            count: 2,
-            ncomp: 2,
-        },
+        &outside(Operand::Fine, usize::MAX, usize::MAX, 2),
         "components",
     );
     // Face and nodal averages take every component: the counts must match.
@@ -173,11 +183,7 @@ fn fine_boxes_that_do_not_coarsen() {
     refused(
         &mut crse,
         |c| average_down(&fine, c, 0, 2, 2),
-        &AmrErrorKind::NotCoarsenable {
-            index: 1,
-            bx: odd.get(1),
-            ratio: IntVect::splat(2),
-        },
+        &not_coarsenable(1, odd.get(1), IntVect::splat(2)),
         "fine box 1 ((8,0,0) (12,7,7) (0,0,0)) does not coarsen by (2,2,2)",
     );
     // A ratio of 3 does not divide the boxes of 8.
@@ -185,22 +191,14 @@ fn fine_boxes_that_do_not_coarsen() {
     refused(
         &mut crse,
         |c| average_down(&fine, c, 0, 1, 3),
-        &AmrErrorKind::NotCoarsenable {
-            index: 0,
-            bx: fine.box_array().get(0),
-            ratio: IntVect::splat(3),
-        },
+        &not_coarsenable(0, fine.box_array().get(0), IntVect::splat(3)),
         "does not coarsen",
     );
     let (ff, mut cf) = pair(XFACE, 0, 0);
     refused(
         &mut cf,
         |c| average_down_faces(&ff, c, 3, 0),
-        &AmrErrorKind::NotCoarsenable {
-            index: 0,
-            bx: ff.box_array().get(0),
-            ratio: IntVect::splat(3),
-        },
+        &not_coarsenable(0, ff.box_array().get(0), IntVect::splat(3)),
         "does not coarsen",
     );
 }
@@ -212,11 +210,7 @@ fn ghost_widths_wider_than_the_data_has() {
     refused(
         &mut cf,
         |c| average_down_faces(&ff, c, 2, 2),
-        &AmrErrorKind::GhostTooWide {
-            operand: Operand::Crse,
-            needed: IntVect::splat(2),
-            has: IntVect::splat(1),
-        },
+        &ghost(Operand::Crse, IntVect::splat(2), IntVect::splat(1)),
         "needs a ghost width of (2,2,2) in the coarse data, which has (1,1,1)",
     );
     // Fine ghost 1 · (2, 2, 4) > 2.
@@ -225,33 +219,21 @@ fn ghost_widths_wider_than_the_data_has() {
     refused(
         &mut cf4,
         |c| average_down_faces(&ff4, c, r, 1),
-        &AmrErrorKind::GhostTooWide {
-            operand: Operand::Fine,
-            needed: IntVect::new(2, 2, 4),
-            has: IntVect::splat(2),
-        },
+        &ghost(Operand::Fine, IntVect::new(2, 2, 4), IntVect::splat(2)),
         "in the fine data",
     );
     // Negative widths.
     refused(
         &mut cf,
         |c| average_down_faces(&ff, c, 2, -1),
-        &AmrErrorKind::GhostTooWide {
-            operand: Operand::Crse,
-            needed: IntVect::splat(-1),
-            has: IntVect::splat(1),
-        },
+        &ghost(Operand::Crse, IntVect::splat(-1), IntVect::splat(1)),
         "(-1,-1,-1)",
     );
     let (fnd, mut cnd) = pair(NODE, 1, 1);
     refused(
         &mut cnd,
         |c| average_down_nodal(&fnd, c, 2, 1),
-        &AmrErrorKind::GhostTooWide {
-            operand: Operand::Fine,
-            needed: IntVect::splat(2),
-            has: IntVect::splat(1),
-        },
+        &ghost(Operand::Fine, IntVect::splat(2), IntVect::splat(1)),
         "fine data",
     );
 }
@@ -264,65 +246,46 @@ fn index_types() {
         &mut cf,
         |c| average_down(&fine, c, 0, 1, 2),
         &AmrErrorKind::IndexTypeMismatch {
-            fine: CELL,
-            crse: XFACE,
+            operand: Operand::Crse,
+            found: XFACE,
+            of: Operand::Fine,
+            expected: CELL,
         },
-        "got (C,C,C) fine and (N,C,C) coarse",
+        "expected the coarse data to have the fine data's index type (C,C,C), got (N,C,C)",
     );
     let (ff, mut cf) = pair(XFACE, 0, 0);
     refused(
         &mut cf,
         |c| average_down(&ff, c, 0, 1, 2),
-        &AmrErrorKind::WrongIndexType {
-            expected: "cell-centred or nodal",
-            found: XFACE,
-        },
-        "expected cell-centred or nodal data, got index type (N,C,C)",
+        &wrong_type("cell-centred or nodal", XFACE),
+        "expected cell-centred or nodal fine data, got index type (N,C,C)",
     );
     let (fc, mut cc) = pair(CELL, 0, 0);
     refused(
         &mut cc,
         |c| average_down_faces(&fc, c, 2, 0),
-        &AmrErrorKind::WrongIndexType {
-            expected: "face-centred (nodal in exactly one direction)",
-            found: CELL,
-        },
+        &wrong_type("face-centred (nodal in exactly one direction)", CELL),
         "face-centred",
     );
     refused(
         &mut cc,
         |c| average_down_nodal(&fc, c, 2, 0),
-        &AmrErrorKind::WrongIndexType {
-            expected: "nodal",
-            found: CELL,
-        },
-        "expected nodal data",
+        &wrong_type("nodal", CELL),
+        "expected nodal fine data",
     );
     let (fnd, mut cnd) = pair(NODE, 0, 0);
-    let g = Geometry::new(
-        IndexBox::new(IntVect::ZERO, IntVect::splat(7)),
-        RealBox::UNIT,
-        CoordSys::Cartesian,
-        [false; 3],
-    )
-    .unwrap();
+    let g = cartesian();
     let gf = g.refine(2).unwrap();
     refused(
         &mut cnd,
         |c| average_down_geom(&fnd, c, &gf, &g, 0, 1, 2),
-        &AmrErrorKind::WrongIndexType {
-            expected: "cell-centred",
-            found: NODE,
-        },
-        "expected cell-centred data",
+        &wrong_type("cell-centred", NODE),
+        "expected cell-centred fine data",
     );
     refused(
         &mut cnd,
         |c| sum_fine_to_coarse(&fnd, c, 0, 1, 2, &g),
-        &AmrErrorKind::WrongIndexType {
-            expected: "cell-centred",
-            found: NODE,
-        },
+        &wrong_type("cell-centred", NODE),
         "cell-centred",
     );
 }
@@ -373,177 +336,133 @@ fn a_refused_parallel_copy_is_reported() {
     let mut crse = MultiFab::new(&cba, &dm, 2, IntVect::ZERO);
     let before = snapshot(&crse);
     let err = average_down(&fine, &mut crse, 0, 2, 2).unwrap_err();
-    assert!(matches!(err.kind(), AmrErrorKind::Copy(_)), "{err}");
+    assert!(matches!(err.kind(), AmrErrorKind::MultiFab(_)), "{err}");
     assert!(
         err.to_string()
-            .starts_with("average_down: the parallel copy into the coarse data failed: ")
+            .starts_with("average_down: a MultiFab operation underneath failed: ")
     );
     assert!(core::error::Error::source(&err).is_some());
     assert_eq!(snapshot(&crse), before);
 }
 
-/// Interpolation errors: a coarse fab over `cbx`, a fine fab over `fbx`, two components
-/// each.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the interpolater's arguments plus the expected kind and message"
-)]
-fn interp_refused(
-    interp: &dyn Interpolater,
+/// The arguments of an interpolation: a coarse fab over `cbx` and a fine fab over
+/// `fbx`, two components each, the region, components and ratio.
+#[derive(Clone, Copy)]
+struct Interp {
     cbx: IndexBox,
     fbx: IndexBox,
     region: IndexBox,
     comps: Comps,
     ratio: IntVect,
-    kind: &AmrErrorKind,
-    msg: &str,
-) {
-    let crse = vec![1.0; cbx.num_pts() as usize * 2];
-    let mut fine = vec![7.0; fbx.num_pts() as usize * 2];
-    let err = interp
-        .interp(
-            Array4::new(&crse, cbx, 2),
-            Array4Mut::new(&mut fine, fbx, 2),
-            &region,
-            comps,
-            ratio,
-            None,
-        )
-        .expect_err("refused");
-    assert_eq!(err.kind(), kind, "{err}");
-    assert_eq!(err.op(), interp.name());
-    assert!(
-        err.to_string().contains(msg),
-        "{err} should contain {msg:?}"
-    );
-    assert!(fine.iter().all(|&v| v == 7.0), "nothing written");
+}
+
+impl Interp {
+    /// Valid arguments for every cell-centred interpolater: the fine fab `0..=7`³ (the
+    /// region), coarse data over `-1..=4`³, one component, ratio 2.
+    fn valid() -> Self {
+        let fbx = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+        Self {
+            cbx: IndexBox::new(IntVect::splat(-1), IntVect::splat(4)),
+            fbx,
+            region: fbx,
+            comps: Comps::first(1),
+            ratio: IntVect::splat(2),
+        }
+    }
+
+    /// Runs `interp` on these arguments, expects `kind` and a message containing `msg`,
+    /// and checks that the fine fab is untouched.
+    fn refused(self, interp: &dyn Interpolater, kind: &AmrErrorKind, msg: &str) {
+        let crse = vec![1.0; self.cbx.num_pts() as usize * 2];
+        let mut fine = vec![7.0; self.fbx.num_pts() as usize * 2];
+        let err = interp
+            .interp(
+                Array4::new(&crse, self.cbx, 2),
+                Array4Mut::new(&mut fine, self.fbx, 2),
+                &self.region,
+                self.comps,
+                self.ratio,
+                None,
+            )
+            .expect_err("refused");
+        assert_eq!(err.kind(), kind, "{err}");
+        assert_eq!(err.op(), interp.name());
+        assert!(
+            err.to_string().contains(msg),
+            "{err} should contain {msg:?}"
+        );
+        assert!(fine.iter().all(|&v| v == 7.0), "nothing written");
+    }
 }
 
 #[test]
 fn interpolation_errors() {
-    let fbx = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
-    let cbx = IndexBox::new(IntVect::splat(-1), IntVect::splat(4));
-    let r = IntVect::splat(2);
-    let one = Comps::first(1);
+    let ok = Interp::valid();
+    let (fbx, r) = (ok.fbx, ok.ratio);
     let cc = CellConsLinear::CELL_CONS_INTERP;
-    interp_refused(
-        &cc,
-        cbx,
-        fbx,
-        fbx,
-        one,
-        IntVect::new(2, 0, 2),
-        &AmrErrorKind::BadRatio {
-            ratio: IntVect::new(2, 0, 2),
-        },
-        "got (2,0,2)",
-    );
-    interp_refused(
-        &PcInterp,
-        cbx,
-        fbx,
-        fbx,
-        one,
-        IntVect::splat(-1),
-        &AmrErrorKind::BadRatio {
-            ratio: IntVect::splat(-1),
-        },
-        "(-1,-1,-1)",
-    );
+    Interp {
+        ratio: IntVect::new(2, 0, 2),
+        ..ok
+    }
+    .refused(&cc, &bad_ratio(IntVect::new(2, 0, 2)), "got (2,0,2)");
+    Interp {
+        ratio: IntVect::splat(-1),
+        ..ok
+    }
+    .refused(&PcInterp, &bad_ratio(IntVect::splat(-1)), "(-1,-1,-1)");
     // Index types.
     let nodal = IndexBox::with_type(IntVect::ZERO, IntVect::splat(6), NODE);
-    interp_refused(
+    Interp {
+        region: nodal,
+        ..ok
+    }
+    .refused(
         &cc,
-        cbx,
-        fbx,
-        nodal,
-        one,
-        r,
-        &AmrErrorKind::WrongIndexType {
-            expected: "cell-centred",
-            found: NODE,
-        },
-        "expected cell-centred data",
+        &wrong_type("cell-centred", NODE),
+        "expected cell-centred fine data",
     );
-    interp_refused(
-        &CellBilinear,
-        cbx,
-        fbx,
-        nodal,
-        one,
-        r,
-        &AmrErrorKind::WrongIndexType {
-            expected: "cell-centred",
-            found: NODE,
-        },
-        "(N,N,N)",
-    );
-    interp_refused(
+    Interp {
+        region: nodal,
+        ..ok
+    }
+    .refused(&CellBilinear, &wrong_type("cell-centred", NODE), "(N,N,N)");
+    ok.refused(
         &NodeBilinear,
-        cbx,
-        fbx,
-        fbx,
-        one,
-        r,
-        &AmrErrorKind::WrongIndexType {
-            expected: "nodal",
-            found: CELL,
-        },
-        "expected nodal data",
+        &wrong_type("nodal", CELL),
+        "expected nodal fine data",
     );
-    interp_refused(
+    Interp {
+        region: nodal,
+        ..ok
+    }
+    .refused(
         &FaceLinear,
-        cbx,
-        fbx,
-        nodal,
-        one,
-        r,
-        &AmrErrorKind::WrongIndexType {
-            expected: "face-centred (nodal in exactly one direction)",
-            found: NODE,
-        },
+        &wrong_type("face-centred (nodal in exactly one direction)", NODE),
         "face-centred",
     );
     // Components.
-    interp_refused(
+    Interp {
+        comps: Comps::new(1, 0, 2),
+        ..ok
+    }
+    .refused(
         &PcInterp,
-        cbx,
-        fbx,
-        fbx,
-        Comps::new(1, 0, 2),
-        r,
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Crse,
-            start: 1,
-            count: 2,
-            ncomp: 2,
-        },
+        &outside(Operand::Crse, 1, 3, 2),
         "coarse data's 2 components",
     );
-    interp_refused(
+    Interp {
+        comps: Comps::new(0, 2, 1),
+        ..ok
+    }
+    .refused(
         &PcInterp,
-        cbx,
-        fbx,
-        fbx,
-        Comps::new(0, 2, 1),
-        r,
-        &AmrErrorKind::ComponentsOutside {
-            operand: Operand::Fine,
-            start: 2,
-            count: 1,
-            ncomp: 2,
-        },
+        &outside(Operand::Fine, 2, 3, 2),
         "fine data's 2 components",
     );
     // A fine region outside the fine fab.
     let big = fbx.grow(1);
-    interp_refused(
+    Interp { region: big, ..ok }.refused(
         &PcInterp,
-        cbx,
-        fbx,
-        big,
-        one,
-        r,
         &AmrErrorKind::RegionOutside {
             operand: Operand::Fine,
             region: big,
@@ -554,13 +473,8 @@ fn interpolation_errors() {
     // Coarse data without the ghost cells the interpolater reads.
     let tight = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
     let need = cc.coarse_box(&fbx, r);
-    interp_refused(
+    Interp { cbx: tight, ..ok }.refused(
         &cc,
-        tight,
-        fbx,
-        fbx,
-        one,
-        r,
         &AmrErrorKind::RegionOutside {
             operand: Operand::Crse,
             region: need,
@@ -570,13 +484,13 @@ fn interpolation_errors() {
     );
     let xf = IndexBox::with_type(IntVect::ZERO, IntVect::new(7, 7, 7), XFACE);
     let need = FaceLinear.coarse_box(&xf, r);
-    interp_refused(
+    Interp {
+        cbx: tight,
+        region: xf,
+        ..ok
+    }
+    .refused(
         &FaceLinear,
-        tight,
-        fbx,
-        xf,
-        one,
-        r,
         &AmrErrorKind::RegionOutside {
             operand: Operand::Crse,
             region: need,

@@ -506,7 +506,7 @@ fn refusals_name_the_problem_and_change_nothing() {
         &|k| {
             matches!(
                 k,
-                AmrErrorKind::TypeMismatch {
+                AmrErrorKind::IndexTypeMismatch {
                     operand: Operand::Crse,
                     ..
                 }

@@ -4,8 +4,8 @@
 //! `fine_add` sums and `reflux` signs, `crse_init`/`crse_add`, `clear_internal_borders`,
 //! `overwrite_flux`, and every error.
 
-use amrex_amr::flux_register::{Argument, Side};
-use amrex_amr::{FluxRegister, FluxRegisterError, FluxRegisterErrorKind as K};
+use amrex_amr::flux_register::Side;
+use amrex_amr::{AmrError, AmrErrorKind as K, FluxRegister, Operand};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
@@ -886,8 +886,17 @@ fn accessors_and_sum_reg() {
 
 // ----- errors -----------------------------------------------------------------------
 
-fn kind(r: Result<(), FluxRegisterError>) -> K {
+fn kind(r: Result<(), AmrError>) -> K {
     r.unwrap_err().into_kind()
+}
+
+fn outside(operand: Operand, start: usize, end: usize, ncomp: usize) -> K {
+    K::ComponentsOutside {
+        operand,
+        start,
+        end,
+        ncomp,
+    }
 }
 
 #[test]
@@ -916,8 +925,9 @@ fn new_refuses_bad_arguments() {
     let nodal = fba.convert(IndexType::NODE);
     assert_eq!(
         kind(new(&nodal, &fdm, IntVect::splat(2), 1)),
-        K::NotCellCentred {
-            what: Argument::FineBoxes,
+        K::WrongIndexType {
+            operand: Operand::FineBoxes,
+            expected: "cell-centred",
             found: IndexType::NODE
         }
     );
@@ -1000,7 +1010,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(
         kind(fr.crse_init(&x, 1, 0, 0, 1, -1.0, CopyOp::Copy)),
         K::WrongFaces {
-            what: Argument::Flux,
+            operand: Operand::Flux,
             dir: 1,
             found: faces(0)
         }
@@ -1008,7 +1018,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(
         kind(fr.crse_init(&cells, 0, 0, 0, 1, -1.0, CopyOp::Add)),
         K::WrongFaces {
-            what: Argument::Flux,
+            operand: Operand::Flux,
             dir: 0,
             found: IndexType::CELL
         }
@@ -1019,26 +1029,16 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     ));
     assert_eq!(
         kind(fr.crse_init(&x, 0, 1, 0, 1, -1.0, CopyOp::Copy)),
-        K::ComponentsOutside {
-            what: Argument::Flux,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Flux, 1, 2, 1)
     );
     assert_eq!(
         kind(fr.crse_init(&x, 0, 0, 1, 1, -1.0, CopyOp::Copy)),
-        K::ComponentsOutside {
-            what: Argument::Register,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Register, 1, 2, 1)
     );
     assert!(matches!(
         kind(fr.crse_init(&x, 0, usize::MAX, 0, 2, -1.0, CopyOp::Copy)),
         K::ComponentsOutside {
-            what: Argument::Flux,
+            operand: Operand::Flux,
             ..
         }
     ));
@@ -1054,8 +1054,9 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert!(matches!(
         kind(fr.fine_add(&fx, 0, 0, 0, 2, 1.0)),
         K::ComponentsOutside {
-            what: Argument::Flux,
-            count: 2,
+            operand: Operand::Flux,
+            start: 0,
+            end: 2,
             ..
         }
     ));
@@ -1065,32 +1066,27 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(
         kind(fr.fine_add_area(&fx, &wrong_area, 0, 0, 0, 1, 1.0)),
         K::LayoutMismatch {
-            what: Argument::Area,
-            of: Argument::Flux
+            operand: Operand::Area,
+            of: Operand::Flux
         }
     );
     let no_comp = MultiFab::new(fx.box_array(), &lv.fdm, 0, IntVect::ZERO);
     assert_eq!(
         kind(fr.fine_add_area(&fx, &no_comp, 0, 0, 0, 1, 1.0)),
-        K::ComponentsOutside {
-            what: Argument::Area,
-            start: 0,
-            count: 1,
-            ncomp: 0
-        }
+        outside(Operand::Area, 0, 1, 0)
     );
     let cell_area = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
     assert!(matches!(
         kind(fr.crse_init_area(&x, &cell_area, 0, 0, 0, 1, 1.0, CopyOp::Copy)),
         K::LayoutMismatch {
-            what: Argument::Area,
+            operand: Operand::Area,
             ..
         }
     ));
     assert!(matches!(
         kind(fr.crse_add_area(&x, &cell_area, 0, 0, 0, 1, 1.0, &lv.cg)),
         K::LayoutMismatch {
-            what: Argument::Area,
+            operand: Operand::Area,
             ..
         }
     ));
@@ -1099,28 +1095,19 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     let mut nodal = MultiFab::new(&lv.cba.convert(IndexType::NODE), &lv.cdm, 1, IntVect::ZERO);
     assert_eq!(
         kind(fr.reflux(&mut nodal, 1.0, 0, 0, 1, &lv.cg)),
-        K::NotCellCentred {
-            what: Argument::State,
+        K::WrongIndexType {
+            operand: Operand::State,
+            expected: "cell-centred",
             found: IndexType::NODE
         }
     );
     assert_eq!(
         kind(fr.reflux(&mut uc, 1.0, 1, 0, 1, &lv.cg)),
-        K::ComponentsOutside {
-            what: Argument::Register,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Register, 1, 2, 1)
     );
     assert_eq!(
         kind(fr.reflux(&mut uc, 1.0, 0, 1, 1, &lv.cg)),
-        K::ComponentsOutside {
-            what: Argument::State,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::State, 1, 2, 1)
     );
     let other = BoxArray::from_domain(lv.cg.domain(), 4);
     let vol = MultiFab::new(
@@ -1132,8 +1119,8 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(
         kind(fr.reflux_volume(&mut uc, &vol, 1.0, 0, 0, 1, &lv.cg)),
         K::LayoutMismatch {
-            what: Argument::Volume,
-            of: Argument::State
+            operand: Operand::Volume,
+            of: Operand::State
         }
     );
 
@@ -1143,37 +1130,22 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(
         kind(fr.overwrite_flux([&mut f1, &mut f0, &mut f2], 1.0, 0, 0, 1, &lv.cg)),
         K::WrongFaces {
-            what: Argument::Flux,
+            operand: Operand::Flux,
             dir: 0,
             found: faces(1)
         }
     );
     assert_eq!(
         kind(fr.overwrite_flux([&mut f0, &mut f1, &mut f2], 1.0, 0, 1, 1, &lv.cg)),
-        K::ComponentsOutside {
-            what: Argument::Flux,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Flux, 1, 2, 1)
     );
     assert_eq!(
         kind(fr.overwrite_flux([&mut f0, &mut f1, &mut f2], 1.0, 1, 0, 1, &lv.cg)),
-        K::ComponentsOutside {
-            what: Argument::Register,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Register, 1, 2, 1)
     );
     assert_eq!(
         kind(fr.sum_reg(1).map(|_| ())),
-        K::ComponentsOutside {
-            what: Argument::Register,
-            start: 1,
-            count: 1,
-            ncomp: 1
-        }
+        outside(Operand::Register, 1, 2, 1)
     );
 
     // Nothing was written.

@@ -7,7 +7,7 @@ use core::fmt;
 
 use amrex_box::{IndexBox, SPACEDIM};
 
-use super::error::{BoundaryError, BoundaryErrorKind};
+use crate::error::{AmrError, AmrErrorKind};
 
 /// How the ghost cells beyond one face of the domain get their values: AMReX's
 /// `BCType::mathematicalBndryTypes`.
@@ -43,7 +43,7 @@ use super::error::{BoundaryError, BoundaryErrorKind};
 /// assert_eq!(BCType::HoExtrap.to_int(), 4);
 /// assert_eq!(BCType::ExtDir.to_string(), "ext_dir");
 /// assert!(BCType::from_int(6).is_err());
-/// # Ok::<(), amrex_amr::boundary::BoundaryError>(())
+/// # Ok::<(), amrex_amr::AmrError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BCType {
@@ -82,9 +82,9 @@ impl BCType {
     /// The type of AMReX integer code `code` (`BCType::reflect_odd` = -1 ... `hoextrapcc` = 5).
     ///
     /// # Errors
-    /// [`UnknownBcType`](BoundaryErrorKind::UnknownBcType) for any other code, AMReX's
+    /// [`UnknownBcType`](AmrErrorKind::UnknownBcType) for any other code, AMReX's
     /// unsupported ones (`bogus`, `ext_dir_cc`, `direction_dependent`, `user_*`) included.
-    pub const fn from_int(code: i32) -> Result<Self, BoundaryError> {
+    pub const fn from_int(code: i32) -> Result<Self, AmrError> {
         Ok(match code {
             -1 => Self::ReflectOdd,
             0 => Self::IntDir,
@@ -94,9 +94,10 @@ impl BCType {
             4 => Self::HoExtrap,
             5 => Self::HoExtrapCc,
             _ => {
-                return Err(BoundaryError::new(BoundaryErrorKind::UnknownBcType {
-                    code,
-                }));
+                return Err(AmrError::new(
+                    "BCType::from_int",
+                    AmrErrorKind::UnknownBcType { code },
+                ));
             }
         })
     }
@@ -138,9 +139,9 @@ impl fmt::Display for BCType {
 }
 
 impl TryFrom<i32> for BCType {
-    type Error = BoundaryError;
+    type Error = AmrError;
     /// [`BCType::from_int`].
-    fn try_from(code: i32) -> Result<Self, BoundaryError> {
+    fn try_from(code: i32) -> Result<Self, AmrError> {
         Self::from_int(code)
     }
 }
@@ -175,7 +176,7 @@ impl From<BCType> for i32 {
 /// let bcs = bc.repeated(3);
 /// assert_eq!(bcs.len(), 3);
 /// assert_eq!(BCRec::from_ints([3, -1, -1], [2, -1, 2])?, bc);
-/// # Ok::<(), amrex_amr::boundary::BoundaryError>(())
+/// # Ok::<(), amrex_amr::AmrError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BCRec {
@@ -199,12 +200,13 @@ impl BCRec {
     /// The record of AMReX integer codes `lo` and `hi` (AMReX's `BCRec(lo, hi)`).
     ///
     /// # Errors
-    /// [`UnknownBcType`](BoundaryErrorKind::UnknownBcType) for the first code that is
+    /// [`UnknownBcType`](AmrErrorKind::UnknownBcType) for the first code that is
     /// not one of [`BCType`]'s.
-    pub fn from_ints(lo: [i32; SPACEDIM], hi: [i32; SPACEDIM]) -> Result<Self, BoundaryError> {
+    pub fn from_ints(lo: [i32; SPACEDIM], hi: [i32; SPACEDIM]) -> Result<Self, AmrError> {
         let mut bc = Self::uniform(BCType::IntDir);
         for (t, &code) in bc.lo.iter_mut().zip(&lo).chain(bc.hi.iter_mut().zip(&hi)) {
-            *t = BCType::from_int(code)?;
+            *t = BCType::from_int(code)
+                .map_err(|e| AmrError::new("BCRec::from_ints", e.into_kind()))?;
         }
         Ok(bc)
     }
@@ -339,8 +341,19 @@ mod tests {
         }
         for code in [-666, -2, 6, 7, 1001, 1002, 1003, i32::MIN, i32::MAX] {
             let e = BCType::from_int(code).unwrap_err();
-            assert_eq!(e.kind(), &BoundaryErrorKind::UnknownBcType { code });
+            assert_eq!(e.kind(), &AmrErrorKind::UnknownBcType { code });
         }
+        assert_eq!(
+            BCType::from_int(6).unwrap_err().to_string(),
+            "BCType::from_int: expected an AMReX BCType code from -1 to 5, got 6 (AMReX's \
+             ext_dir_cc, which is not implemented)"
+        );
+        let e = BCRec::from_ints([0, 0, 0], [0, -2, 0]).unwrap_err();
+        assert_eq!(e.op(), "BCRec::from_ints");
+        assert_eq!(
+            e.to_string(),
+            "BCRec::from_ints: expected an AMReX BCType code from -1 to 5, got -2"
+        );
     }
 
     #[test]
@@ -388,7 +401,7 @@ mod tests {
         );
         assert_eq!(
             BCRec::from_ints([0, 0, 0], [0, 9, 0]).unwrap_err().kind(),
-            &BoundaryErrorKind::UnknownBcType { code: 9 }
+            &AmrErrorKind::UnknownBcType { code: 9 }
         );
         assert_eq!(
             BCRec::uniform(ExtDir).repeated(2),

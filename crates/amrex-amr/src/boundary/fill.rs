@@ -4,16 +4,19 @@
 
 use alloc::vec::Vec;
 use core::fmt;
-use core::ops::{Bound, Range, RangeBounds};
+use core::ops::{Range, RangeBounds};
 
 use amrex_arena::HostAccessible;
 use amrex_array4::{Array4Mut, for_each_cell};
-use amrex_box::{IndexBox, IndexType, IntVect, SPACEDIM};
+use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::MultiFab;
 
 use super::bcrec::{BCRec, BCType};
-use super::error::{BoundaryError, BoundaryErrorKind};
+use crate::check;
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand};
 
 /// The low or the high face of a direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -280,63 +283,22 @@ fn fill_ext_dir<F>(
     }
 }
 
-/// The components `comps` names among `ncomp`, as a `start..end` range.
-fn component_range(
-    comps: impl RangeBounds<usize>,
-    ncomp: usize,
-) -> Result<Range<usize>, BoundaryError> {
-    let start = match comps.start_bound() {
-        Bound::Included(&s) => Some(s),
-        Bound::Excluded(&s) => s.checked_add(1),
-        Bound::Unbounded => Some(0),
-    };
-    let end = match comps.end_bound() {
-        Bound::Included(&e) => e.checked_add(1),
-        Bound::Excluded(&e) => Some(e),
-        Bound::Unbounded => Some(ncomp),
-    };
-    match (start, end) {
-        (Some(start), Some(end)) if start <= end && end <= ncomp => Ok(start..end),
-        _ => Err(BoundaryErrorKind::ComponentsOutside {
-            start: start.unwrap_or(usize::MAX),
-            end: end.unwrap_or(usize::MAX),
-            ncomp,
-        }
-        .into()),
-    }
-}
-
 /// Checks everything [`fill_physical_boundary`] is given before it writes anything;
-/// returns the components and the data's index type.
+/// returns the components.
 fn check<A: HostAccessible>(
     mf: &MultiFab<A>,
     geom: &Geometry,
     bcrecs: &[BCRec],
     comps: impl RangeBounds<usize>,
-) -> Result<(Range<usize>, IndexType), BoundaryError> {
-    let comps = component_range(comps, mf.ncomp())?;
-    if bcrecs.len() < comps.end {
-        return Err(BoundaryErrorKind::TooFewBcRecs {
-            given: bcrecs.len(),
-            needed: comps.end,
-        }
-        .into());
-    }
+) -> Result<Range<usize>, AmrError> {
+    const OP: &str = "fill_physical_boundary";
+    let comps = check::comp_range(OP, Operand::Dest, comps, mf.ncomp())?;
+    // Record `c` is component `c`'s: records `0..comps.end`.
+    check::bc_records(OP, bcrecs.len(), 0, comps.end)?;
     let ba = mf.box_array();
-    let ix = ba.ix_type();
-    if !(ix.cell_centered() || ix.node_centered()) {
-        return Err(BoundaryErrorKind::UnsupportedIndexType { found: ix }.into());
-    }
-    let domain = geom.domain().convert(ix);
-    if let Some((index, &bx)) = ba
-        .boxes()
-        .iter()
-        .enumerate()
-        .find(|(_, b)| !geom.inside_physical_domain_box(b))
-    {
-        return Err(BoundaryErrorKind::BoxOutsideDomain { index, bx, domain }.into());
-    }
-    Ok((comps, ix))
+    check::boundary_type(OP, ba.ix_type(), geom)?;
+    check::boxes_in_domain(OP, ba, geom)?;
+    Ok(comps)
 }
 
 /// Fills the ghost cells of every local fab of `mf` that lie beyond a non-periodic face
@@ -432,14 +394,15 @@ fn check<A: HostAccessible>(
 ///
 /// # Errors
 /// Before anything is written:
-/// - [`ComponentsOutside`](BoundaryErrorKind::ComponentsOutside) if `comps` is
+/// - [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) if `comps` is
 ///   reversed or reaches past `mf`'s components;
-/// - [`TooFewBcRecs`](BoundaryErrorKind::TooFewBcRecs) if `bcrecs` has fewer records
+/// - [`TooFewBcRecs`](AmrErrorKind::TooFewBcRecs) if `bcrecs` has fewer records
 ///   than the end of `comps` (record `c` is component `c`'s, so a fill of components
 ///   `2..4` needs four);
-/// - [`UnsupportedIndexType`](BoundaryErrorKind::UnsupportedIndexType) for data that is
-///   neither cell-centred nor nodal;
-/// - [`BoxOutsideDomain`](BoundaryErrorKind::BoxOutsideDomain) if a box of `mf`'s
+/// - [`UnsupportedIndexType`](AmrErrorKind::UnsupportedIndexType) for data that is
+///   neither cell-centred nor nodal, unless every direction is periodic (then there is
+///   nothing to fill);
+/// - [`BoxOutsideDomain`](AmrErrorKind::BoxOutsideDomain) if a box of `mf`'s
 ///   BoxArray is not inside the domain (in the data's index type).
 ///
 /// # Panics
@@ -452,12 +415,12 @@ pub fn fill_physical_boundary<A, F>(
     comps: impl RangeBounds<usize>,
     time: f64,
     ext_dir: F,
-) -> Result<(), BoundaryError>
+) -> Result<(), AmrError>
 where
     A: HostAccessible,
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
 {
-    let (comps, _) = check(mf, geom, bcrecs, comps)?;
+    let comps = check(mf, geom, bcrecs, comps)?;
     let ng = mf.n_grow();
     fill_checked(
         mf,
@@ -612,7 +575,7 @@ where
         mf: &mut MultiFab<A>,
         comps: impl RangeBounds<usize>,
         time: f64,
-    ) -> Result<(), BoundaryError> {
+    ) -> Result<(), AmrError> {
         fill_physical_boundary(mf, &self.geom, &self.bcrecs, comps, time, &self.ext_dir)
     }
 }

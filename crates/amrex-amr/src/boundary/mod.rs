@@ -48,10 +48,8 @@
 //! # Ok::<(), Box<dyn core::error::Error>>(())
 //! ```
 mod bcrec;
-mod error;
 mod fill;
 
 pub use bcrec::{BCRec, BCType};
-pub use error::{BoundaryError, BoundaryErrorKind};
 pub(crate) use fill::fill_checked;
 pub use fill::{PhysBcFunct, fill_physical_boundary};

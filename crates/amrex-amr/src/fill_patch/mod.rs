@@ -30,7 +30,9 @@ use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicit
 
 use crate::boundary::fill_checked;
 use crate::check;
-use crate::error::{AmrError, AmrErrorKind, Operand};
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand, fab_err};
 use crate::interp::{Comps, Interpolater};
 use source::States;
 
@@ -79,12 +81,12 @@ use source::States;
 /// # Errors
 /// Before anything is written: [`GhostTooWide`](AmrErrorKind::GhostTooWide) for a
 /// negative `nghost` or one past `mf`'s; [`ComponentsOutside`](AmrErrorKind::ComponentsOutside)
-/// for components past `mf`'s or a state's; [`TypeMismatch`](AmrErrorKind::TypeMismatch)
+/// for components past `mf`'s or a state's; [`IndexTypeMismatch`](AmrErrorKind::IndexTypeMismatch)
 /// for a state of another index type; [`StatesDiffer`](AmrErrorKind::StatesDiffer) for two
 /// states of different layouts; [`NotFinite`](AmrErrorKind::NotFinite) for a time that is
 /// not finite; [`TooFewBcRecs`](AmrErrorKind::TooFewBcRecs);
 /// [`UnsupportedIndexType`](AmrErrorKind::UnsupportedIndexType) for data neither
-/// cell-centred nor nodal beyond a non-periodic face. [`Copy`](AmrErrorKind::Copy) when
+/// cell-centred nor nodal beyond a non-periodic face. [`MultiFab`](AmrErrorKind::MultiFab) when
 /// the `ParallelCopy` is refused (MultiFabs on other communicators, ranks that disagree);
 /// that is found before anything is written too.
 pub fn fill_patch_single_level<F>(
@@ -183,7 +185,7 @@ where
                 dcomp..dcomp + ncomp,
                 ng,
             )
-            .map_err(|e| AmrError::new(OP, AmrErrorKind::Copy(e)))?;
+            .map_err(fab_err(OP))?;
         }
     }
     single_level(OP, mf, ng, time, fine, scomp, dcomp, ncomp)
@@ -259,7 +261,7 @@ where
         dcomp..dcomp + ncomp,
         ng,
     )
-    .map_err(|e| AmrError::new(OP, AmrErrorKind::Copy(e)))?;
+    .map_err(fab_err(OP))?;
     let recs = &fine_bc.bcrecs()[fine_bc_comp..fine_bc_comp + ncomp];
     fill_checked(
         mf,
@@ -285,16 +287,7 @@ fn check_dest(
 ) -> Result<(), AmrError> {
     check::ghost(op, Operand::Dest, ng, mf.n_grow())?;
     check::comps(op, Operand::Dest, dcomp, ncomp, mf.ncomp())?;
-    if !time.is_finite() {
-        return Err(AmrError::new(
-            op,
-            AmrErrorKind::NotFinite {
-                what: "time",
-                value: time,
-            },
-        ));
-    }
-    Ok(())
+    check::finite(op, "time", time)
 }
 
 /// Checks what a two-level fill adds: the ratio, the geometries, the interpolater's
@@ -311,16 +304,7 @@ fn check_levels<I: Interpolater + ?Sized>(
     check::ratio(op, ratio)?;
     check::geometries(op, fgeom, cgeom, ratio)?;
     let ix = mf.box_array().ix_type();
-    let centring = mapper.centring();
-    if !centring.admits(ix) {
-        return Err(AmrError::new(
-            op,
-            AmrErrorKind::WrongIndexType {
-                expected: centring.describe(),
-                found: ix,
-            },
-        ));
-    }
+    check::centring(op, Operand::Dest, ix, mapper.centring())?;
     check::boundary_type(op, ix, fgeom)?;
     check::boundary_type(op, ix, cgeom)?;
     check::boxes_in_domain(op, mf.box_array(), fgeom)
@@ -344,7 +328,7 @@ where
     if ncomp == 0 {
         return Ok(());
     }
-    let copy_err = |e| AmrError::new(op, AmrErrorKind::Copy(e));
+    let copy_err = fab_err(op);
     let geom = *src.geometry();
     let period = geom.periodicity();
     let dst = dcomp..dcomp + ncomp;
@@ -457,9 +441,7 @@ where
     let dm = DistributionMapping::from_pmap_on(owners, mf.communicator());
     let crse_ba = BoxArray::new(crse_boxes);
     let mut crse_patch = MultiFab::new(&crse_ba, &dm, ncomp, IntVect::ZERO);
-    crse_patch
-        .set_val(f64::NAN, .., 0)
-        .map_err(|e| AmrError::new(op, AmrErrorKind::Copy(e)))?;
+    crse_patch.set_val(f64::NAN, .., 0).map_err(fab_err(op))?;
     single_level(
         op,
         &mut crse_patch,

@@ -154,15 +154,7 @@ where
             States::One(s) => &[*s],
             States::Two((s0, t0), (s1, t1)) => {
                 for t in [*t0, *t1] {
-                    if !t.is_finite() {
-                        return Err(AmrError::new(
-                            op,
-                            AmrErrorKind::NotFinite {
-                                what: "source time",
-                                value: t,
-                            },
-                        ));
-                    }
+                    check::finite(op, "source time", t)?;
                 }
                 if s0.box_array() != s1.box_array()
                     || s0.distribution_map() != s1.distribution_map()
@@ -174,17 +166,7 @@ where
         };
         for s in states {
             check::comps(op, operand, scomp, ncomp, s.ncomp())?;
-            let found = s.box_array().ix_type();
-            if found != ix {
-                return Err(AmrError::new(
-                    op,
-                    AmrErrorKind::TypeMismatch {
-                        operand,
-                        expected: ix,
-                        found,
-                    },
-                ));
-            }
+            check::type_of(op, (operand, s.box_array().ix_type()), (Operand::Dest, ix))?;
         }
         check::bc_records(op, self.bc.bcrecs().len(), self.bc_comp, ncomp)
     }

@@ -1,6 +1,6 @@
 //! The per-box loops of the flux register, over `i`-rows (slices). Each adds in AMReX's
-//! order (`fluxreg_fineadd`, `fluxreg_fineareaadd`, `fluxreg_reflux`), so the results
-//! are AMReX's bit for bit.
+//! order (`fluxreg_fineadd`, `fluxreg_fineareaadd`, `fluxreg_reflux`); the results have
+//! not been compared with AMReX's own output.
 //!
 //! The callers have checked the boxes: every region lies inside the views it indexes,
 //! so a violation is a bug here and panics in the views' row accessors.

@@ -77,7 +77,6 @@
 //! the register and the MultiFabs as they were; only an exchange between MPI ranks that
 //! fails part-way can leave an operation partly done.
 
-mod error;
 mod kernels;
 
 use alloc::vec::Vec;
@@ -87,9 +86,10 @@ use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::{CoordSys, Geometry, Periodicity};
 use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Tiling};
 
-pub use error::{Argument, FluxRegisterError, FluxRegisterErrorKind};
-
 use kernels::{FineFlux, Volume};
+
+use crate::check;
+use crate::error::{AmrError, AmrErrorKind, Operand, fab_err};
 
 /// The side of a fine box a plane of register faces lies on (with a direction, AMReX's
 /// `Orientation`).
@@ -176,104 +176,6 @@ pub struct FluxRegister {
     shadows: [[BoxArray; 2]; 3],
 }
 
-/// The checks every operation shares.
-mod check {
-    use amrex_box::IndexType;
-    use amrex_multifab::MultiFab;
-
-    use super::{Argument, FluxRegisterError, FluxRegisterErrorKind as K};
-
-    pub(super) fn dir(op: &'static str, dir: usize) -> Result<(), FluxRegisterError> {
-        if dir < 3 {
-            Ok(())
-        } else {
-            Err(FluxRegisterError::new(op, K::BadDirection { dir }))
-        }
-    }
-
-    /// `typ` is the faces normal to `dir`: nodal in `dir`, cell-centred elsewhere.
-    pub(super) fn faces(
-        op: &'static str,
-        what: Argument,
-        dir: usize,
-        typ: IndexType,
-    ) -> Result<(), FluxRegisterError> {
-        if typ == IndexType::CELL.with_node(dir) {
-            Ok(())
-        } else {
-            Err(FluxRegisterError::new(
-                op,
-                K::WrongFaces {
-                    what,
-                    dir,
-                    found: typ,
-                },
-            ))
-        }
-    }
-
-    pub(super) fn cells(
-        op: &'static str,
-        what: Argument,
-        typ: IndexType,
-    ) -> Result<(), FluxRegisterError> {
-        if typ.cell_centered() {
-            Ok(())
-        } else {
-            Err(FluxRegisterError::new(
-                op,
-                K::NotCellCentred { what, found: typ },
-            ))
-        }
-    }
-
-    /// Components `start .. start + count` exist among `ncomp`.
-    pub(super) fn comps(
-        op: &'static str,
-        what: Argument,
-        start: usize,
-        count: usize,
-        ncomp: usize,
-    ) -> Result<(), FluxRegisterError> {
-        if start.checked_add(count).is_some_and(|e| e <= ncomp) {
-            Ok(())
-        } else {
-            Err(FluxRegisterError::new(
-                op,
-                K::ComponentsOutside {
-                    what,
-                    start,
-                    count,
-                    ncomp,
-                },
-            ))
-        }
-    }
-
-    /// `a` has `b`'s BoxArray and distribution mapping (so their fabs correspond).
-    pub(super) fn same_layout(
-        op: &'static str,
-        (what, a): (Argument, &MultiFab),
-        (of, b): (Argument, &MultiFab),
-    ) -> Result<(), FluxRegisterError> {
-        if a.same_layout(b) {
-            Ok(())
-        } else {
-            Err(FluxRegisterError::new(op, K::LayoutMismatch { what, of }))
-        }
-    }
-
-    /// An area (or volume) MultiFab: on `of`'s layout, with a component 0.
-    pub(super) fn weights(
-        op: &'static str,
-        (what, w): (Argument, &MultiFab),
-        (of, data): (Argument, &MultiFab),
-    ) -> Result<(), FluxRegisterError> {
-        same_layout(op, (what, w), (of, data))?;
-        comps(op, what, 0, 1, w.ncomp())
-    }
-}
-
 /// The BoxArray of `boxes`, of index type `typ` even when there are none.
 fn box_array(boxes: Vec<IndexBox>, typ: IndexType) -> BoxArray {
     if boxes.is_empty() {
@@ -317,11 +219,6 @@ fn first_overlap(ba: &BoxArray) -> Option<(usize, usize)> {
     })
 }
 
-/// A MultiFab operation's error as a flux register error of `op`.
-fn fab_err(op: &'static str) -> impl Fn(amrex_multifab::FabError) -> FluxRegisterError {
-    move |e| FluxRegisterError::new(op, FluxRegisterErrorKind::MultiFab(e))
-}
-
 impl FluxRegister {
     /// A register for the interface of fine level `fine_level` (at least 1) with boxes
     /// `fine_ba` on `fine_dm`, refined by `ratio` from the level below, with `ncomp`
@@ -329,44 +226,36 @@ impl FluxRegister {
     /// Every register value starts at zero.
     ///
     /// # Errors
-    /// [`NoCoarseLevel`](FluxRegisterErrorKind::NoCoarseLevel),
-    /// [`BadRatio`](FluxRegisterErrorKind::BadRatio) (a ratio below 1),
-    /// [`NotCellCentred`](FluxRegisterErrorKind::NotCellCentred) (the fine boxes),
-    /// [`MapLength`](FluxRegisterErrorKind::MapLength),
-    /// [`NotCoarsenable`](FluxRegisterErrorKind::NotCoarsenable),
-    /// [`Overlapping`](FluxRegisterErrorKind::Overlapping) fine boxes, and
-    /// [`OutsideIndexSpace`](FluxRegisterErrorKind::OutsideIndexSpace).
+    /// [`NoCoarseLevel`](AmrErrorKind::NoCoarseLevel),
+    /// [`BadRatio`](AmrErrorKind::BadRatio) (a ratio below 1),
+    /// [`WrongIndexType`](AmrErrorKind::WrongIndexType) (fine boxes not cell-centred),
+    /// [`MapLength`](AmrErrorKind::MapLength),
+    /// [`NotCoarsenable`](AmrErrorKind::NotCoarsenable),
+    /// [`Overlapping`](AmrErrorKind::Overlapping) fine boxes, and
+    /// [`OutsideIndexSpace`](AmrErrorKind::OutsideIndexSpace).
     pub fn new(
         fine_ba: &BoxArray,
         fine_dm: &DistributionMapping,
         ratio: impl Into<IntVect>,
         fine_level: usize,
         ncomp: usize,
-    ) -> Result<Self, FluxRegisterError> {
+    ) -> Result<Self, AmrError> {
         const OP: &str = "FluxRegister::new";
-        use FluxRegisterErrorKind as K;
+        use AmrErrorKind as K;
         let ratio = ratio.into();
-        let err = |kind| Err(FluxRegisterError::new(OP, kind));
+        let err = |kind| Err(AmrError::new(OP, kind));
         if fine_level == 0 {
             return err(K::NoCoarseLevel);
         }
-        if !ratio.all_ge(IntVect::UNIT) {
-            return err(K::BadRatio { ratio });
-        }
-        check::cells(OP, Argument::FineBoxes, fine_ba.ix_type())?;
+        check::ratio(OP, ratio)?;
+        check::cells(OP, Operand::FineBoxes, fine_ba.ix_type())?;
         if fine_dm.len() != fine_ba.len() {
             return err(K::MapLength {
                 boxes: fine_ba.len(),
                 map: fine_dm.len(),
             });
         }
-        if let Some(index) = fine_ba.boxes().iter().position(|b| !b.coarsenable(ratio)) {
-            return err(K::NotCoarsenable {
-                index,
-                bx: fine_ba.get(index),
-                ratio,
-            });
-        }
+        check::coarsenable(OP, fine_ba, ratio)?;
         if let Some((first, second)) = first_overlap(fine_ba) {
             return err(K::Overlapping { first, second });
         }
@@ -486,11 +375,11 @@ impl FluxRegister {
     /// every high-side one, all directions (AMReX's `SumReg`). **Collective**.
     ///
     /// # Errors
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register;
-    /// [`MultiFab`](FluxRegisterErrorKind::MultiFab) if the reduction over ranks fails.
-    pub fn sum_reg(&self, comp: usize) -> Result<f64, FluxRegisterError> {
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the register;
+    /// [`MultiFab`](AmrErrorKind::MultiFab) if the reduction over ranks fails.
+    pub fn sum_reg(&self, comp: usize) -> Result<f64, AmrError> {
         const OP: &str = "FluxRegister::sum_reg";
-        check::comps(OP, Argument::Register, comp, 1, self.ncomp)?;
+        check::comps(OP, Operand::Register, comp, 1, self.ncomp)?;
         let mut sum = 0.0;
         for [lo, hi] in &self.regs {
             sum += lo.sum(comp..=comp, 0).map_err(fab_err(OP))?;
@@ -514,13 +403,13 @@ impl FluxRegister {
         srccomp: usize,
         destcomp: usize,
         numcomp: usize,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         check::dir(op, dir)?;
-        check::faces(op, Argument::Flux, dir, flux.box_array().ix_type())?;
-        check::comps(op, Argument::Flux, srccomp, numcomp, flux.ncomp())?;
-        check::comps(op, Argument::Register, destcomp, numcomp, self.ncomp)?;
+        check::faces(op, Operand::Flux, dir, flux.box_array().ix_type())?;
+        check::comps(op, Operand::Flux, srccomp, numcomp, flux.ncomp())?;
+        check::comps(op, Operand::Register, destcomp, numcomp, self.ncomp)?;
         if let Some(a) = area {
-            check::weights(op, (Argument::Area, a), (Argument::Flux, flux))?;
+            check::weights(op, (Operand::Area, a), (Operand::Flux, flux))?;
         }
         Ok(())
     }
@@ -560,7 +449,7 @@ impl FluxRegister {
         comps: Range<usize>,
         how: CopyOp,
         period: Periodicity,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         let numcomp = comps.len();
         for reg in &mut self.regs[dir] {
             match how {
@@ -586,10 +475,10 @@ impl FluxRegister {
     /// coarse flux over the whole domain covers every register face. **Collective**.
     ///
     /// # Errors
-    /// [`BadDirection`](FluxRegisterErrorKind::BadDirection),
-    /// [`WrongFaces`](FluxRegisterErrorKind::WrongFaces) for the flux,
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the flux or the
-    /// register, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if the `ParallelCopy` is
+    /// [`BadDirection`](AmrErrorKind::BadDirection),
+    /// [`WrongFaces`](AmrErrorKind::WrongFaces) for the flux,
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the flux or the
+    /// register, [`MultiFab`](AmrErrorKind::MultiFab) if the `ParallelCopy` is
     /// refused.
     #[expect(
         clippy::too_many_arguments,
@@ -604,7 +493,7 @@ impl FluxRegister {
         numcomp: usize,
         mult: f64,
         op: CopyOp,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::crse_init";
         self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
         let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
@@ -624,8 +513,8 @@ impl FluxRegister {
     ///
     /// # Errors
     /// As [`crse_init`](Self::crse_init);
-    /// [`LayoutMismatch`](FluxRegisterErrorKind::LayoutMismatch) or
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the area.
+    /// [`LayoutMismatch`](AmrErrorKind::LayoutMismatch) or
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the area.
     #[expect(
         clippy::too_many_arguments,
         reason = "AMReX's argument list: flux, area, direction, components, factor, op"
@@ -640,7 +529,7 @@ impl FluxRegister {
         numcomp: usize,
         mult: f64,
         op: CopyOp,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::crse_init_area";
         self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
         let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
@@ -675,7 +564,7 @@ impl FluxRegister {
         numcomp: usize,
         mult: f64,
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::crse_add";
         self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
         let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
@@ -709,7 +598,7 @@ impl FluxRegister {
         numcomp: usize,
         mult: f64,
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::crse_add_area";
         self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
         let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
@@ -743,7 +632,7 @@ impl FluxRegister {
         destcomp: usize,
         numcomp: usize,
         mult: f64,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         self.fine_add_impl(
             "FluxRegister::fine_add",
             flux,
@@ -774,7 +663,7 @@ impl FluxRegister {
         destcomp: usize,
         numcomp: usize,
         mult: f64,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         self.fine_add_impl(
             "FluxRegister::fine_add_area",
             flux,
@@ -793,7 +682,7 @@ impl FluxRegister {
         dir: usize,
         (srccomp, destcomp, numcomp): (usize, usize, usize),
         mult: f64,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         self.check_crse(op, flux, area, dir, srccomp, destcomp, numcomp)?;
         if numcomp == 0 {
             return Ok(());
@@ -860,12 +749,12 @@ impl FluxRegister {
         state: &MultiFab,
         volume: Option<&MultiFab>,
         (srccomp, destcomp, numcomp): (usize, usize, usize),
-    ) -> Result<(), FluxRegisterError> {
-        check::cells(op, Argument::State, state.box_array().ix_type())?;
-        check::comps(op, Argument::Register, srccomp, numcomp, self.ncomp)?;
-        check::comps(op, Argument::State, destcomp, numcomp, state.ncomp())?;
+    ) -> Result<(), AmrError> {
+        check::cells(op, Operand::State, state.box_array().ix_type())?;
+        check::comps(op, Operand::Register, srccomp, numcomp, self.ncomp)?;
+        check::comps(op, Operand::State, destcomp, numcomp, state.ncomp())?;
         if let Some(v) = volume {
-            check::weights(op, (Argument::Volume, v), (Argument::State, state))?;
+            check::weights(op, (Operand::Volume, v), (Operand::State, state))?;
         }
         Ok(())
     }
@@ -883,9 +772,9 @@ impl FluxRegister {
     /// **Collective**.
     ///
     /// # Errors
-    /// [`NotCellCentred`](FluxRegisterErrorKind::NotCellCentred) for the state,
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register
-    /// or the state, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if a `ParallelCopy`
+    /// [`WrongIndexType`](AmrErrorKind::WrongIndexType) for a state not cell-centred,
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the register
+    /// or the state, [`MultiFab`](AmrErrorKind::MultiFab) if a `ParallelCopy`
     /// is refused.
     pub fn reflux(
         &self,
@@ -895,7 +784,7 @@ impl FluxRegister {
         destcomp: usize,
         numcomp: usize,
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::reflux";
         let comps = (srccomp, destcomp, numcomp);
         self.check_reflux(OP, state, None, comps)?;
@@ -915,8 +804,8 @@ impl FluxRegister {
     ///
     /// # Errors
     /// As [`reflux`](Self::reflux);
-    /// [`LayoutMismatch`](FluxRegisterErrorKind::LayoutMismatch) or
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the volume.
+    /// [`LayoutMismatch`](AmrErrorKind::LayoutMismatch) or
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the volume.
     #[expect(
         clippy::too_many_arguments,
         reason = "AMReX's argument list: state, volume, scale, components, geometry"
@@ -930,7 +819,7 @@ impl FluxRegister {
         destcomp: usize,
         numcomp: usize,
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::reflux_volume";
         let comps = (srccomp, destcomp, numcomp);
         self.check_reflux(OP, state, Some(volume), comps)?;
@@ -945,7 +834,7 @@ impl FluxRegister {
         scale: f64,
         (srccomp, destcomp, numcomp): (usize, usize, usize),
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         if numcomp == 0 {
             return Ok(());
         }
@@ -1067,10 +956,10 @@ impl FluxRegister {
     /// left as they are; periodic images count. **Collective**.
     ///
     /// # Errors
-    /// [`WrongFaces`](FluxRegisterErrorKind::WrongFaces) if `crse_fluxes[d]` is not on the
+    /// [`WrongFaces`](AmrErrorKind::WrongFaces) if `crse_fluxes[d]` is not on the
     /// faces normal to `d`,
-    /// [`ComponentsOutside`](FluxRegisterErrorKind::ComponentsOutside) for the register or
-    /// a flux, [`MultiFab`](FluxRegisterErrorKind::MultiFab) if a `ParallelCopy` is
+    /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the register or
+    /// a flux, [`MultiFab`](AmrErrorKind::MultiFab) if a `ParallelCopy` is
     /// refused.
     pub fn overwrite_flux(
         &self,
@@ -1080,12 +969,12 @@ impl FluxRegister {
         destcomp: usize,
         numcomp: usize,
         crse_geom: &Geometry,
-    ) -> Result<(), FluxRegisterError> {
+    ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::overwrite_flux";
-        check::comps(OP, Argument::Register, srccomp, numcomp, self.ncomp)?;
+        check::comps(OP, Operand::Register, srccomp, numcomp, self.ncomp)?;
         for (dir, f) in crse_fluxes.iter().enumerate() {
-            check::faces(OP, Argument::Flux, dir, f.box_array().ix_type())?;
-            check::comps(OP, Argument::Flux, destcomp, numcomp, f.ncomp())?;
+            check::faces(OP, Operand::Flux, dir, f.box_array().ix_type())?;
+            check::comps(OP, Operand::Flux, destcomp, numcomp, f.ncomp())?;
         }
         if numcomp == 0 {
             return Ok(());

@@ -12,7 +12,9 @@ use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::Geometry;
 
 use crate::check;
-use crate::error::{AmrError, AmrErrorKind, Operand};
+#[cfg(doc)]
+use crate::error::AmrErrorKind;
+use crate::error::{AmrError, Operand};
 
 mod cell_bilinear;
 mod cell_cons;
@@ -192,16 +194,7 @@ pub trait Interpolater {
     ) -> Result<(), AmrError> {
         let op = self.name();
         check::ratio(op, ratio)?;
-        let centring = self.centring();
-        if !centring.admits(fine_region.ix_type()) {
-            return Err(AmrError::new(
-                op,
-                AmrErrorKind::WrongIndexType {
-                    expected: centring.describe(),
-                    found: fine_region.ix_type(),
-                },
-            ));
-        }
+        check::centring(op, Operand::Fine, fine_region.ix_type(), self.centring())?;
         check::comps(op, Operand::Crse, comps.crse, comps.count, crse.ncomp())?;
         check::comps(op, Operand::Fine, comps.fine, comps.count, fine.ncomp())?;
         if fine_region.is_empty() || comps.count == 0 {
