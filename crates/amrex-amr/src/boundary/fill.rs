@@ -580,6 +580,26 @@ where
     }
 }
 
+impl<F> PhysBcFunct<F>
+where
+    F: Fn([f64; SPACEDIM], f64, usize) -> f64,
+{
+    /// [`fill_checked`] with these conditions: components `comps` of `mf` from records
+    /// `first_rec ..` over the valid boxes grown by `ng`. The caller has checked the
+    /// records, components, width and index type.
+    pub(crate) fn fill_unchecked<A: HostAccessible>(
+        &self,
+        mf: &mut MultiFab<A>,
+        first_rec: usize,
+        comps: Range<usize>,
+        ng: IntVect,
+        time: f64,
+    ) {
+        let recs = &self.bcrecs[first_rec..first_rec + comps.len()];
+        fill_checked(mf, &self.geom, recs, first_rec, comps, ng, time, &self.ext_dir);
+    }
+}
+
 impl<F> fmt::Debug for PhysBcFunct<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PhysBcFunct")

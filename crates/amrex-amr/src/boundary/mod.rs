@@ -51,5 +51,4 @@ mod bcrec;
 mod fill;
 
 pub use bcrec::{BCRec, BCType};
-pub(crate) use fill::fill_checked;
 pub use fill::{PhysBcFunct, fill_physical_boundary};

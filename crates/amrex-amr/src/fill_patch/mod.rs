@@ -24,11 +24,11 @@ mod source;
 pub use source::Source;
 
 use alloc::vec::Vec;
+use core::ops::Range;
 use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity};
 
-use crate::boundary::fill_checked;
 use crate::check;
 #[cfg(doc)]
 use crate::error::AmrErrorKind;
@@ -165,27 +165,18 @@ where
         let fdom = fine.geometry().grow_periodic_domain(ng).convert(ix);
         let pieces = patches::uncovered(mf, ng, fdom, fstate.box_array());
         if !pieces.is_empty() {
-            let fine_patch = interp_patches(
+            interp_onto(
                 OP,
                 mf,
                 &pieces,
                 time,
                 crse,
-                (scomp, ncomp),
+                (scomp, dcomp, ncomp),
                 ratio,
+                ng,
                 mapper,
                 fine.geometry(),
             )?;
-            mf.parallel_copy_with(
-                &fine_patch,
-                0,
-                IntVect::ZERO,
-                Periodicity::non_periodic(),
-                CopyOp::Copy,
-                dcomp..dcomp + ncomp,
-                ng,
-            )
-            .map_err(fab_err(OP))?;
         }
     }
     single_level(OP, mf, ng, time, fine, scomp, dcomp, ncomp)
@@ -241,38 +232,19 @@ where
     if ncomp == 0 || pieces.is_empty() {
         return Ok(());
     }
-    let fine_patch = interp_patches(
+    interp_onto(
         OP,
         mf,
         &pieces,
         time,
         crse,
-        (scomp, ncomp),
+        (scomp, dcomp, ncomp),
         ratio,
+        ng,
         mapper,
         &fgeom,
     )?;
-    mf.parallel_copy_with(
-        &fine_patch,
-        0,
-        IntVect::ZERO,
-        Periodicity::non_periodic(),
-        CopyOp::Copy,
-        dcomp..dcomp + ncomp,
-        ng,
-    )
-    .map_err(fab_err(OP))?;
-    let recs = &fine_bc.bcrecs()[fine_bc_comp..fine_bc_comp + ncomp];
-    fill_checked(
-        mf,
-        &fgeom,
-        recs,
-        fine_bc_comp,
-        dcomp..dcomp + ncomp,
-        ng,
-        time,
-        fine_bc.ext_dir(),
-    );
+    fine_bc.fill_unchecked(mf, fine_bc_comp, dcomp..dcomp + ncomp, ng, time);
     Ok(())
 }
 
@@ -333,17 +305,7 @@ where
     let period = geom.periodicity();
     let dst = dcomp..dcomp + ncomp;
     match src.states {
-        States::One(s) => mf
-            .parallel_copy_with(
-                s,
-                scomp,
-                IntVect::ZERO,
-                period,
-                CopyOp::Copy,
-                dst.clone(),
-                ng,
-            )
-            .map_err(copy_err)?,
+        States::One(s) => copy_onto(mf, s, scomp, period, dst.clone(), ng).map_err(copy_err)?,
         States::Two((s0, t0), (s1, t1)) => {
             let same =
                 mf.box_array() == s0.box_array() && mf.distribution_map() == s0.distribution_map();
@@ -357,31 +319,25 @@ where
                     MultiFab::new(s0.box_array(), s0.distribution_map(), ncomp, IntVect::ZERO);
                 time_interp(&mut tmp, 0, (s0, t0), (s1, t1), scomp, ncomp, time)
                     .map_err(copy_err)?;
-                mf.parallel_copy_with(
-                    &tmp,
-                    0,
-                    IntVect::ZERO,
-                    period,
-                    CopyOp::Copy,
-                    dst.clone(),
-                    ng,
-                )
-                .map_err(copy_err)?;
+                copy_onto(mf, &tmp, 0, period, dst.clone(), ng).map_err(copy_err)?;
             }
         }
     }
-    let recs = &src.bc.bcrecs()[src.bc_comp..src.bc_comp + ncomp];
-    fill_checked(
-        mf,
-        &geom,
-        recs,
-        src.bc_comp,
-        dst,
-        ng,
-        time,
-        src.bc.ext_dir(),
-    );
+    src.bc.fill_unchecked(mf, src.bc_comp, dst, ng, time);
     Ok(())
+}
+
+/// Components `dst` of `mf` over its valid boxes grown by `ng` from the valid cells of
+/// `src` (components `scomp..`), periodic images of `period` included.
+fn copy_onto(
+    mf: &mut MultiFab,
+    src: &MultiFab,
+    scomp: usize,
+    period: Periodicity,
+    dst: Range<usize>,
+    ng: IntVect,
+) -> Result<(), amrex_multifab::FabError> {
+    mf.parallel_copy_with(src, scomp, IntVect::ZERO, period, CopyOp::Copy, dst, ng)
 }
 
 /// `dst[dcomp..] = s0` at `t0`, `s1` at `t1`, else AMReX's linear weights, over the valid
@@ -412,21 +368,23 @@ fn time_interp(
 }
 
 /// Interpolates the coarse level onto the fine boxes `pieces` (each with the rank that
-/// computes it): the coarse boxes `mapper` needs are filled from `crse` by the
-/// single-level fill, after a check that the coarse states cover them, then each piece
-/// is interpolated. Returns the fine pieces as a MultiFab of `ncomp` components.
+/// computes it) and copies the result into components `dcomp .. dcomp + ncomp` of `mf`
+/// (valid boxes grown by `ng`): the coarse boxes `mapper` needs are filled from `crse`
+/// by the single-level fill, after a check that the coarse states cover them, then each
+/// piece is interpolated with `mf`'s level's geometry.
 #[expect(clippy::too_many_arguments, reason = "the two-level fill's arguments")]
-fn interp_patches<FC, I>(
+fn interp_onto<FC, I>(
     op: &'static str,
-    mf: &MultiFab,
+    mf: &mut MultiFab,
     pieces: &[(IndexBox, usize)],
     time: f64,
     crse: &Source<'_, FC>,
-    (scomp, ncomp): (usize, usize),
+    (scomp, dcomp, ncomp): (usize, usize, usize),
     ratio: IntVect,
+    ng: IntVect,
     mapper: &I,
     fgeom: &Geometry,
-) -> Result<MultiFab, AmrError>
+) -> Result<(), AmrError>
 where
     FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
     I: Interpolater + ?Sized,
@@ -465,5 +423,6 @@ where
             Some(fgeom),
         )?;
     }
-    Ok(fine_patch)
+    let dst = dcomp..dcomp + ncomp;
+    copy_onto(mf, &fine_patch, 0, Periodicity::non_periodic(), dst, ng).map_err(fab_err(op))
 }

@@ -388,21 +388,14 @@ impl FluxRegister {
         Ok(sum)
     }
 
-    /// The checks of `crse_init`/`crse_add` and their area forms.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the operation, the flux and its areas, then AMReX's direction and \
-                  component arguments"
-    )]
-    fn check_crse(
+    /// The checks of `crse_init`, `crse_add`, `fine_add` and their area forms.
+    fn check_flux(
         &self,
         op: &'static str,
         flux: &MultiFab,
         area: Option<&MultiFab>,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
     ) -> Result<(), AmrError> {
         check::dir(op, dir)?;
         check::faces(op, Operand::Flux, dir, flux.box_array().ix_type())?;
@@ -436,6 +429,29 @@ impl FluxRegister {
             kernels::scaled(&mut t.array_mut(), src, area, &bx, srccomp, numcomp, mult);
         });
         mf
+    }
+
+    /// `crse_init`, `crse_add` and their area forms: the checks, `mult * flux` (times
+    /// the areas) on the flux's layout, then copied or added (`how`) into the registers
+    /// through `ParallelCopy` with periodicity `period`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the operation, then AMReX's flux, area, direction, components and factor, \
+                  then how to land the values"
+    )]
+    fn crse_impl(
+        &mut self,
+        op: &'static str,
+        flux: &MultiFab,
+        area: Option<&MultiFab>,
+        dir: usize,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
+        mult: f64,
+        (how, period): (CopyOp, Periodicity),
+    ) -> Result<(), AmrError> {
+        self.check_flux(op, flux, area, dir, (srccomp, destcomp, numcomp))?;
+        let mf = Self::scaled_flux(flux, area, srccomp, numcomp, mult);
+        self.take_crse(op, &mf, dir, destcomp..destcomp + numcomp, how, period)
     }
 
     /// `mf` (components `0..comps.len()`) into components `comps` of the registers of
@@ -494,16 +510,14 @@ impl FluxRegister {
         mult: f64,
         op: CopyOp,
     ) -> Result<(), AmrError> {
-        const OP: &str = "FluxRegister::crse_init";
-        self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
-        let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
-        self.take_crse(
-            OP,
-            &mf,
+        self.crse_impl(
+            "FluxRegister::crse_init",
+            flux,
+            None,
             dir,
-            destcomp..destcomp + numcomp,
-            op,
-            Periodicity::non_periodic(),
+            (srccomp, destcomp, numcomp),
+            mult,
+            (op, Periodicity::non_periodic()),
         )
     }
 
@@ -530,16 +544,14 @@ impl FluxRegister {
         mult: f64,
         op: CopyOp,
     ) -> Result<(), AmrError> {
-        const OP: &str = "FluxRegister::crse_init_area";
-        self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
-        let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
-        self.take_crse(
-            OP,
-            &mf,
+        self.crse_impl(
+            "FluxRegister::crse_init_area",
+            flux,
+            Some(area),
             dir,
-            destcomp..destcomp + numcomp,
-            op,
-            Periodicity::non_periodic(),
+            (srccomp, destcomp, numcomp),
+            mult,
+            (op, Periodicity::non_periodic()),
         )
     }
 
@@ -565,17 +577,14 @@ impl FluxRegister {
         mult: f64,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
-        const OP: &str = "FluxRegister::crse_add";
-        self.check_crse(OP, flux, None, dir, srccomp, destcomp, numcomp)?;
-        let mf = Self::scaled_flux(flux, None, srccomp, numcomp, mult);
-        let period = crse_geom.periodicity();
-        self.take_crse(
-            OP,
-            &mf,
+        self.crse_impl(
+            "FluxRegister::crse_add",
+            flux,
+            None,
             dir,
-            destcomp..destcomp + numcomp,
-            CopyOp::Add,
-            period,
+            (srccomp, destcomp, numcomp),
+            mult,
+            (CopyOp::Add, crse_geom.periodicity()),
         )
     }
 
@@ -599,17 +608,14 @@ impl FluxRegister {
         mult: f64,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
-        const OP: &str = "FluxRegister::crse_add_area";
-        self.check_crse(OP, flux, Some(area), dir, srccomp, destcomp, numcomp)?;
-        let mf = Self::scaled_flux(flux, Some(area), srccomp, numcomp, mult);
-        let period = crse_geom.periodicity();
-        self.take_crse(
-            OP,
-            &mf,
+        self.crse_impl(
+            "FluxRegister::crse_add_area",
+            flux,
+            Some(area),
             dir,
-            destcomp..destcomp + numcomp,
-            CopyOp::Add,
-            period,
+            (srccomp, destcomp, numcomp),
+            mult,
+            (CopyOp::Add, crse_geom.periodicity()),
         )
     }
 
@@ -683,7 +689,7 @@ impl FluxRegister {
         (srccomp, destcomp, numcomp): (usize, usize, usize),
         mult: f64,
     ) -> Result<(), AmrError> {
-        self.check_crse(op, flux, area, dir, srccomp, destcomp, numcomp)?;
+        self.check_flux(op, flux, area, dir, (srccomp, destcomp, numcomp))?;
         if numcomp == 0 {
             return Ok(());
         }

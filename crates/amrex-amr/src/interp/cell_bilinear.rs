@@ -1,13 +1,11 @@
 //! `CellBilinear`: trilinear interpolation of cell-centred data from the nearest
 //! coarse centres (AMReX's `CellBilinear`, `cell_bilinear_interp`).
 
-use alloc::vec::Vec;
-
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, grow_sides, off, split};
+use super::{Centring, Interpolater, RowAt, for_each_fine_row, grow_sides, off, split};
 
 /// Multilinear interpolation of cell-centred data, AMReX's `CellBilinear`
 /// (`cell_bilinear_interp`, kernel `mf_cell_bilin_interp`): each fine cell centre is
@@ -87,42 +85,35 @@ impl Interpolater for CellBilinear {
         _fine_geom: Option<&Geometry>,
     ) {
         let [rx, ry, rz] = ratio.to_array();
-        let (lo, hi) = (fine_region.lo(), fine_region.hi());
         let cb = crse.begin()[0];
         // Per fine i: own and neighbour coarse offsets in a coarse row, own weight.
-        let xs: Vec<(usize, usize, f64)> = (lo[0]..=hi[0])
-            .map(|i| {
-                let (ic, io) = split(i, rx);
-                let (s, w) = side(io, rx);
-                (off(ic, cb), off(ic + s, cb), w)
-            })
-            .collect();
-        let fo = off(lo[0], fine.begin()[0]);
-        for n in 0..fine.ncomp() {
-            for k in lo[2]..=hi[2] {
-                let (kc, ko) = split(k, rz);
-                let (sz, wz) = side(ko, rz);
-                for j in lo[1]..=hi[1] {
-                    let (jc, jo) = split(j, ry);
-                    let (sy, wy) = side(jo, ry);
-                    let c00 = crse.row(jc, kc, n);
-                    let c10 = crse.row(jc + sy, kc, n);
-                    let c01 = crse.row(jc, kc + sz, n);
-                    let c11 = crse.row(jc + sy, kc + sz, n);
-                    let f = &mut fine.row_mut(j, k, n)[fo..fo + xs.len()];
-                    for (f, &(a, b, wx)) in f.iter_mut().zip(&xs) {
-                        // AMReX's eight terms, in its order.
-                        *f = c00[a] * wx * wy * wz
-                            + c00[b] * (1.0 - wx) * wy * wz
-                            + c10[a] * wx * (1.0 - wy) * wz
-                            + c10[b] * (1.0 - wx) * (1.0 - wy) * wz
-                            + c01[a] * wx * wy * (1.0 - wz)
-                            + c01[b] * (1.0 - wx) * wy * (1.0 - wz)
-                            + c11[a] * wx * (1.0 - wy) * (1.0 - wz)
-                            + c11[b] * (1.0 - wx) * (1.0 - wy) * (1.0 - wz);
-                    }
-                }
+        let x = |ic: i32, io: i32| {
+            let (s, w) = side(io, rx);
+            (off(ic, cb), off(ic + s, cb), w)
+        };
+        for_each_fine_row(&mut fine, fine_region, ratio, x, |f, xs, at| {
+            let RowAt {
+                n,
+                j: (jc, jo),
+                k: (kc, ko),
+            } = at;
+            let (sy, wy) = side(jo, ry);
+            let (sz, wz) = side(ko, rz);
+            let c00 = crse.row(jc, kc, n);
+            let c10 = crse.row(jc + sy, kc, n);
+            let c01 = crse.row(jc, kc + sz, n);
+            let c11 = crse.row(jc + sy, kc + sz, n);
+            for (f, &(a, b, wx)) in f.iter_mut().zip(xs) {
+                // AMReX's eight terms, in its order.
+                *f = c00[a] * wx * wy * wz
+                    + c00[b] * (1.0 - wx) * wy * wz
+                    + c10[a] * wx * (1.0 - wy) * wz
+                    + c10[b] * (1.0 - wx) * (1.0 - wy) * wz
+                    + c01[a] * wx * wy * (1.0 - wz)
+                    + c01[b] * (1.0 - wx) * wy * (1.0 - wz)
+                    + c11[a] * wx * (1.0 - wy) * (1.0 - wz)
+                    + c11[b] * (1.0 - wx) * (1.0 - wy) * (1.0 - wz);
             }
-        }
+        });
     }
 }

@@ -1,13 +1,11 @@
 //! `FaceLinear`: face data, linear in the normal direction and piecewise constant
 //! across it (AMReX's `FaceLinear`, `face_linear_interp`).
 
-use alloc::vec::Vec;
-
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, off, split};
+use super::{Centring, Interpolater, RowAt, for_each_fine_row, off};
 
 /// Interpolation of face data, AMReX's `FaceLinear` (`face_linear_interp`): for faces
 /// normal to direction `d`, a fine face lying on a coarse face takes its value
@@ -74,50 +72,40 @@ impl Interpolater for FaceLinear {
             .find(|&d| typ.node_centered_dir(d))
             .expect("face data (checked)");
         let [rx, ry, rz] = ratio.to_array();
-        let (lo, hi) = (fine_region.lo(), fine_region.hi());
         let cb = crse.begin()[0];
         let weight = |io: i32, r: i32| f64::from(io) * (1.0 / f64::from(r));
         // Per fine i: the coarse offset in a coarse row and, for x-faces between coarse
         // faces, the weight of the upper one.
-        let xs: Vec<(usize, Option<f64>)> = (lo[0]..=hi[0])
-            .map(|i| {
-                let (ic, io) = split(i, rx);
-                let w = (dir == 0 && io != 0).then(|| weight(io, rx));
-                (off(ic, cb), w)
-            })
-            .collect();
-        let fo = off(lo[0], fine.begin()[0]);
-        for n in 0..fine.ncomp() {
-            for k in lo[2]..=hi[2] {
-                let (kc, ko) = split(k, rz);
-                for j in lo[1]..=hi[1] {
-                    let (jc, jo) = split(j, ry);
-                    let c = crse.row(jc, kc, n);
-                    // For y- and z-faces between coarse faces: the upper coarse row and
-                    // its weight.
-                    let upper = match dir {
-                        1 if jo != 0 => Some((crse.row(jc + 1, kc, n), weight(jo, ry))),
-                        2 if ko != 0 => Some((crse.row(jc, kc + 1, n), weight(ko, rz))),
-                        _ => None,
-                    };
-                    let f = &mut fine.row_mut(j, k, n)[fo..fo + xs.len()];
-                    match upper {
-                        Some((u, w)) => {
-                            for (f, &(a, _)) in f.iter_mut().zip(&xs) {
-                                *f = (1.0 - w) * c[a] + w * u[a];
-                            }
-                        }
-                        None => {
-                            for (f, &(a, wx)) in f.iter_mut().zip(&xs) {
-                                *f = match wx {
-                                    Some(w) => (1.0 - w) * c[a] + w * c[a + 1],
-                                    None => c[a],
-                                };
-                            }
-                        }
+        let x = |ic: i32, io: i32| (off(ic, cb), (dir == 0 && io != 0).then(|| weight(io, rx)));
+        for_each_fine_row(&mut fine, fine_region, ratio, x, |f, xs, at| {
+            let RowAt {
+                n,
+                j: (jc, jo),
+                k: (kc, ko),
+            } = at;
+            let c = crse.row(jc, kc, n);
+            // For y- and z-faces between coarse faces: the upper coarse row and its
+            // weight.
+            let upper = match dir {
+                1 if jo != 0 => Some((crse.row(jc + 1, kc, n), weight(jo, ry))),
+                2 if ko != 0 => Some((crse.row(jc, kc + 1, n), weight(ko, rz))),
+                _ => None,
+            };
+            match upper {
+                Some((u, w)) => {
+                    for (f, &(a, _)) in f.iter_mut().zip(xs) {
+                        *f = (1.0 - w) * c[a] + w * u[a];
+                    }
+                }
+                None => {
+                    for (f, &(a, wx)) in f.iter_mut().zip(xs) {
+                        *f = match wx {
+                            Some(w) => (1.0 - w) * c[a] + w * c[a + 1],
+                            None => c[a],
+                        };
                     }
                 }
             }
-        }
+        });
     }
 }

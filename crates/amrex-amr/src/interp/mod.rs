@@ -7,6 +7,8 @@
 //! fine fab (an [`Array4Mut`]). Gathering the coarse data from a coarse MultiFab
 //! (AMReX's `FillPatch`) is not built yet.
 
+use alloc::vec::Vec;
+
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::Geometry;
@@ -211,6 +213,51 @@ pub trait Interpolater {
             fine_geom,
         );
         Ok(())
+    }
+}
+
+/// Where a fine `i`-row lies over the coarse data: its component `n`, and the coarse
+/// index and offset ([`split`]) of its `j` and of its `k`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowAt {
+    pub(crate) n: usize,
+    pub(crate) j: (i32, i32),
+    pub(crate) k: (i32, i32),
+}
+
+/// The row loop the interpolaters share: `row(f, xs, at)` for every `i`-row of
+/// `fine_region` in `fine`, every component, with `f` the row's part inside the region
+/// and `xs[m] = x(ic, io)` for the `m`-th fine index `i` of the region, `(ic, io) =
+/// split(i, rx)`, computed once for all rows.
+pub(crate) fn for_each_fine_row<X>(
+    fine: &mut Array4Mut<'_, f64>,
+    fine_region: &IndexBox,
+    ratio: IntVect,
+    x: impl Fn(i32, i32) -> X,
+    mut row: impl FnMut(&mut [f64], &[X], RowAt),
+) {
+    let [rx, ry, rz] = ratio.to_array();
+    let (lo, hi) = (fine_region.lo(), fine_region.hi());
+    let xs: Vec<X> = (lo[0]..=hi[0])
+        .map(|i| {
+            let (ic, io) = split(i, rx);
+            x(ic, io)
+        })
+        .collect();
+    let fo = off(lo[0], fine.begin()[0]);
+    for n in 0..fine.ncomp() {
+        for k in lo[2]..=hi[2] {
+            let k = (k, split(k, rz));
+            for j in lo[1]..=hi[1] {
+                let f = &mut fine.row_mut(j, k.0, n)[fo..fo + xs.len()];
+                let at = RowAt {
+                    n,
+                    j: split(j, ry),
+                    k: k.1,
+                };
+                row(f, &xs, at);
+            }
+        }
     }
 }
 

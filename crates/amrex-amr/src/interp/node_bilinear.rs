@@ -1,13 +1,11 @@
 //! `NodeBilinear`: multilinear interpolation of nodal data (AMReX's `NodeBilinear`,
 //! `node_bilinear_interp`).
 
-use alloc::vec::Vec;
-
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, off, split};
+use super::{Centring, Interpolater, RowAt, for_each_fine_row, off};
 
 /// Multilinear interpolation of nodal data, AMReX's `NodeBilinear`
 /// (`node_bilinear_interp`, kernel `mf_nodebilin_interp`): a fine node on a coarse node
@@ -65,94 +63,85 @@ impl Interpolater for NodeBilinear {
         _fine_geom: Option<&Geometry>,
     ) {
         let [rx, ry, rz] = ratio.to_array();
-        let (lo, hi) = (fine_region.lo(), fine_region.hi());
         let cb = crse.begin()[0];
         let (rxinv, ryinv, rzinv) = (
             1.0 / f64::from(rx),
             1.0 / f64::from(ry),
             1.0 / f64::from(rz),
         );
-        // Per fine i: the coarse node's offset in a coarse row and the fine offset.
-        let xs: Vec<(usize, i32)> = (lo[0]..=hi[0])
-            .map(|i| {
-                let (ic, io) = split(i, rx);
-                (off(ic, cb), io)
-            })
-            .collect();
-        let fo = off(lo[0], fine.begin()[0]);
         let w = |a: i32| f64::from(a);
-        for n in 0..fine.ncomp() {
-            for k in lo[2]..=hi[2] {
-                let (kc, ko) = split(k, rz);
-                for j in lo[1]..=hi[1] {
-                    let (jc, jo) = split(j, ry);
-                    // Rows (jc + dj, kc + dk), read only where the offsets need them.
-                    let r00 = crse.row(jc, kc, n);
-                    let r10 = if jo != 0 {
-                        crse.row(jc + 1, kc, n)
-                    } else {
-                        r00
-                    };
-                    let r01 = if ko != 0 {
-                        crse.row(jc, kc + 1, n)
-                    } else {
-                        r00
-                    };
-                    let r11 = if jo != 0 && ko != 0 {
-                        crse.row(jc + 1, kc + 1, n)
-                    } else {
-                        r00
-                    };
-                    let f = &mut fine.row_mut(j, k, n)[fo..fo + xs.len()];
-                    for (f, &(a, io)) in f.iter_mut().zip(&xs) {
-                        let b = a + 1;
-                        let (mx, my, mz) = (rx - io, ry - jo, rz - ko);
-                        *f = match (io != 0, jo != 0, ko != 0) {
-                            (true, true, true) => {
-                                rxinv
-                                    * ryinv
-                                    * rzinv
-                                    * (r00[a] * w(mx * my * mz)
-                                        + r00[b] * w(io * my * mz)
-                                        + r10[a] * w(mx * jo * mz)
-                                        + r10[b] * w(io * jo * mz)
-                                        + r01[a] * w(mx * my * ko)
-                                        + r01[b] * w(io * my * ko)
-                                        + r11[a] * w(mx * jo * ko)
-                                        + r11[b] * w(io * jo * ko))
-                            }
-                            (false, true, true) => {
-                                ryinv
-                                    * rzinv
-                                    * (r00[a] * w(my * mz)
-                                        + r10[a] * w(jo * mz)
-                                        + r01[a] * w(my * ko)
-                                        + r11[a] * w(jo * ko))
-                            }
-                            (true, false, true) => {
-                                rxinv
-                                    * rzinv
-                                    * (r00[a] * w(mx * mz)
-                                        + r00[b] * w(io * mz)
-                                        + r01[a] * w(mx * ko)
-                                        + r01[b] * w(io * ko))
-                            }
-                            (true, true, false) => {
-                                rxinv
-                                    * ryinv
-                                    * (r00[a] * w(mx * my)
-                                        + r00[b] * w(io * my)
-                                        + r10[a] * w(mx * jo)
-                                        + r10[b] * w(io * jo))
-                            }
-                            (true, false, false) => rxinv * (w(mx) * r00[a] + w(io) * r00[b]),
-                            (false, true, false) => ryinv * (w(my) * r00[a] + w(jo) * r10[a]),
-                            (false, false, true) => rzinv * (w(mz) * r00[a] + w(ko) * r01[a]),
-                            (false, false, false) => r00[a],
-                        };
+        // Per fine i: the coarse node's offset in a coarse row and the fine offset.
+        let x = |ic: i32, io: i32| (off(ic, cb), io);
+        for_each_fine_row(&mut fine, fine_region, ratio, x, |f, xs, at| {
+            let RowAt {
+                n,
+                j: (jc, jo),
+                k: (kc, ko),
+            } = at;
+            // Rows (jc + dj, kc + dk), read only where the offsets need them.
+            let r00 = crse.row(jc, kc, n);
+            let r10 = if jo != 0 {
+                crse.row(jc + 1, kc, n)
+            } else {
+                r00
+            };
+            let r01 = if ko != 0 {
+                crse.row(jc, kc + 1, n)
+            } else {
+                r00
+            };
+            let r11 = if jo != 0 && ko != 0 {
+                crse.row(jc + 1, kc + 1, n)
+            } else {
+                r00
+            };
+            for (f, &(a, io)) in f.iter_mut().zip(xs) {
+                let b = a + 1;
+                let (mx, my, mz) = (rx - io, ry - jo, rz - ko);
+                *f = match (io != 0, jo != 0, ko != 0) {
+                    (true, true, true) => {
+                        rxinv
+                            * ryinv
+                            * rzinv
+                            * (r00[a] * w(mx * my * mz)
+                                + r00[b] * w(io * my * mz)
+                                + r10[a] * w(mx * jo * mz)
+                                + r10[b] * w(io * jo * mz)
+                                + r01[a] * w(mx * my * ko)
+                                + r01[b] * w(io * my * ko)
+                                + r11[a] * w(mx * jo * ko)
+                                + r11[b] * w(io * jo * ko))
                     }
-                }
+                    (false, true, true) => {
+                        ryinv
+                            * rzinv
+                            * (r00[a] * w(my * mz)
+                                + r10[a] * w(jo * mz)
+                                + r01[a] * w(my * ko)
+                                + r11[a] * w(jo * ko))
+                    }
+                    (true, false, true) => {
+                        rxinv
+                            * rzinv
+                            * (r00[a] * w(mx * mz)
+                                + r00[b] * w(io * mz)
+                                + r01[a] * w(mx * ko)
+                                + r01[b] * w(io * ko))
+                    }
+                    (true, true, false) => {
+                        rxinv
+                            * ryinv
+                            * (r00[a] * w(mx * my)
+                                + r00[b] * w(io * my)
+                                + r10[a] * w(mx * jo)
+                                + r10[b] * w(io * jo))
+                    }
+                    (true, false, false) => rxinv * (w(mx) * r00[a] + w(io) * r00[b]),
+                    (false, true, false) => ryinv * (w(my) * r00[a] + w(jo) * r10[a]),
+                    (false, false, true) => rzinv * (w(mz) * r00[a] + w(ko) * r01[a]),
+                    (false, false, false) => r00[a],
+                };
             }
-        }
+        });
     }
 }

@@ -1,12 +1,10 @@
 //! `PcInterp`: piecewise-constant interpolation (AMReX's `PCInterp`, `pc_interp`).
 
-use alloc::vec::Vec;
-
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, off};
+use super::{Centring, Interpolater, for_each_fine_row, off};
 
 /// Piecewise-constant interpolation, AMReX's `PCInterp` (`pc_interp`): every fine
 /// point takes the value of the coarse point `floor(i / r)` it lies in. Exact for
@@ -52,22 +50,19 @@ impl Interpolater for PcInterp {
         ratio: IntVect,
         _fine_geom: Option<&Geometry>,
     ) {
-        let [rx, ry, rz] = ratio.to_array();
-        let (lo, hi) = (fine_region.lo(), fine_region.hi());
-        let (cb, fb) = (crse.begin()[0], fine.begin()[0]);
+        let cb = crse.begin()[0];
         // The coarse row offset of each fine i.
-        let idx: Vec<usize> = (lo[0]..=hi[0]).map(|i| off(i.div_euclid(rx), cb)).collect();
-        let fo = off(lo[0], fb);
-        for n in 0..fine.ncomp() {
-            for k in lo[2]..=hi[2] {
-                for j in lo[1]..=hi[1] {
-                    let c = crse.row(j.div_euclid(ry), k.div_euclid(rz), n);
-                    let f = &mut fine.row_mut(j, k, n)[fo..fo + idx.len()];
-                    for (f, &ic) in f.iter_mut().zip(&idx) {
-                        *f = c[ic];
-                    }
+        for_each_fine_row(
+            &mut fine,
+            fine_region,
+            ratio,
+            |ic, _| off(ic, cb),
+            |f, idx, at| {
+                let c = crse.row(at.j.0, at.k.0, at.n);
+                for (f, &ic) in f.iter_mut().zip(idx) {
+                    *f = c[ic];
                 }
-            }
-        }
+            },
+        );
     }
 }
