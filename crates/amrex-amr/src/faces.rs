@@ -1,7 +1,8 @@
 //! `average_down_faces`: coarse faces from the fine faces on them (AMReX's
 //! `amrex::average_down_faces` in `AMReX_MultiFabUtil`).
 
-use amrex_box::IntVect;
+use amrex_array4::{Array4, Array4Mut};
+use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{CopyOp, MultiFab, Periodicity};
 
 use crate::check;
@@ -10,18 +11,22 @@ use crate::interp::Centring;
 use crate::kernels;
 use crate::level::{Plan, coarsen_into};
 
-/// The checks `average_down_faces` and `average_down_nodal` share: ratio, index types,
-/// component counts, ghost widths (`ngcrse` in the coarse data, `ngcrse · ratio` in the
-/// fine data), fine boxes that coarsen.
-pub(crate) fn check_staggered(
+/// What `average_down_faces` and `average_down_nodal` share: the checks (ratio, index
+/// types, `centring`, component counts, ghost widths — `ngcrse` in the coarse data,
+/// `ngcrse · ratio` in the fine data —, fine boxes that coarsen), then `kernel` over the
+/// coarse boxes grown by `ngcrse`, every component, copied into `crse` with its ghost
+/// cells.
+pub(crate) fn average_staggered(
     op: &'static str,
     fine: &MultiFab,
-    crse: &MultiFab,
-    ratio: IntVect,
-    ngcrse: IntVect,
+    crse: &mut MultiFab,
+    (ratio, ngcrse): (IntVect, IntVect),
+    centring: Centring,
+    kernel: impl Fn(&mut Array4Mut<'_, f64>, Array4<'_, f64>, &IndexBox) + Sync + Send,
 ) -> Result<(), AmrError> {
     check::ratio(op, ratio)?;
     check::same_type(op, fine, crse)?;
+    check::centring(op, Operand::Fine, fine.box_array().ix_type(), centring)?;
     if fine.ncomp() != crse.ncomp() {
         return Err(AmrError::new(
             op,
@@ -33,7 +38,14 @@ pub(crate) fn check_staggered(
     }
     check::ghost(op, Operand::Crse, ngcrse, crse.n_grow())?;
     check::ghost(op, Operand::Fine, ngcrse * ratio, fine.n_grow())?;
-    check::coarsenable(op, fine.box_array(), ratio)
+    check::coarsenable(op, fine.box_array(), ratio)?;
+    let plan = Plan {
+        ng: ngcrse,
+        dst_ng: ngcrse,
+        period: Periodicity::non_periodic(),
+        op: CopyOp::Copy,
+    };
+    coarsen_into(op, fine, crse, 0..fine.ncomp(), ratio, &plan, kernel)
 }
 
 /// Every coarse face normal to the one nodal direction `d` of the data becomes the mean
@@ -83,23 +95,16 @@ pub fn average_down_faces(
     ratio: impl Into<IntVect>,
     ngcrse: impl Into<IntVect>,
 ) -> Result<(), AmrError> {
-    const OP: &str = "average_down_faces";
     let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
     let typ = fine.box_array().ix_type();
-    check::ratio(OP, ratio)?;
-    check::same_type(OP, fine, crse)?;
-    check::centring(OP, Operand::Fine, typ, Centring::Face)?;
-    check_staggered(OP, fine, crse, ratio, ngcrse)?;
-    let dir = (0..3)
-        .find(|&d| typ.node_centered_dir(d))
-        .expect("one nodal direction (checked)");
-    let plan = Plan {
-        ng: ngcrse,
-        dst_ng: ngcrse,
-        period: Periodicity::non_periodic(),
-        op: CopyOp::Copy,
-    };
-    coarsen_into(OP, fine, crse, 0..fine.ncomp(), ratio, &plan, |c, f, bx| {
-        kernels::faces(c, f, bx, ratio, dir);
-    })
+    // The one nodal direction (checked first; 0 stands in until then).
+    let dir = (0..3).find(|&d| typ.node_centered_dir(d)).unwrap_or(0);
+    average_staggered(
+        "average_down_faces",
+        fine,
+        crse,
+        (ratio, ngcrse),
+        Centring::Face,
+        |c, f, bx| kernels::faces(c, f, bx, ratio, dir),
+    )
 }

@@ -12,11 +12,12 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-/// The offset of global index `i` from a view's first index `begin` along `i`.
+/// The offset of global index `i` (an `i32`, or an `i64` product that may pass
+/// `i32::MAX`) from a view's first index `begin` along `i`: the index into a row.
 #[inline]
 #[track_caller]
-fn off(i: i64, begin: i32) -> usize {
-    usize::try_from(i - i64::from(begin)).expect("index inside the view (checked)")
+pub(crate) fn off(i: impl Into<i64>, begin: i32) -> usize {
+    usize::try_from(i.into() - i64::from(begin)).expect("index inside the view (checked)")
 }
 
 /// The ratio's components as `usize` (positive: checked by the callers).
@@ -67,11 +68,51 @@ pub(crate) fn add_decimated(c: &mut [f64], f: &[f64], r: usize) {
     }
 }
 
-/// The `i`-range of `bx` as (first coarse index, count).
-#[inline]
-fn x_range(bx: &IndexBox) -> (i32, usize) {
-    let n = usize::try_from(bx.length()[0]).expect("non-empty box");
-    (bx.lo()[0], n)
+/// Where the coarse `i`-rows of a box start in the coarse view and the fine rows under
+/// them in the fine view.
+struct Span {
+    /// The first coarse index `i` of the box.
+    x0: i32,
+    /// The box's length in `i`.
+    nx: usize,
+    /// The box's first `i` in a coarse row.
+    co: usize,
+    /// The first fine `i` under it in a fine row.
+    fo: usize,
+}
+
+impl Span {
+    fn new(crse: &Array4Mut<'_, f64>, fine: &Array4<'_, f64>, bx: &IndexBox, rx: i32) -> Self {
+        let x0 = bx.lo()[0];
+        Self {
+            x0,
+            nx: usize::try_from(bx.length()[0]).expect("non-empty box"),
+            co: off(i64::from(x0), crse.begin()[0]),
+            fo: off(i64::from(x0) * i64::from(rx), fine.begin()[0]),
+        }
+    }
+}
+
+/// The row loop of the averages: `row(c, j, k, n)` for every coarse `i`-row of `bx`,
+/// every component, `c` the row's part inside `bx`.
+fn for_each_coarse_row(
+    crse: &mut Array4Mut<'_, f64>,
+    bx: &IndexBox,
+    span: &Span,
+    mut row: impl FnMut(&mut [f64], i32, i32, usize),
+) {
+    for n in 0..crse.ncomp() {
+        for k in bx.lo()[2]..=bx.hi()[2] {
+            for j in bx.lo()[1]..=bx.hi()[1] {
+                row(
+                    &mut crse.row_mut(j, k, n)[span.co..span.co + span.nx],
+                    j,
+                    k,
+                    n,
+                );
+            }
+        }
+    }
 }
 
 /// Coarse cells `bx` of `crse` become the mean of the fine cells of `fine` they cover,
@@ -82,29 +123,21 @@ pub(crate) fn mean(
     bx: &IndexBox,
     ratio: IntVect,
 ) {
-    let ncomp = crse.ncomp();
     let [rx, ry, rz] = ratio.to_array();
     let [urx, _, _] = ratios(ratio);
     let volfrac = inv_product(&[rx, ry, rz]);
-    let (x0, nx) = x_range(bx);
-    let (cb, fb) = (crse.begin()[0], fine.begin()[0]);
-    let co = off(i64::from(x0), cb);
-    let fo = off(i64::from(x0) * i64::from(rx), fb);
-    for n in 0..ncomp {
-        for k in bx.lo()[2]..=bx.hi()[2] {
-            for j in bx.lo()[1]..=bx.hi()[1] {
-                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
-                c.fill(0.0);
-                for kr in 0..rz {
-                    for jr in 0..ry {
-                        let f = fine.row(j * ry + jr, k * rz + kr, n);
-                        add_decimated(c, &f[fo..fo + nx * urx], urx);
-                    }
-                }
-                c.iter_mut().for_each(|v| *v *= volfrac);
+    let span = Span::new(crse, &fine, bx, rx);
+    let (fo, nfx) = (span.fo, span.nx * urx);
+    for_each_coarse_row(crse, bx, &span, |c, j, k, n| {
+        c.fill(0.0);
+        for kr in 0..rz {
+            for jr in 0..ry {
+                let f = fine.row(j * ry + jr, k * rz + kr, n);
+                add_decimated(c, &f[fo..fo + nfx], urx);
             }
         }
-    }
+        c.iter_mut().for_each(|v| *v *= volfrac);
+    });
 }
 
 /// As [`mean`], weighted by the fine cells' volumes in `fine_geom`
@@ -120,11 +153,8 @@ pub(crate) fn volume_weighted(
     let ncomp = crse.ncomp();
     let [rx, ry, rz] = ratio.to_array();
     let [urx, ury, urz] = ratios(ratio);
-    let (x0, nx) = x_range(bx);
+    let Span { x0, nx, co, fo } = Span::new(crse, &fine, bx, rx);
     let nfx = nx * urx;
-    let (cb, fb) = (crse.begin()[0], fine.begin()[0]);
-    let co = off(i64::from(x0), cb);
-    let fo = off(i64::from(x0) * i64::from(rx), fb);
     // The fine volumes of one coarse row, row (kr, jr) at `(kr * ry + jr) * nfx`, and the
     // sum of the volumes under each coarse cell.
     let mut vol = vec![0.0; nfx * ury * urz];
@@ -169,27 +199,20 @@ pub(crate) fn inject(
     bx: &IndexBox,
     ratio: IntVect,
 ) {
-    let ncomp = crse.ncomp();
     let [rx, ry, rz] = ratio.to_array();
     let [urx, _, _] = ratios(ratio);
-    let (x0, nx) = x_range(bx);
-    let co = off(i64::from(x0), crse.begin()[0]);
-    let fo = off(i64::from(x0) * i64::from(rx), fine.begin()[0]);
-    for n in 0..ncomp {
-        for k in bx.lo()[2]..=bx.hi()[2] {
-            for j in bx.lo()[1]..=bx.hi()[1] {
-                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
-                let f = &fine.row(j * ry, k * rz, n)[fo..];
-                if urx == 1 {
-                    c.copy_from_slice(&f[..nx]);
-                } else {
-                    c.iter_mut()
-                        .zip(f.iter().step_by(urx))
-                        .for_each(|(c, &v)| *c = v);
-                }
-            }
+    let span = Span::new(crse, &fine, bx, rx);
+    let (fo, nx) = (span.fo, span.nx);
+    for_each_coarse_row(crse, bx, &span, |c, j, k, n| {
+        let f = &fine.row(j * ry, k * rz, n)[fo..];
+        if urx == 1 {
+            c.copy_from_slice(&f[..nx]);
+        } else {
+            c.iter_mut()
+                .zip(f.iter().step_by(urx))
+                .for_each(|(c, &v)| *c = v);
         }
-    }
+    });
 }
 
 /// Coarse faces `bx` normal to `dir` become the mean of the fine faces on them
@@ -201,12 +224,10 @@ pub(crate) fn faces(
     ratio: IntVect,
     dir: usize,
 ) {
-    let ncomp = crse.ncomp();
     let [rx, ry, rz] = ratio.to_array();
     let [urx, _, _] = ratios(ratio);
-    let (x0, nx) = x_range(bx);
-    let co = off(i64::from(x0), crse.begin()[0]);
-    let fo = off(i64::from(x0) * i64::from(rx), fine.begin()[0]);
+    let span = Span::new(crse, &fine, bx, rx);
+    let (fo, nfx) = (span.fo, span.nx * urx);
     // The fine rows summed for a coarse row (j, k), as (jref, kref) ranges, and the
     // reciprocal of their count.
     let (jrs, krs, inv) = match dir {
@@ -214,28 +235,23 @@ pub(crate) fn faces(
         1 => (1, rz, inv_product(&[rx, rz])),
         _ => (ry, 1, inv_product(&[rx, ry])),
     };
-    for n in 0..ncomp {
-        for k in bx.lo()[2]..=bx.hi()[2] {
-            for j in bx.lo()[1]..=bx.hi()[1] {
-                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
-                c.fill(0.0);
-                for kr in 0..krs {
-                    for jr in 0..jrs {
-                        let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..];
-                        if dir == 0 {
-                            // One fine face per row: the one on the coarse face.
-                            c.iter_mut()
-                                .zip(f.iter().step_by(urx))
-                                .for_each(|(c, &v)| *c += v);
-                        } else {
-                            add_decimated(c, &f[..nx * urx], urx);
-                        }
-                    }
+    for_each_coarse_row(crse, bx, &span, |c, j, k, n| {
+        c.fill(0.0);
+        for kr in 0..krs {
+            for jr in 0..jrs {
+                let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..];
+                if dir == 0 {
+                    // One fine face per row: the one on the coarse face.
+                    c.iter_mut()
+                        .zip(f.iter().step_by(urx))
+                        .for_each(|(c, &v)| *c += v);
+                } else {
+                    add_decimated(c, &f[..nfx], urx);
                 }
-                c.iter_mut().for_each(|v| *v *= inv);
             }
         }
-    }
+        c.iter_mut().for_each(|v| *v *= inv);
+    });
 }
 
 #[cfg(test)]

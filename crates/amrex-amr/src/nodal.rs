@@ -2,14 +2,14 @@
 //! `amrex::average_down_nodal` in `AMReX_MultiFabUtil`).
 
 use amrex_box::IntVect;
-use amrex_multifab::{CopyOp, MultiFab, Periodicity};
+use amrex_multifab::MultiFab;
 
+use crate::error::AmrError;
 #[cfg(doc)]
 use crate::error::AmrErrorKind;
-use crate::error::{AmrError, Operand};
-use crate::faces::check_staggered;
+use crate::faces::average_staggered;
+use crate::interp::Centring;
 use crate::kernels;
-use crate::level::{Plan, coarsen_into};
 
 /// Every coarse node takes the value of the fine node at the same place, every
 /// component, over the coarse boxes grown by `ngcrse` (AMReX's
@@ -46,20 +46,13 @@ pub fn average_down_nodal(
     ratio: impl Into<IntVect>,
     ngcrse: impl Into<IntVect>,
 ) -> Result<(), AmrError> {
-    const OP: &str = "average_down_nodal";
-    let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
-    crate::check::ratio(OP, ratio)?;
-    crate::check::same_type(OP, fine, crse)?;
-    let typ = fine.box_array().ix_type();
-    crate::check::index_type(OP, Operand::Fine, typ, typ.node_centered(), "nodal")?;
-    check_staggered(OP, fine, crse, ratio, ngcrse)?;
-    let plan = Plan {
-        ng: ngcrse,
-        dst_ng: ngcrse,
-        period: Periodicity::non_periodic(),
-        op: CopyOp::Copy,
-    };
-    coarsen_into(OP, fine, crse, 0..fine.ncomp(), ratio, &plan, |c, f, bx| {
-        kernels::inject(c, f, bx, ratio);
-    })
+    let ratio = ratio.into();
+    average_staggered(
+        "average_down_nodal",
+        fine,
+        crse,
+        (ratio, ngcrse.into()),
+        Centring::Node,
+        |c, f, bx| kernels::inject(c, f, bx, ratio),
+    )
 }

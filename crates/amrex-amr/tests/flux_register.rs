@@ -194,6 +194,15 @@ struct Step {
     clear: bool,
 }
 
+impl Step {
+    /// One fine step, no reflux: the registers as the step leaves them.
+    const REGISTERS_ONLY: Self = Self {
+        nsub: 1,
+        reflux: false,
+        clear: false,
+    };
+}
+
 /// One coarse step and `nsub` fine steps of the conservative update from zero states,
 /// with the register filled as AMReX's `AmrCoreAdv` does (coarse `mult = -dt A_c`,
 /// fine `mult = dt_f A_f`), then refluxed. Returns the coarse and fine states.
@@ -354,14 +363,7 @@ fn any_box_arrays_give_the_same_result() {
     // Coarse state and fluxes on the coarse boxes of 8³, the reflux target on boxes of 4³;
     // fine fluxes on other boxes than the fine level's: the corrections are the same.
     let lv = levels(IntVect::splat(2), true, middle(), IntVect::splat(8));
-    let (_, _, fr) = coarse_step(
-        &lv,
-        Step {
-            nsub: 1,
-            reflux: false,
-            clear: false,
-        },
-    );
+    let (_, _, fr) = coarse_step(&lv, Step::REGISTERS_ONLY);
 
     // fine_add from fluxes on a BoxArray chopped differently.
     let dt = 0.01;
@@ -407,14 +409,7 @@ fn any_box_arrays_give_the_same_result() {
 fn cleared_borders_leave_covered_cells_alone() {
     let lv = levels(IntVect::splat(2), true, middle(), IntVect::splat(8));
     let covered = lv.fba.coarsen(lv.ratio);
-    let (uc, ..) = coarse_step(
-        &lv,
-        Step {
-            nsub: 1,
-            reflux: false,
-            clear: false,
-        },
-    );
+    let (uc, ..) = coarse_step(&lv, Step::REGISTERS_ONLY);
     let (cleared, ..) = coarse_step(
         &lv,
         Step {
@@ -713,14 +708,7 @@ fn reflux_signs_on_each_side_and_direction() {
 #[test]
 fn reflux_volume_and_curvilinear_volumes() {
     let lv = levels(IntVect::splat(2), true, middle(), IntVect::splat(8));
-    let (_, _, fr) = coarse_step(
-        &lv,
-        Step {
-            nsub: 1,
-            reflux: false,
-            clear: false,
-        },
-    );
+    let (_, _, fr) = coarse_step(&lv, Step::REGISTERS_ONLY);
     let mut a = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
     fr.reflux(&mut a, 1.0, 0, 0, 1, &lv.cg).unwrap();
     let mut vol = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
@@ -980,14 +968,7 @@ fn new_refuses_bad_arguments() {
 #[test]
 fn operations_refuse_bad_arguments_and_change_nothing() {
     let lv = levels(IntVect::splat(2), true, middle(), IntVect::splat(8));
-    let (mut uc, _, mut fr) = coarse_step(
-        &lv,
-        Step {
-            nsub: 1,
-            reflux: false,
-            clear: false,
-        },
-    );
+    let (mut uc, _, mut fr) = coarse_step(&lv, Step::REGISTERS_ONLY);
     let before = register_values(&fr);
     let state_before = values(&uc);
 

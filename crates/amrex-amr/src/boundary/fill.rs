@@ -93,6 +93,19 @@ impl Frame {
         (self.edge(d, side) - x) * side.inward()
     }
 
+    /// Component `n` of `q` at the point `m` steps inside from face `(d, side)` (`m = 0`:
+    /// the boundary cell), at the other coordinates of `p`.
+    fn inside<'q>(
+        &self,
+        q: &'q Array4Mut<'_, f64>,
+        p: IntVect,
+        (d, side): (usize, Side),
+        n: usize,
+    ) -> impl Fn(i32) -> f64 + 'q {
+        let (e, s) = (self.edge(d, side), side.inward());
+        move |m| q[(p.with(d, e + s * m), n)]
+    }
+
     /// The part of `fab` beyond face `(d, side)`, if any.
     fn slab(&self, fab: &IndexBox, d: usize, side: Side) -> Option<IndexBox> {
         let (mut lo, mut hi) = (fab.lo(), fab.hi());
@@ -120,8 +133,7 @@ fn ho_stencil(
     n: usize,
 ) -> (f64, f64) {
     let e = fr.edge(d, side);
-    let s = side.inward();
-    let at = |m: i32| q[(p.with(d, e + s * m), n)];
+    let at = fr.inside(q, p, (d, side), n);
     let three = match side {
         Side::Lo => e + 2 <= fab.hi()[d].min(fr.dom.hi()[d]),
         Side::Hi => e - 2 >= fab.lo()[d].max(fr.dom.lo()[d]),
@@ -143,11 +155,8 @@ fn filcc_value(
     (d, side): (usize, Side),
     n: usize,
 ) -> Option<f64> {
-    let e = fr.edge(d, side);
-    let s = side.inward();
     let depth = fr.depth(p[d], d, side);
-    // The cell `m` steps inside from the face (m = 0: the boundary cell).
-    let at = |m: i32| q[(p.with(d, e + s * m), n)];
+    let at = fr.inside(q, p, (d, side), n);
     Some(match fr.bc(d, side) {
         BCType::IntDir | BCType::ExtDir => return None,
         BCType::FoExtrap => at(0),

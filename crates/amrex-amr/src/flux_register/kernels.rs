@@ -11,13 +11,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 
 use super::Side;
-
-/// The offset of global index `i` from a view's first index `begin` along `i`.
-#[inline]
-#[track_caller]
-fn off(i: i32, begin: i32) -> usize {
-    usize::try_from(i64::from(i) - i64::from(begin)).expect("index inside the view (checked)")
-}
+use crate::kernels::off;
 
 /// A length along one direction of a non-empty box, or a ratio (at least 1, checked).
 #[inline]

@@ -5,7 +5,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, RowAt, for_each_fine_row, off};
+use super::{Centring, Interpolater, RowAt, for_each_fine_row, lengthen_single, off};
 
 /// Interpolation of face data, AMReX's `FaceLinear` (`face_linear_interp`): for faces
 /// normal to direction `d`, a fine face lying on a coarse face takes its value
@@ -50,13 +50,10 @@ impl Interpolater for FaceLinear {
     /// nodal direction where that leaves a single face and the ratio is above 1 (AMReX's
     /// `FaceLinear::CoarseBox`).
     fn coarse_box(&self, fine_region: &IndexBox, ratio: IntVect) -> IndexBox {
-        let mut b = fine_region.coarsen_iv(ratio);
-        for d in 0..3 {
-            if b.ix_type().node_centered_dir(d) && ratio[d] > 1 && b.length()[d] < 2 {
-                b = b.grow_hi(d, 1);
-            }
-        }
-        b
+        let typ = fine_region.ix_type();
+        lengthen_single(fine_region.coarsen_iv(ratio), ratio, |d| {
+            typ.node_centered_dir(d)
+        })
     }
 
     fn fill(

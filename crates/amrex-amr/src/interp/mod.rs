@@ -268,11 +268,22 @@ pub(crate) fn split(i: i32, r: i32) -> (i32, i32) {
     (c, i - c * r)
 }
 
-/// The offset of global index `i` from a view's first index `begin` along `i`.
-#[inline]
-#[track_caller]
-pub(crate) fn off(i: i32, begin: i32) -> usize {
-    usize::try_from(i64::from(i) - i64::from(begin)).expect("index inside the view (checked)")
+pub(crate) use crate::kernels::off;
+
+/// `b` one point longer on the high side in every direction `d` where `dirs(d)` holds,
+/// the ratio is above 1 and `b` has a single point: the coarse box of the nodal
+/// interpolaters, which blend two coarse points.
+pub(crate) fn lengthen_single(
+    mut b: IndexBox,
+    ratio: IntVect,
+    dirs: impl Fn(usize) -> bool,
+) -> IndexBox {
+    for d in 0..3 {
+        if dirs(d) && ratio[d] > 1 && b.length()[d] < 2 {
+            b = b.grow_hi(d, 1);
+        }
+    }
+    b
 }
 
 /// Grows `b` by one cell on the low side in direction `d` (`lo`), the high side (`hi`).

@@ -5,7 +5,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, RowAt, for_each_fine_row, off};
+use super::{Centring, Interpolater, RowAt, for_each_fine_row, lengthen_single, off};
 
 /// Multilinear interpolation of nodal data, AMReX's `NodeBilinear`
 /// (`node_bilinear_interp`, kernel `mf_nodebilin_interp`): a fine node on a coarse node
@@ -45,13 +45,7 @@ impl Interpolater for NodeBilinear {
     /// leaves a single node and the ratio is above 1 (AMReX's `NodeBilinear::CoarseBox`,
     /// which also lengthens ratio-1 directions).
     fn coarse_box(&self, fine_region: &IndexBox, ratio: IntVect) -> IndexBox {
-        let mut b = fine_region.coarsen_iv(ratio);
-        for d in 0..3 {
-            if ratio[d] > 1 && b.length()[d] < 2 {
-                b = b.grow_hi(d, 1);
-            }
-        }
-        b
+        lengthen_single(fine_region.coarsen_iv(ratio), ratio, |_| true)
     }
 
     fn fill(
