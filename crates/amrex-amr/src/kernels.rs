@@ -169,20 +169,29 @@ pub(crate) fn volume_weighted(
                     *v = fine_geom.volume(IntVect::new(x0 * rx + i as i32, jf, kf));
                 }
             }
+            // The volume under each coarse cell, summed in AMReX's order (`kref`, `jref`,
+            // `iref`), once for every component.
+            cv.fill(0.0);
+            for v in vol.chunks_exact(nfx) {
+                for (cvol, v) in cv.iter_mut().zip(v.chunks_exact(urx)) {
+                    for &v in v {
+                        *cvol += v;
+                    }
+                }
+            }
             for n in 0..ncomp {
-                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
-                cv.fill(0.0);
                 fv.fill(0.0);
                 for (r, v) in vol.chunks_exact(nfx).enumerate() {
                     let (kr, jr) = ((r / ury) as i32, (r % ury) as i32);
                     let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..fo + nfx];
-                    for (i, (cd, cvol)) in fv.iter_mut().zip(cv.iter_mut()).enumerate() {
-                        for ir in i * urx..(i + 1) * urx {
-                            *cvol += v[ir];
-                            *cd += f[ir] * v[ir];
+                    let fine_cells = f.chunks_exact(urx).zip(v.chunks_exact(urx));
+                    for (cd, (f, v)) in fv.iter_mut().zip(fine_cells) {
+                        for (&f, &v) in f.iter().zip(v) {
+                            *cd += f * v;
                         }
                     }
                 }
+                let c = &mut crse.row_mut(j, k, n)[co..co + nx];
                 for ((c, &cd), &cvol) in c.iter_mut().zip(&fv).zip(&cv) {
                     *c = cd / cvol;
                 }

@@ -190,24 +190,25 @@ pub(super) fn reflux(
     let nx = len(bx.length()[0]);
     let o0 = off(lo[0], state.begin()[0]);
     let mut vbuf = Vec::new();
-    for n in 0..nc {
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
+    let coef = match side {
+        Side::Lo => -scale,
+        Side::Hi => scale,
+    };
+    for k in lo[2]..=hi[2] {
+        for j in lo[1]..=hi[1] {
+            // The row's volumes, once for every component.
+            let v: &[f64] = match vol {
+                Volume::Uniform(_) => &[],
+                Volume::Geometry(g) => {
+                    vbuf.clear();
+                    vbuf.extend((lo[0]..=hi[0]).map(|i| g.volume(IntVect::new(i, j, k))));
+                    &vbuf
+                }
+                Volume::Data(a) => sub_row(a, lo[0], nx, j, k, 0),
+            };
+            for n in 0..nc {
                 let c = sub_row(&corr, lo[0], nx, j, k, n);
                 let s = &mut state.row_mut(j, k, dcomp + n)[o0..][..nx];
-                let v: &[f64] = match vol {
-                    Volume::Uniform(_) => &[],
-                    Volume::Geometry(g) => {
-                        vbuf.clear();
-                        vbuf.extend((lo[0]..=hi[0]).map(|i| g.volume(IntVect::new(i, j, k))));
-                        &vbuf
-                    }
-                    Volume::Data(a) => sub_row(a, lo[0], nx, j, k, 0),
-                };
-                let coef = match side {
-                    Side::Lo => -scale,
-                    Side::Hi => scale,
-                };
                 match vol {
                     Volume::Uniform(v) => {
                         s.iter_mut().zip(c).for_each(|(s, &c)| *s += coef * c / v);

@@ -90,6 +90,7 @@ use kernels::{FineFlux, Volume};
 
 use crate::check;
 use crate::error::{AmrError, AmrErrorKind, Operand, fab_err};
+use crate::kernels::off;
 
 /// The side of a fine box a plane of register faces lies on (with a direction, AMReX's
 /// `Orientation`).
@@ -1018,10 +1019,28 @@ impl FluxRegister {
                 let m = mask.around(&bx, dir);
                 let mut c = t.array_mut();
                 let e = IntVect::basis(dir);
-                for p in bx {
-                    if m.is_interface(p - e, p) {
+                let (lo, hi) = (bx.lo(), bx.hi());
+                let (co, fo) = (off(lo[0], c.begin()[0]), off(lo[0], f.begin()[0]));
+                // Which faces of one row are on the interface, found once per row.
+                let mut on: Vec<bool> = Vec::new();
+                for k in lo[2]..=hi[2] {
+                    for j in lo[1]..=hi[1] {
+                        on.clear();
+                        on.extend((lo[0]..=hi[0]).map(|i| {
+                            let p = IntVect::new(i, j, k);
+                            m.is_interface(p - e, p)
+                        }));
+                        if !on.contains(&true) {
+                            continue;
+                        }
                         for n in 0..numcomp {
-                            c[(p[0], p[1], p[2], destcomp + n)] = scale * f[(p[0], p[1], p[2], n)];
+                            let src = &f.row(j, k, n)[fo..fo + on.len()];
+                            let dst = &mut c.row_mut(j, k, destcomp + n)[co..co + on.len()];
+                            for ((d, &s), &on) in dst.iter_mut().zip(src).zip(&on) {
+                                if on {
+                                    *d = scale * s;
+                                }
+                            }
                         }
                     }
                 }
