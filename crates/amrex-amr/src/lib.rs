@@ -32,9 +32,11 @@
 //! argument ([`Operand`]) and the bad values, and a message that names them too. The
 //! crate has no `unsafe` code.
 //!
-//! Not built yet: Python bindings, and tests over MPI ranks (the operations are
-//! collective through `ParallelCopy` and should work over MPI, but only one process has
-//! run them). See `docs/amr.md` in the repository.
+//! The operations are collective through `ParallelCopy`; the `mpi` feature's tests run
+//! them over 1, 2 and 4 ranks against one process. Not built yet: agreement on the
+//! arguments across ranks (a refusal on one rank alone can hang the others), Python
+//! bindings for FillPatch (`amrex-python` binds the rest). See `docs/amr.md` in the
+//! repository.
 //!
 //! # Quick start: average a fine level down, interpolate it back
 //!
@@ -84,6 +86,8 @@
 //!
 //! - `std` (default): rayon threads for the averages (through `amrex-multifab/std`);
 //!   without it they run sequentially and the crate is `no_std` + `alloc`.
+//! - `mpi`: amrex-multifab's MPI communicators, for the MPI tests; the operations are
+//!   the same code with or without it.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 extern crate alloc;

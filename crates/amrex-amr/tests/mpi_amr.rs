@@ -22,8 +22,8 @@ use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
 use amrex_amr::fill_patch::{Source, fill_patch_single_level, fill_patch_two_levels};
 use amrex_amr::flux_register::Side;
 use amrex_amr::{
-    AmrError, AmrErrorKind, CellConsLinear, FluxRegister, FluxRegisterErrorKind, PcInterp,
-    average_down, average_down_faces, average_down_geom, average_down_nodal, sum_fine_to_coarse,
+    AmrError, AmrErrorKind, CellConsLinear, FluxRegister, PcInterp, average_down,
+    average_down_faces, average_down_geom, average_down_nodal, sum_fine_to_coarse,
 };
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
@@ -700,7 +700,7 @@ fn expect_disagreement(what: &str, c: &Communicator, r: Result<(), AmrError>) {
             if n > 1
                 && matches!(
                     e.kind(),
-                    AmrErrorKind::Copy(
+                    AmrErrorKind::MultiFab(
                         FabError::RanksDisagree { .. } | FabError::RefusedOnOtherRank { .. }
                     )
                 ) => {}
@@ -757,7 +757,7 @@ fn mismatched_components_and_ratios(c: &Communicator) {
         fr.crse_init(&flux, 0, 0, 0, 1, -1.0, CopyOp::Copy),
     ) {
         (1, Ok(())) => {}
-        (n, Err(e)) if n > 1 && matches!(e.kind(), FluxRegisterErrorKind::MultiFab(_)) => {}
+        (n, Err(e)) if n > 1 && matches!(e.kind(), AmrErrorKind::MultiFab(_)) => {}
         (n, other) => panic!("crse_init on rank {} of {n}: {other:?}", c.rank()),
     }
 }
@@ -811,7 +811,7 @@ fn mismatched_reflux_components(c: &Communicator) {
     let srccomp = usize::from(c.rank() == 0);
     match (c.size(), fr.reflux(&mut state, 1.0, srccomp, 0, 1, &cgeom)) {
         (1, Ok(())) => {}
-        (n, Err(e)) if n > 1 && matches!(e.kind(), FluxRegisterErrorKind::MultiFab(_)) => {}
+        (n, Err(e)) if n > 1 && matches!(e.kind(), AmrErrorKind::MultiFab(_)) => {}
         (n, other) => panic!(
             "reflux, components, on rank {} of {n}: expected an error on every rank, got {other:?}",
             c.rank()
