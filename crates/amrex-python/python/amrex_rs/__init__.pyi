@@ -7,7 +7,7 @@ import sys
 from types import ModuleType
 import builtins
 import os
-from typing import Any, ClassVar, final, Generic, Iterator, Literal, Sequence, TypeVar, Union, type_check_only
+from typing import Any, Callable, ClassVar, final, Generic, Iterator, Literal, Sequence, TypeVar, Union, overload, type_check_only
 
 if sys.version_info >= (3, 10):
     from types import EllipsisType
@@ -27,28 +27,40 @@ __all__ = [
     "Array4",
     "Array4_double",
     "ArrayOfStructs_2_1",
+    "BCRec",
+    "BCType",
     "BaseFab_Real",
     "Box",
     "BoxArray",
+    "CoordSys",
+    "CoordType",
     "DLPACK_VERSION",
     "DistributionMapping",
     "FArrayBox",
+    "FluxRegister",
+    "FrOp",
+    "Geometry",
+    "GeometryData",
     "IndexBox",
     "IndexType",
     "IntVect",
     "IntVect3D",
+    "Interpolater",
     "MFIter",
     "MultiFab",
     "PODVector_int64_std",
     "PODVector_int_std",
     "PODVector_real_std",
     "PODVector_uint64_std",
+    "Periodicity",
+    "PhysBCFunct",
     "Plotfile",
     "PodVectorF32",
     "PodVectorF64",
     "PodVectorI32",
     "PodVectorI64",
     "PodVectorU64",
+    "RealBox",
     "SharedView",
     "SmallMatrix_1x6_C_SI0_double",
     "SmallMatrix_1x6_C_SI1_double",
@@ -63,21 +75,37 @@ __all__ = [
     "SmallMatrix_6x6_F_SI0_double",
     "SmallMatrix_6x6_F_SI1_double",
     "StructOfArrays_2_1",
+    "Tensor",
     "The_Arena",
     "The_Device_Arena",
     "The_Managed_Arena",
     "The_Pinned_Arena",
-    "Tensor",
     "Vector_Long",
     "Vector_Real",
     "Vector_int",
     "__version__",
     "array4_from_dlpack",
     "array4_from_dlpack_mut",
+    "average_down",
+    "average_down_faces",
+    "average_down_nodal",
+    "cell_bilinear_interp",
+    "cell_cons_interp",
+    "face_linear_interp",
+    "fill_domain_boundary",
+    "fill_patch_single_level",
+    "fill_patch_two_levels",
+    "fill_physical_boundary",
     "from_dlpack",
+    "interp_from_coarse_level",
+    "lincc_interp",
     "make_id_cpu",
+    "node_bilinear_interp",
     "particle_cpu",
     "particle_id",
+    "pc_interp",
+    "setBC",
+    "sum_fine_to_coarse",
     "write_multi_level_plotfile",
     "write_single_level_plotfile",
     "xp_for",
@@ -1109,3 +1137,373 @@ def write_multi_level_plotfile(
     steps: Sequence[int] | None = None,
 ) -> None:
     """AMReX's WriteMultiLevelPlotfile."""
+
+# --- AMR: geometry, boundary conditions, level operations --------------------------------
+# Every level operation takes host float64 MultiFabs (NotImplementedError for device
+# memory) and raises ValueError, before writing anything, for a refused argument.
+
+_Real3: TypeAlias = Sequence[float]
+_ExtDir: TypeAlias = Callable[[list[float], float, int], float]
+"""`ext_dir(x, time, comp) -> float`: the value at a ghost point beyond an `ext_dir` face."""
+
+@final
+class CoordType:
+    """AMReX's coordinate kinds (`CoordSys.CoordType`); the values are AMReX's codes."""
+
+    cartesian: ClassVar[CoordType]
+    RZ: ClassVar[CoordType]
+    SPHERICAL: ClassVar[CoordType]
+    def __int__(self) -> int: ...
+    def __hash__(self) -> int: ...
+
+_CoordType: TypeAlias = CoordType
+
+@final
+class CoordSys:
+    """The coordinate system of a geometry (AMReX `CoordSys`)."""
+
+    CoordType: ClassVar[type[_CoordType]]
+    def __new__(cls, coord: _CoordType | CoordSys | int | None = None) -> Self: ...
+    def ok(self) -> bool: ...
+    def Coord(self) -> _CoordType: ...
+    def CoordInt(self) -> int: ...
+    def IsCartesian(self) -> bool: ...
+    def IsRZ(self) -> bool: ...
+    def IsSPHERICAL(self) -> bool: ...
+    def __hash__(self) -> int: ...
+
+@final
+class RealBox:
+    """A box in physical space, `lo < hi` in every direction (AMReX `RealBox`)."""
+
+    def __new__(cls, *args: Any) -> Self: ...
+    @property
+    def xlo(self) -> list[float]: ...
+    @property
+    def xhi(self) -> list[float]: ...
+    @overload
+    def lo(self, dir: None = None) -> list[float]: ...
+    @overload
+    def lo(self, dir: int) -> float: ...
+    @overload
+    def hi(self, dir: None = None) -> list[float]: ...
+    @overload
+    def hi(self, dir: int) -> float: ...
+    def length(self, dir: int) -> float: ...
+    def ok(self) -> bool: ...
+    def volume(self) -> float: ...
+    def contains(self, p: _Real3 | RealBox, eps: float = 0.0) -> bool: ...
+    def intersects(self, other: RealBox) -> bool: ...
+
+@final
+class Periodicity:
+    """The periods of a domain, 0 where it is not periodic (AMReX `Periodicity`)."""
+
+    def __new__(cls, period: _IntVectLike) -> Self: ...
+    @staticmethod
+    def NonPeriodic() -> Periodicity: ...
+    def intVect(self) -> IntVect: ...
+    def isPeriodic(self, dir: int) -> bool: ...
+    def isAnyPeriodic(self) -> bool: ...
+    def isAllPeriodic(self) -> bool: ...
+    def shiftIntVect(self, ng: _IntVectLike | None = None) -> list[IntVect]: ...
+    def __hash__(self) -> int: ...
+
+@final
+class Geometry:
+    """An index domain over a `RealBox`, with coordinates and periodicity (AMReX `Geometry`)."""
+
+    def __new__(cls, dom: Box, rb: RealBox, coord: CoordType | CoordSys | int | None = None, is_per: Sequence[bool | int] | None = None) -> Self: ...
+    def ok(self) -> bool: ...
+    def data(self) -> GeometryData: ...
+    def Domain(self) -> Box: ...
+    def ProbDomain(self) -> RealBox: ...
+    @overload
+    def ProbLo(self, dir: None = None) -> list[float]: ...
+    @overload
+    def ProbLo(self, dir: int) -> float: ...
+    @overload
+    def ProbHi(self, dir: None = None) -> list[float]: ...
+    @overload
+    def ProbHi(self, dir: int) -> float: ...
+    def ProbLength(self, dir: int) -> float: ...
+    def ProbSize(self) -> float: ...
+    @overload
+    def CellSize(self, dir: None = None) -> list[float]: ...
+    @overload
+    def CellSize(self, dir: int) -> float: ...
+    @overload
+    def InvCellSize(self, dir: None = None) -> list[float]: ...
+    @overload
+    def InvCellSize(self, dir: int) -> float: ...
+    def Coord(self) -> CoordType: ...
+    def CoordInt(self) -> int: ...
+    def IsCartesian(self) -> bool: ...
+    def IsRZ(self) -> bool: ...
+    def IsSPHERICAL(self) -> bool: ...
+    @overload
+    def isPeriodic(self, dir: None = None) -> list[int]: ...
+    @overload
+    def isPeriodic(self, dir: int) -> bool: ...
+    @property
+    def is_periodic(self) -> list[bool]: ...
+    def isAnyPeriodic(self) -> bool: ...
+    def isAllPeriodic(self) -> bool: ...
+    def period(self, dir: int) -> int: ...
+    def periodicity(self, bx: Box | None = None) -> Periodicity: ...
+    def setPeriodicity(self, is_per: Sequence[bool | int]) -> Geometry: ...
+    def growPeriodicDomain(self, n: _IntVectLike) -> Box: ...
+    def growNonPeriodicDomain(self, n: _IntVectLike) -> Box: ...
+    def refine(self, ratio: _IntVectLike) -> Geometry: ...
+    def coarsen(self, ratio: _IntVectLike) -> Geometry: ...
+    def cell_centre(self, iv: _IntVectLike) -> list[float]: ...
+    def node_location(self, iv: _IntVectLike) -> list[float]: ...
+    def LoEdge(self, i: int, dir: int) -> float: ...
+    def HiEdge(self, i: int, dir: int) -> float: ...
+    def cell_index(self, point: _Real3) -> IntVect | None: ...
+    def volume(self, iv: _IntVectLike) -> float: ...
+    def face_area(self, iv: _IntVectLike, dir: int) -> float: ...
+    def outsideRoundOffDomain(self, x: float, y: float, z: float) -> bool: ...
+    def insideRoundOffDomain(self, x: float, y: float, z: float) -> bool: ...
+
+@final
+class GeometryData:
+    """A geometry through AMReX's plain-data names (from `Geometry.data()`)."""
+
+    @property
+    def prob_domain(self) -> RealBox: ...
+    @property
+    def domain(self) -> Box: ...
+    @property
+    def coord(self) -> int: ...
+    @property
+    def dx(self) -> list[float]: ...
+    @property
+    def is_periodic(self) -> list[int]: ...
+    @overload
+    def CellSize(self, dir: None = None) -> list[float]: ...
+    @overload
+    def CellSize(self, dir: int) -> float: ...
+    @overload
+    def ProbLo(self, dir: None = None) -> list[float]: ...
+    @overload
+    def ProbLo(self, dir: int) -> float: ...
+    @overload
+    def ProbHi(self, dir: None = None) -> list[float]: ...
+    @overload
+    def ProbHi(self, dir: int) -> float: ...
+    def Domain(self) -> Box: ...
+    @overload
+    def isPeriodic(self, dir: None = None) -> list[int]: ...
+    @overload
+    def isPeriodic(self, dir: int) -> int: ...
+    def Coord(self) -> int: ...
+
+@final
+class BCType:
+    """AMReX's mathematical boundary types; each compares equal to its integer code."""
+
+    int_dir: ClassVar[BCType]
+    reflect_even: ClassVar[BCType]
+    reflect_odd: ClassVar[BCType]
+    foextrap: ClassVar[BCType]
+    ext_dir: ClassVar[BCType]
+    hoextrap: ClassVar[BCType]
+    hoextrapcc: ClassVar[BCType]
+    def __int__(self) -> int: ...
+    def __hash__(self) -> int: ...
+
+_BCLike: TypeAlias = Union[BCType, int]
+
+@final
+class BCRec:
+    """The boundary types of one component on the six domain faces (AMReX `BCRec`)."""
+
+    def __new__(cls, lo: Sequence[_BCLike] | Box | None = None, hi: Sequence[_BCLike] | Box | None = None, bc_domain: BCRec | None = None) -> Self: ...
+    def set_lo(self, dir: int, bc_type: _BCLike) -> None: ...
+    def set_hi(self, dir: int, bc_type: _BCLike) -> None: ...
+    @overload
+    def lo(self, dir: None = None) -> list[BCType]: ...
+    @overload
+    def lo(self, dir: int) -> BCType: ...
+    @overload
+    def hi(self, dir: None = None) -> list[BCType]: ...
+    @overload
+    def hi(self, dir: int) -> BCType: ...
+    def vect(self) -> list[int]: ...
+    def data(self) -> list[int]: ...
+
+def setBC(bx: Box, domain: Box, bc_domain: BCRec) -> BCRec:
+    """`bc_domain` as box `bx` sees it: `int_dir` where `bx` does not reach the domain's face."""
+
+@final
+class PhysBCFunct:
+    """A level's physical boundary conditions: geometry, one `BCRec` per component, `ext_dir`."""
+
+    def __new__(cls, geom: Geometry, bcrecs: Sequence[BCRec], ext_dir: _ExtDir | None = None) -> Self: ...
+    @property
+    def geom(self) -> Geometry: ...
+    @property
+    def bcrecs(self) -> list[BCRec]: ...
+    def fill(self, mf: MultiFab, scomp: int = 0, ncomp: int | None = None, time: float = 0.0) -> None: ...
+
+def fill_physical_boundary(
+    mf: MultiFab,
+    geom: Geometry,
+    bcrecs: Sequence[BCRec],
+    scomp: int = 0,
+    ncomp: int | None = None,
+    time: float = 0.0,
+    ext_dir: _ExtDir | None = None,
+) -> None:
+    """Fills the ghost cells beyond non-periodic domain faces from the boundary records."""
+
+def fill_domain_boundary(phi: MultiFab, geom: Geometry, bc: Sequence[BCRec]) -> None:
+    """pyAMReX's fill_domain_boundary: every component, ext_dir ghost cells left alone."""
+
+def average_down(S_fine: MultiFab, S_crse: MultiFab, *args: Any) -> None:
+    """`average_down(S_fine, S_crse, scomp, ncomp, ratio)` or
+    `average_down(S_fine, S_crse, fgeom, cgeom, scomp, ncomp, ratio)`."""
+
+def sum_fine_to_coarse(
+    S_fine: MultiFab, S_crse: MultiFab, scomp: int, ncomp: int, ratio: _IntVectLike, cgeom: Geometry, fgeom: Geometry | None = None
+) -> None:
+    """Adds each coarse cell's fine mean to the coarse data."""
+
+def average_down_faces(fine: MultiFab, crse: MultiFab, ratio: _IntVectLike, ngcrse: _IntVectLike | None = None) -> None:
+    """Averages face data (one direction) onto the coarse faces."""
+
+def average_down_nodal(fine: MultiFab, crse: MultiFab, ratio: _IntVectLike, ngcrse: _IntVectLike | None = None) -> None:
+    """Injects nodal data onto the coarse nodes."""
+
+@final
+class Interpolater:
+    """One of AMReX's interpolaters (the module attributes `pc_interp`, `cell_cons_interp`, ...)."""
+
+    @property
+    def name(self) -> str: ...
+    def CoarseBox(self, fine_region: Box, ratio: _IntVectLike) -> Box: ...
+    def interp(
+        self,
+        crse: MultiFab,
+        fine: MultiFab,
+        ratio: _IntVectLike,
+        crse_comp: int = 0,
+        fine_comp: int = 0,
+        ncomp: int | None = None,
+        ngrow: int = 0,
+        fine_geom: Geometry | None = None,
+    ) -> None: ...
+
+pc_interp: Interpolater
+cell_cons_interp: Interpolater
+lincc_interp: Interpolater
+cell_bilinear_interp: Interpolater
+node_bilinear_interp: Interpolater
+face_linear_interp: Interpolater
+
+def fill_patch_single_level(
+    mf: MultiFab,
+    time: float,
+    smf: Sequence[MultiFab],
+    stime: Sequence[float],
+    scomp: int,
+    dcomp: int,
+    ncomp: int,
+    geom: Geometry,
+    physbcf: PhysBCFunct,
+    bcfcomp: int = 0,
+    nghost: _IntVectLike | None = None,
+) -> None:
+    """AMReX's FillPatchSingleLevel: states (interpolated in time), then physical boundaries."""
+
+def fill_patch_two_levels(
+    mf: MultiFab,
+    time: float,
+    cmf: Sequence[MultiFab],
+    ct: Sequence[float],
+    fmf: Sequence[MultiFab],
+    ft: Sequence[float],
+    scomp: int,
+    dcomp: int,
+    ncomp: int,
+    cgeom: Geometry,
+    fgeom: Geometry,
+    cbc: PhysBCFunct,
+    cbccomp: int,
+    fbc: PhysBCFunct,
+    fbccomp: int,
+    ratio: _IntVectLike,
+    mapper: Interpolater,
+    bcs: Sequence[BCRec] | None = None,
+    bcscomp: int = 0,
+    nghost: _IntVectLike | None = None,
+) -> None:
+    """AMReX's FillPatchTwoLevels: fine states where they reach, interpolated coarse data elsewhere."""
+
+def interp_from_coarse_level(
+    mf: MultiFab,
+    time: float,
+    cmf: MultiFab,
+    scomp: int,
+    dcomp: int,
+    ncomp: int,
+    cgeom: Geometry,
+    fgeom: Geometry,
+    cbc: PhysBCFunct,
+    cbccomp: int,
+    fbc: PhysBCFunct,
+    fbccomp: int,
+    ratio: _IntVectLike,
+    mapper: Interpolater,
+    bcs: Sequence[BCRec] | None = None,
+    bcscomp: int = 0,
+    nghost: _IntVectLike | None = None,
+) -> None:
+    """AMReX's InterpFromCoarseLevel: a new fine level interpolated from the coarse one."""
+
+@final
+class FrOp:
+    """Whether `FluxRegister.crse_init` copies or adds (AMReX `FluxRegister::FrOp`)."""
+
+    COPY: ClassVar[FrOp]
+    ADD: ClassVar[FrOp]
+    def __int__(self) -> int: ...
+    def __hash__(self) -> int: ...
+
+_FrOp: TypeAlias = FrOp
+
+@final
+class FluxRegister:
+    """Fluxes on the coarse faces around a fine level, for refluxing (AMReX `FluxRegister`)."""
+
+    FrOp: ClassVar[type[_FrOp]]
+    def __new__(cls, fine_boxes: BoxArray, dm: DistributionMapping, ref_ratio: _IntVectLike, fine_lev: int, nvar: int) -> Self: ...
+    @property
+    def fine_level(self) -> int: ...
+    @property
+    def crse_level(self) -> int: ...
+    @property
+    def n_comp(self) -> int: ...
+    @property
+    def ref_ratio(self) -> IntVect: ...
+    def set_val(self, val: float) -> None: ...
+    def sum_reg(self, comp: int) -> float: ...
+    def crse_init(
+        self, mflx: MultiFab, dir: int, srccomp: int, destcomp: int, numcomp: int, mult: float = ...,
+        op: _FrOp = ..., *, area: MultiFab | None = None,
+    ) -> None: ...
+    def crse_add(
+        self, mflx: MultiFab, dir: int, srccomp: int, destcomp: int, numcomp: int, mult: float, crse_geom: Geometry,
+        *, area: MultiFab | None = None,
+    ) -> None: ...
+    def fine_add(
+        self, mflx: MultiFab, dir: int, srccomp: int, destcomp: int, numcomp: int, mult: float, *, area: MultiFab | None = None
+    ) -> None: ...
+    def reflux(
+        self, mf: MultiFab, scale: float, scomp: int, dcomp: int, nc: int, crse_geom: Geometry, *, volume: MultiFab | None = None
+    ) -> None: ...
+    def clear_internal_borders(self, crse_geom: Geometry) -> None: ...
+    def overwrite_flux(
+        self, crse_fluxes: Sequence[MultiFab], scale: float, srccomp: int, destcomp: int, numcomp: int, crse_geom: Geometry
+    ) -> None: ...

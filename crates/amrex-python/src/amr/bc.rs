@@ -6,7 +6,8 @@ use crate::amr::geometry::PyGeometry;
 use crate::error::amr_err;
 use crate::geometry::{PyBox, dir_of};
 use crate::multifab::PyMultiFab;
-use amrex_amr::boundary::{BCRec, BCType, fill_physical_boundary};
+use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
+use amrex_geometry::Geometry;
 use core::cell::RefCell;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -185,11 +186,12 @@ fn without_ext_dir(r: &BCRec) -> BCRec {
 #[pyfunction]
 #[pyo3(name = "fill_domain_boundary")]
 fn fill_domain_boundary_py(
+    py: Python<'_>,
     phi: PyRefMut<'_, PyMultiFab>,
     geom: &PyGeometry,
     bc: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
-    fill_physical_boundary_py(phi, geom, bc, 0, None, 0.0, None)
+    PyPhysBCFunct(Boundary::new(geom.0, bc, None)?).fill(py, phi, 0, None, 0.0)
 }
 
 fn set_bc(bx: &PyBox, domain: &PyBox, bc: &PyBCRec) -> PyBCRec {
@@ -202,6 +204,136 @@ fn set_bc(bx: &PyBox, domain: &PyBox, bc: &PyBCRec) -> PyBCRec {
 #[pyo3(name = "setBC")]
 fn set_bc_py(bx: &PyBox, domain: &PyBox, bc_domain: &PyBCRec) -> PyBCRec {
     set_bc(bx, domain, bc_domain)
+}
+
+/// The library's `ext_dir` function type as the bindings build it: a Python callable
+/// behind one closure (`&dyn`, since each call is a Python call anyway).
+pub(crate) type ExtDirFn<'a> = &'a dyn Fn([f64; 3], f64, usize) -> f64;
+
+/// A level's physical boundary conditions as Python gives them: the geometry, one record
+/// per component, and the optional `ext_dir(x, time, comp) -> float` callable.
+#[derive(Debug)]
+pub(crate) struct Boundary {
+    geom: Geometry,
+    recs: Vec<BCRec>,
+    ext_dir: Option<Py<PyAny>>,
+}
+
+impl Boundary {
+    fn new(
+        geom: Geometry,
+        bcrecs: &Bound<'_, PyAny>,
+        ext_dir: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let recs = bcrecs
+            .try_iter()?
+            .map(|r| Ok(r?.cast::<PyBCRec>()?.borrow().0))
+            .collect::<PyResult<_>>()?;
+        Ok(Self {
+            geom,
+            recs,
+            ext_dir: ext_dir.map(Bound::unbind),
+        })
+    }
+
+    /// Runs `body` with the library's `PhysBcFunct` of these conditions. Without a
+    /// callable the `ext_dir` faces become `int_dir` ones, so their ghost cells keep
+    /// their values. The first exception of the callable is kept (the library's fill
+    /// cannot stop part-way; the callable is not called again) and raised once `body`
+    /// has returned, unless `body` itself refused its arguments.
+    pub(crate) fn with<R>(
+        &self,
+        py: Python<'_>,
+        body: impl FnOnce(&PhysBcFunct<ExtDirFn<'_>>) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let f = self.ext_dir.as_ref().map(|f| f.bind(py));
+        let failed: RefCell<Option<PyErr>> = RefCell::new(None);
+        let value = |x: [f64; 3], t: f64, n: usize| -> f64 {
+            let Some(f) = f else { return 0.0 };
+            if failed.borrow().is_some() {
+                return f64::NAN;
+            }
+            match f.call1((x, t, n)).and_then(|v| v.extract::<f64>()) {
+                Ok(v) => v,
+                Err(e) => {
+                    *failed.borrow_mut() = Some(e);
+                    f64::NAN
+                }
+            }
+        };
+        let recs = match f {
+            Some(_) => self.recs.clone(),
+            None => self.recs.iter().map(without_ext_dir).collect(),
+        };
+        let bc = PhysBcFunct::new(self.geom, recs, &value as ExtDirFn<'_>);
+        let out = body(&bc)?;
+        match failed.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
+    /// The geometry.
+    pub(crate) fn geometry(&self) -> &Geometry {
+        &self.geom
+    }
+}
+
+/// The components `scomp..scomp + ncomp` (all from `scomp` when `ncomp` is None) of a
+/// MultiFab with `total` components.
+fn comps_of(scomp: usize, ncomp: Option<usize>, total: usize) -> core::ops::Range<usize> {
+    scomp..scomp.saturating_add(ncomp.unwrap_or_else(|| total.saturating_sub(scomp)))
+}
+
+/// A level's physical boundary conditions as one object (AMReX `PhysBCFunct`, pyAMReX's
+/// `PhysBCFunct_CpuBndryFuncFab` and `PhysBCFunctUser` in one): the geometry, one
+/// `BCRec` per component and the optional `ext_dir(x, time, comp) -> float` function,
+/// for the FillPatch functions and for filling a MultiFab directly.
+#[pyclass(module = "amrex_rs", name = "PhysBCFunct", frozen)]
+#[derive(Debug)]
+pub(crate) struct PyPhysBCFunct(pub(crate) Boundary);
+
+#[pymethods]
+impl PyPhysBCFunct {
+    /// `PhysBCFunct(geom, bcrecs, ext_dir=None)`: record `c` is component `c`'s.
+    #[new]
+    #[pyo3(signature = (geom, bcrecs, ext_dir=None))]
+    fn py_new(
+        geom: &PyGeometry,
+        bcrecs: &Bound<'_, PyAny>,
+        ext_dir: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        Boundary::new(geom.0, bcrecs, ext_dir).map(Self)
+    }
+
+    /// The geometry.
+    #[getter]
+    fn geom(&self) -> PyGeometry {
+        PyGeometry(self.0.geom)
+    }
+
+    /// The records, one per component.
+    #[getter]
+    fn bcrecs(&self) -> Vec<PyBCRec> {
+        self.0.recs.iter().copied().map(PyBCRec).collect()
+    }
+
+    /// Fills the ghost cells of `mf` beyond the non-periodic domain faces, components
+    /// `scomp..scomp + ncomp`, as `fill_physical_boundary` does.
+    #[pyo3(signature = (mf, scomp=0, ncomp=None, time=0.0))]
+    fn fill(
+        &self,
+        py: Python<'_>,
+        mut mf: PyRefMut<'_, PyMultiFab>,
+        scomp: usize,
+        ncomp: Option<usize>,
+        time: f64,
+    ) -> PyResult<()> {
+        let mf = mf.host_mut()?;
+        let comps = comps_of(scomp, ncomp, mf.ncomp());
+        self.0
+            .with(py, |bc| bc.fill(mf, comps, time).map_err(amr_err))
+    }
 }
 
 /// Fills the ghost cells of `mf` (host memory, cell-centred or nodal) that lie beyond a
@@ -225,8 +357,13 @@ fn set_bc_py(bx: &PyBox, domain: &PyBox, bc_domain: &PyBCRec) -> PyBCRec {
     name = "fill_physical_boundary",
     signature = (mf, geom, bcrecs, scomp=0, ncomp=None, time=0.0, ext_dir=None)
 )]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "AMReX's argument list: data, geometry, records, components, time, function"
+)]
 fn fill_physical_boundary_py(
-    mut mf: PyRefMut<'_, PyMultiFab>,
+    py: Python<'_>,
+    mf: PyRefMut<'_, PyMultiFab>,
     geom: &PyGeometry,
     bcrecs: &Bound<'_, PyAny>,
     scomp: usize,
@@ -234,44 +371,13 @@ fn fill_physical_boundary_py(
     time: f64,
     ext_dir: Option<Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let recs: Vec<BCRec> = bcrecs
-        .try_iter()?
-        .map(|r| Ok(r?.cast::<PyBCRec>()?.borrow().0))
-        .collect::<PyResult<_>>()?;
-    let mf = mf.host_mut()?;
-    let ncomp = ncomp.unwrap_or_else(|| mf.ncomp().saturating_sub(scomp));
-    let comps = scomp..scomp.saturating_add(ncomp);
-    let Some(f) = ext_dir else {
-        // Without a function the ext_dir faces are left alone, as int_dir faces are.
-        let recs: Vec<BCRec> = recs.iter().map(without_ext_dir).collect();
-        return fill_physical_boundary(mf, &geom.0, &recs, comps, time, |_, _, _| 0.0)
-            .map_err(amr_err);
-    };
-    // The first exception of `f` is kept and raised after the fill (the fill cannot stop
-    // part-way); once there is one, `f` is not called again.
-    let failed: RefCell<Option<PyErr>> = RefCell::new(None);
-    let value = |x: [f64; 3], t: f64, n: usize| -> f64 {
-        if failed.borrow().is_some() {
-            return f64::NAN;
-        }
-        match f.call1((x, t, n)).and_then(|v| v.extract::<f64>()) {
-            Ok(v) => v,
-            Err(e) => {
-                *failed.borrow_mut() = Some(e);
-                f64::NAN
-            }
-        }
-    };
-    fill_physical_boundary(mf, &geom.0, &recs, comps, time, value).map_err(amr_err)?;
-    match failed.into_inner() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    PyPhysBCFunct(Boundary::new(geom.0, bcrecs, ext_dir)?).fill(py, mf, scomp, ncomp, time)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBCType>()?;
     m.add_class::<PyBCRec>()?;
+    m.add_class::<PyPhysBCFunct>()?;
     m.add_function(wrap_pyfunction!(set_bc_py, m)?)?;
     m.add_function(wrap_pyfunction!(fill_physical_boundary_py, m)?)?;
     m.add_function(wrap_pyfunction!(fill_domain_boundary_py, m)?)

@@ -2,7 +2,7 @@
 //! (amrex-geometry), with pyAMReX's names: [`geometry`] (`RealBox`, `CoordSys`,
 //! `Periodicity`, `Geometry`), [`bc`] (`BCType`, `BCRec`, `fill_physical_boundary`),
 //! [`average`] (`average_down` and its relatives), [`interp`] (the interpolater
-//! objects) and [`flux_register`] (`FluxRegister`).
+//! objects), [`fill_patch`] (FillPatch) and [`flux_register`] (`FluxRegister`).
 //!
 //! Every operation takes host `float64` MultiFabs: a MultiFab in device memory raises
 //! `NotImplementedError` (naming `to_host()`), as the library's level operations run on
@@ -11,6 +11,7 @@
 
 pub(crate) mod average;
 pub(crate) mod bc;
+pub(crate) mod fill_patch;
 pub(crate) mod flux_register;
 pub(crate) mod geometry;
 pub(crate) mod interp;
@@ -39,5 +40,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bc::register(m)?;
     average::register(m)?;
     interp::register(m)?;
+    fill_patch::register(m)?;
     flux_register::register(m)
 }
