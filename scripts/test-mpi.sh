@@ -28,11 +28,8 @@ TESTS=(
     "amrex-multifab:mpi_comm"
     "amrex-multifab:mpi_multifab"
     "amrex-plotfile:mpi_plotfile"
-    # The AMR level operations. Three mismatch checks fail today and are left out of its
-    # default list (KNOWN_FAILING in crates/amrex-amr/tests/mpi_amr.rs): a refusal on one
-    # rank leaves the others waiting in the copy (a hang), a ratio mismatch on the
-    # direct path hangs the rank that copies, and reflux with other components on one
-    # rank is not detected. Run one by name: mpirun -n 2 <exe> <check>, under timeout.
+    # The AMR level operations, with ranks that pass mismatched arguments (each gets an
+    # error, none hangs).
     "amrex-amr:mpi_amr"
 )
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the
@@ -127,29 +124,34 @@ for t in "${PANIC_TESTS[@]}"; do
     done
 done
 
-# The main example runs unchanged on 1, 2 and 4 ranks and prints what one process
-# prints (all but the timing and the rank-count lines).
-log "examples/heat.rs: one process (no MPI), then mpirun -n ${RANKS[*]}"
-heat_numbers() { grep -v -e ' steps in ' -e '^heat equation on '; }
-cargo build -q --release --features ndarray --example heat
-reference="$("$CARGO_TARGET_DIR/release/examples/heat" | heat_numbers)"
-echo "$reference"
-cargo build -q --release --features ndarray,mpi --example heat
-for n in "${RANKS[@]}"; do
-    rc=0
-    out="$(timeout --kill-after=10 "$TIMEOUT" "${MPIRUN[@]}" -n "$n" "$CARGO_TARGET_DIR/release/examples/heat")" || rc=$?
-    if [ "$rc" != 0 ]; then
-        failures+=("examples/heat -n $n: exit $rc")
-    elif [ "$(echo "$out" | heat_numbers)" != "$reference" ]; then
-        failures+=("examples/heat -n $n: printed other numbers than one process")
-        echo "$out"
-    else
-        echo "heat -n $n: the same numbers ($(echo "$out" | grep -c .) lines)"
-        passed=$((passed + 1))
-        continue
-    fi
-    echo "FAILED: ${failures[-1]}" >&2
-done
+# The examples run unchanged on 1, 2 and 4 ranks and print what one process prints (all
+# but the lines that name the rank count or the timing, which the filter drops).
+# same_as_one_process EXAMPLE FEATURES FILTER-REGEX
+same_as_one_process() {
+    local ex="$1" features="$2" drop="$3" reference rc out n
+    log "examples/$ex.rs: one process (no MPI), then mpirun -n ${RANKS[*]}"
+    cargo build -q --release ${features:+--features "$features"} --example "$ex"
+    reference="$("$CARGO_TARGET_DIR/release/examples/$ex" | grep -v -E "$drop")"
+    echo "$reference"
+    cargo build -q --release --features "${features:+$features,}mpi" --example "$ex"
+    for n in "${RANKS[@]}"; do
+        rc=0
+        out="$(timeout --kill-after=10 "$TIMEOUT" "${MPIRUN[@]}" -n "$n" "$CARGO_TARGET_DIR/release/examples/$ex")" || rc=$?
+        if [ "$rc" != 0 ]; then
+            failures+=("examples/$ex -n $n: exit $rc")
+        elif [ "$(echo "$out" | grep -v -E "$drop")" != "$reference" ]; then
+            failures+=("examples/$ex -n $n: printed other numbers than one process")
+            echo "$out"
+        else
+            echo "$ex -n $n: the same numbers ($(echo "$out" | grep -c .) lines)"
+            passed=$((passed + 1))
+            continue
+        fi
+        echo "FAILED: ${failures[-1]}" >&2
+    done
+}
+same_as_one_process heat ndarray ' steps in |^heat equation on '
+same_as_one_process two_level "" 'rank\(s\)'
 
 log "MPI test runs"
 for f in "${failures[@]}"; do

@@ -98,6 +98,12 @@ pub fn average_down(
 ) -> Result<(), AmrError> {
     const OP: &str = "average_down";
     let ratio = ratio.into();
+    check::Agreement::new(OP)
+        .mf(fine)
+        .mf(crse)
+        .words(&[scomp, ncomp])
+        .iv(ratio)
+        .check(crse.communicator())?;
     check_cells(OP, fine, crse, scomp, ncomp, ratio, true)?;
     let plan = copy_plan();
     let comps = scomp..scomp + ncomp;
@@ -167,6 +173,14 @@ pub fn average_down_geom(
 ) -> Result<(), AmrError> {
     const OP: &str = "average_down_geom";
     let ratio = ratio.into();
+    check::Agreement::new(OP)
+        .mf(fine)
+        .mf(crse)
+        .geom(fine_geom)
+        .geom(crse_geom)
+        .words(&[scomp, ncomp])
+        .iv(ratio)
+        .check(crse.communicator())?;
     check_cells(OP, fine, crse, scomp, ncomp, ratio, false)?;
     check::geometries(OP, fine_geom, crse_geom, ratio)?;
     let plan = copy_plan();

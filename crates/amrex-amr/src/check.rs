@@ -4,7 +4,7 @@ use core::ops::{Bound, Range, RangeBounds};
 
 use amrex_box::{IndexBox, IndexType, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, MultiFab};
+use amrex_multifab::{BoxArray, CommError, Communicator, FabError, Fingerprint, MultiFab};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
 use crate::interp::Centring;
@@ -340,5 +340,110 @@ pub(crate) fn boxes_in_domain(
                 domain: geom.domain().convert(ba.ix_type()),
             },
         )),
+    }
+}
+
+/// The arguments of a collective operation, hashed so that the ranks can agree on them
+/// before anything else happens. Every operation of this crate that communicates builds
+/// one from *all* its arguments as given (before any check) and calls
+/// [`check`](Self::check) first: when the ranks agree, the local checks that follow see
+/// the same arguments and the same global layouts on every rank, so they refuse on every
+/// rank or on none, and every choice of path is the same everywhere — no rank is left
+/// waiting in a copy the others skipped.
+pub(crate) struct Agreement {
+    op: &'static str,
+    fp: Fingerprint,
+}
+
+impl Agreement {
+    /// The agreement of operation `op`.
+    pub(crate) fn new(op: &'static str) -> Self {
+        let mut fp = Fingerprint::new();
+        fp.str(op);
+        Self { op, fp }
+    }
+
+    /// Adds a FabArray's layout (BoxArray, map, components, ghost width).
+    pub(crate) fn mf<T: amrex_multifab::Element, A: amrex_arena::Arena>(
+        mut self,
+        m: &amrex_multifab::FabArray<T, A>,
+    ) -> Self {
+        m.hash_operand(&mut self.fp);
+        self
+    }
+
+    /// Adds integers (component numbers, counts, directions, flags).
+    pub(crate) fn words(mut self, ws: &[usize]) -> Self {
+        for &w in ws {
+            self.fp.word(w as u64);
+        }
+        self
+    }
+
+    /// Adds an index vector (a ratio, a ghost width).
+    pub(crate) fn iv(mut self, v: IntVect) -> Self {
+        self.fp.iv(v);
+        self
+    }
+
+    /// Adds reals by their bits (times, scales).
+    pub(crate) fn reals(mut self, xs: &[f64]) -> Self {
+        for &x in xs {
+            self.fp.f64(x);
+        }
+        self
+    }
+
+    /// Adds a geometry: domain, extent, coordinates, periodicity.
+    pub(crate) fn geom(mut self, g: &Geometry) -> Self {
+        let d = g.domain();
+        self.fp
+            .iv(d.lo())
+            .iv(d.hi())
+            .word(g.coord().to_int() as u64);
+        for x in g.prob_lo().into_iter().chain(g.prob_hi()) {
+            self.fp.f64(x);
+        }
+        for dir in 0..3 {
+            self.fp.word(u64::from(g.is_periodic(dir)));
+        }
+        self
+    }
+
+    /// Adds boundary records.
+    pub(crate) fn bcrecs(mut self, recs: &[crate::boundary::BCRec]) -> Self {
+        self.fp.word(recs.len() as u64);
+        for r in recs {
+            for c in r.to_ints() {
+                self.fp.word(c as u32 as u64);
+            }
+        }
+        self
+    }
+
+    /// Adds a name (an interpolater's).
+    pub(crate) fn name(mut self, s: &str) -> Self {
+        self.fp.str(s);
+        self
+    }
+
+    /// **Collective** over `comm`: `Ok` when every rank passed the same arguments; else
+    /// every rank returns [`MultiFab`](AmrErrorKind::MultiFab) wrapping
+    /// [`FabError::RanksDisagree`]. Free on one process.
+    pub(crate) fn check(self, comm: &Communicator) -> Result<(), AmrError> {
+        if comm.is_single() {
+            return Ok(());
+        }
+        let op = self.op;
+        comm.check_same(op, self.fp.value()).map_err(|e| {
+            let fe = match e {
+                CommError::Mismatch { .. } => FabError::RanksDisagree { op },
+                e => FabError::Exchange {
+                    op,
+                    detail: alloc::string::ToString::to_string(&e),
+                },
+            };
+            AmrError::new(op, AmrErrorKind::MultiFab(fe))
+        })
     }
 }

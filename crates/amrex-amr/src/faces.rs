@@ -24,6 +24,12 @@ pub(crate) fn average_staggered(
     centring: Centring,
     kernel: impl Fn(&mut Array4Mut<'_, f64>, Array4<'_, f64>, &IndexBox) + Sync + Send,
 ) -> Result<(), AmrError> {
+    check::Agreement::new(op)
+        .mf(fine)
+        .mf(crse)
+        .iv(ratio)
+        .iv(ngcrse)
+        .check(crse.communicator())?;
     check::ratio(op, ratio)?;
     check::same_type(op, fine, crse)?;
     check::centring(op, Operand::Fine, fine.box_array().ix_type(), centring)?;

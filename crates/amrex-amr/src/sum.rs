@@ -65,6 +65,13 @@ pub fn sum_fine_to_coarse(
 ) -> Result<(), AmrError> {
     const OP: &str = "sum_fine_to_coarse";
     let ratio = ratio.into();
+    check::Agreement::new(OP)
+        .mf(fine)
+        .mf(crse)
+        .words(&[scomp, ncomp])
+        .iv(ratio)
+        .geom(crse_geom)
+        .check(crse.communicator())?;
     check::ratio(OP, ratio)?;
     check::comps(OP, Operand::Fine, scomp, ncomp, fine.ncomp())?;
     check::comps(OP, Operand::Crse, scomp, ncomp, crse.ncomp())?;

@@ -15,8 +15,7 @@
 //! the same list in the same order on every rank, with a barrier after each; a failed
 //! check panics, and the panic hook `Communicator::world` installs aborts every rank.
 //!
-//! Given check names as arguments, it runs those instead of the default list; that is how
-//! the checks in [`KNOWN_FAILING`] (which hang today) are run by hand, under `timeout`.
+//! Given check names as arguments, it runs those instead of the default list.
 
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
 use amrex_amr::fill_patch::{Source, fill_patch_single_level, fill_patch_two_levels};
@@ -763,26 +762,25 @@ fn mismatched_components_and_ratios(c: &Communicator) {
 }
 
 /// Rank 0 asks for a component the MultiFabs do not have; the others ask for a valid one.
-/// Rank 0 refuses before the copy and returns, the others enter the copy's agreement and
-/// wait for rank 0 there. KNOWN FAILING: hangs under `mpirun -n 2` and more (the argument
-/// checks of the level operations are local, and the refusal never reaches the others).
+/// The ranks agree on the arguments before any local check, so every rank gets the
+/// disagreement (rank 0 does not return its refusal alone and leave the others waiting in
+/// the copy); on one process the refusal itself.
 fn refusal_on_one_rank_reaches_the_others(c: &Communicator) {
     let (fine, mut crse) = mismatch_levels(c);
     let scomp = if c.rank() == 0 { 5 } else { 0 };
     let r = average_down(&fine, &mut crse, scomp, 1, 2);
-    match (c.rank(), r) {
-        (0, Err(e)) if matches!(e.kind(), AmrErrorKind::ComponentsOutside { .. }) => {}
-        (_, r) if c.size() > 1 => expect_disagreement("average_down, refused on rank 0", c, r),
-        (_, other) => panic!("average_down with a refused component: {other:?}"),
+    match r {
+        Err(e) if c.size() == 1 && matches!(e.kind(), AmrErrorKind::ComponentsOutside { .. }) => {}
+        r if c.size() > 1 => expect_disagreement("average_down, refused on rank 0", c, r),
+        other => panic!("average_down with a refused component: {other:?}"),
     }
 }
 
 /// Rank 0 averages with ratio 4, the others with 2, into a coarse MultiFab that is the
 /// fine level coarsened by 2 on the fine map: the others write it directly (no copy) and
-/// return `Ok`, rank 0 goes through the copy and waits for them in its agreement.
-/// KNOWN FAILING under `mpirun -n 2` and more: the direct path is chosen per rank,
-/// without agreement, so rank 0 would hang (here the others' failed check aborts the
-/// job first).
+/// return `Ok`, rank 0 goes through the copy and waits for them in its agreement —
+/// unless the ranks agree on the arguments first, which they do: every rank gets the
+/// disagreement.
 fn mismatched_ratio_on_the_direct_path(c: &Communicator) {
     let (fine, _) = mismatch_levels(c);
     let cba = fine.box_array().coarsen(IntVect::splat(2));
@@ -796,10 +794,10 @@ fn mismatched_ratio_on_the_direct_path(c: &Communicator) {
 }
 
 /// Rank 0 refluxes register component 1, the others component 0, into a coarse state on
-/// another layout than the register's. KNOWN FAILING: every rank returns `Ok` and the
-/// ranks silently apply different components (the copies inside `reflux` move a
-/// temporary holding the chosen components, whose layout and component range are the
-/// same on every rank, so their agreement cannot see the difference).
+/// another layout than the register's. The copies inside `reflux` move a temporary
+/// holding the chosen components, whose layout and range are the same on every rank, so
+/// only the agreement on `reflux`'s own arguments sees the difference: every rank gets
+/// an error instead of silently applying different components.
 fn mismatched_reflux_components(c: &Communicator) {
     let (fine, crse) = mismatch_levels(c);
     let ratio = IntVect::splat(2);
@@ -853,11 +851,6 @@ const CHECKS: &[Check] = &[
         "mismatched_components_and_ratios",
         mismatched_components_and_ratios,
     ),
-];
-
-/// Checks left out of the default run because they fail today (each one's comment says
-/// how); run one by name, under `timeout`, to see it.
-const KNOWN_FAILING: &[Check] = &[
     (
         "refusal_on_one_rank_reaches_the_others",
         refusal_on_one_rank_reaches_the_others,
@@ -884,7 +877,6 @@ fn main() {
             .map(|name| {
                 *CHECKS
                     .iter()
-                    .chain(KNOWN_FAILING)
                     .find(|(n, _)| n == name)
                     .unwrap_or_else(|| panic!("no check named {name}"))
             })

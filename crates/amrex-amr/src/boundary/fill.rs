@@ -605,7 +605,16 @@ where
         time: f64,
     ) {
         let recs = &self.bcrecs[first_rec..first_rec + comps.len()];
-        fill_checked(mf, &self.geom, recs, first_rec, comps, ng, time, &self.ext_dir);
+        fill_checked(
+            mf,
+            &self.geom,
+            recs,
+            first_rec,
+            comps,
+            ng,
+            time,
+            &self.ext_dir,
+        );
     }
 }
 

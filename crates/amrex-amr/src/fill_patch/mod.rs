@@ -24,10 +24,10 @@ mod source;
 pub use source::Source;
 
 use alloc::vec::Vec;
-use core::ops::Range;
 use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity};
+use core::ops::Range;
 
 use crate::check;
 #[cfg(doc)]
@@ -103,6 +103,8 @@ where
 {
     const OP: &str = "fill_patch_single_level";
     let ng = nghost.into();
+    src.hashed(dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]))
+        .check(mf.communicator())?;
     check_dest(OP, mf, ng, time, dcomp, ncomp)?;
     let ix = mf.box_array().ix_type();
     src.check(OP, Operand::Source, ix, scomp, ncomp)?;
@@ -153,6 +155,9 @@ where
 {
     const OP: &str = "fill_patch_two_levels";
     let ng = nghost.into();
+    let ag = dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]);
+    fine.hashed(crse.hashed(ag).iv(ratio).name(mapper.name()))
+        .check(mf.communicator())?;
     check_dest(OP, mf, ng, time, dcomp, ncomp)?;
     let ix = mf.box_array().ix_type();
     fine.check(OP, Operand::Fine, ix, scomp, ncomp)?;
@@ -213,6 +218,13 @@ where
 {
     const OP: &str = "interp_from_coarse_level";
     let ng = nghost.into();
+    crse.hashed(dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]))
+        .geom(fine_bc.geometry())
+        .bcrecs(fine_bc.bcrecs())
+        .words(&[fine_bc_comp])
+        .iv(ratio)
+        .name(mapper.name())
+        .check(mf.communicator())?;
     check_dest(OP, mf, ng, time, dcomp, ncomp)?;
     let ix = mf.box_array().ix_type();
     crse.check(OP, Operand::Crse, ix, scomp, ncomp)?;
@@ -246,6 +258,21 @@ where
     )?;
     fine_bc.fill_unchecked(mf, fine_bc_comp, dcomp..dcomp + ncomp, ng, time);
     Ok(())
+}
+
+/// The agreement of a fill's destination and its scalar arguments.
+fn dest_agreement(
+    op: &'static str,
+    mf: &MultiFab,
+    ng: IntVect,
+    time: f64,
+    comps: [usize; 3],
+) -> check::Agreement {
+    check::Agreement::new(op)
+        .mf(mf)
+        .iv(ng)
+        .reals(&[time])
+        .words(&comps)
 }
 
 /// Checks the destination: ghost width, components, a finite time.

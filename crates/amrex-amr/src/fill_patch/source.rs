@@ -132,6 +132,18 @@ where
         self.bc.geometry()
     }
 
+    /// Adds the states' layouts and times, the geometry, the records and `bc_comp` to an
+    /// agreement.
+    pub(crate) fn hashed(&self, ag: check::Agreement) -> check::Agreement {
+        let ag = match self.states {
+            States::One(s) => ag.words(&[1]).mf(s),
+            States::Two((s0, t0), (s1, t1)) => ag.words(&[2]).mf(s0).mf(s1).reals(&[t0, t1]),
+        };
+        ag.geom(self.bc.geometry())
+            .bcrecs(self.bc.bcrecs())
+            .words(&[self.bc_comp])
+    }
+
     /// The first (or only) state.
     pub(crate) fn first(&self) -> &'a MultiFab {
         match self.states {

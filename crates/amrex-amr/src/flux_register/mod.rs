@@ -432,6 +432,17 @@ impl FluxRegister {
         mf
     }
 
+    /// The agreement of operation `op` on this register: its layout (the registers'
+    /// boxes and map), ratio, level and components, to which the operation adds its
+    /// arguments.
+    fn agreement(&self, op: &'static str) -> check::Agreement {
+        let mut ag = check::Agreement::new(op);
+        for [lo, hi] in &self.regs {
+            ag = ag.mf(lo).mf(hi);
+        }
+        ag.iv(self.ratio).words(&[self.fine_level, self.ncomp])
+    }
+
     /// `crse_init`, `crse_add` and their area forms: the checks, `mult * flux` (times
     /// the areas) on the flux's layout, then copied or added (`how`) into the registers
     /// through `ParallelCopy` with periodicity `period`.
@@ -450,6 +461,15 @@ impl FluxRegister {
         mult: f64,
         (how, period): (CopyOp, Periodicity),
     ) -> Result<(), AmrError> {
+        let mut ag = self.agreement(op).mf(flux);
+        if let Some(a) = area {
+            ag = ag.mf(a);
+        }
+        ag.words(&[usize::from(area.is_some()), dir, srccomp, destcomp, numcomp])
+            .reals(&[mult])
+            .words(&[usize::from(how == CopyOp::Add)])
+            .iv(period.period())
+            .check(self.dm.communicator())?;
         self.check_flux(op, flux, area, dir, (srccomp, destcomp, numcomp))?;
         let mf = Self::scaled_flux(flux, area, srccomp, numcomp, mult);
         self.take_crse(op, &mf, dir, destcomp..destcomp + numcomp, how, period)
@@ -690,6 +710,13 @@ impl FluxRegister {
         (srccomp, destcomp, numcomp): (usize, usize, usize),
         mult: f64,
     ) -> Result<(), AmrError> {
+        let mut ag = self.agreement(op).mf(flux);
+        if let Some(a) = area {
+            ag = ag.mf(a);
+        }
+        ag.words(&[usize::from(area.is_some()), dir, srccomp, destcomp, numcomp])
+            .reals(&[mult])
+            .check(self.dm.communicator())?;
         self.check_flux(op, flux, area, dir, (srccomp, destcomp, numcomp))?;
         if numcomp == 0 {
             return Ok(());
@@ -794,6 +821,12 @@ impl FluxRegister {
     ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::reflux";
         let comps = (srccomp, destcomp, numcomp);
+        self.agreement(OP)
+            .mf(state)
+            .reals(&[scale])
+            .words(&[srccomp, destcomp, numcomp])
+            .geom(crse_geom)
+            .check(self.dm.communicator())?;
         self.check_reflux(OP, state, None, comps)?;
         self.reflux_impl(
             OP,
@@ -829,6 +862,13 @@ impl FluxRegister {
     ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::reflux_volume";
         let comps = (srccomp, destcomp, numcomp);
+        self.agreement(OP)
+            .mf(state)
+            .mf(volume)
+            .reals(&[scale])
+            .words(&[srccomp, destcomp, numcomp])
+            .geom(crse_geom)
+            .check(self.dm.communicator())?;
         self.check_reflux(OP, state, Some(volume), comps)?;
         self.reflux_impl(OP, state, Volumes::Data(volume), scale, comps, crse_geom)
     }
@@ -978,6 +1018,14 @@ impl FluxRegister {
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
         const OP: &str = "FluxRegister::overwrite_flux";
+        let mut ag = self.agreement(OP);
+        for f in &crse_fluxes {
+            ag = ag.mf(&**f);
+        }
+        ag.reals(&[scale])
+            .words(&[srccomp, destcomp, numcomp])
+            .geom(crse_geom)
+            .check(self.dm.communicator())?;
         check::comps(OP, Operand::Register, srccomp, numcomp, self.ncomp)?;
         for (dir, f) in crse_fluxes.iter().enumerate() {
             check::faces(OP, Operand::Flux, dir, f.box_array().ix_type())?;
