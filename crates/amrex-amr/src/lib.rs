@@ -1,8 +1,9 @@
 //! AMReX's operations between AMR levels, on host MultiFabs: averaging a fine level
 //! down onto a coarse one (`AMReX_MultiFabUtil`), interpolating coarse data onto a fine
-//! region (`AMReX_Interpolater`), filling ghost cells beyond non-periodic domain faces
-//! ([`boundary`]: `BCRec`, `FilCC`/`FilND`) and refluxing at coarse/fine interfaces
-//! ([`FluxRegister`]).
+//! region (`AMReX_Interpolater`), filling a level from its own states and the coarser
+//! level in time and space ([`fill_patch`], `AMReX_FillPatchUtil`), filling ghost cells
+//! beyond non-periodic domain faces ([`boundary`]: `BCRec`, `FilCC`/`FilND`) and
+//! refluxing at coarse/fine interfaces ([`FluxRegister`]).
 //!
 //! | AMReX | here |
 //! |---|---|
@@ -17,6 +18,10 @@
 //! | `CellBilinear` (`cell_bilinear_interp`) | [`CellBilinear`] |
 //! | `NodeBilinear` (`node_bilinear_interp`) | [`NodeBilinear`] |
 //! | `FaceLinear` (`face_linear_interp`) | [`FaceLinear`] |
+//! | `FillPatchSingleLevel` | [`fill_patch_single_level`] |
+//! | `FillPatchTwoLevels` | [`fill_patch_two_levels`] |
+//! | `InterpFromCoarseLevel` | [`interp_from_coarse_level`] |
+//! | `FluxRegister` | [`FluxRegister`] |
 //!
 //! The averages take any refinement ratio of at least 1 per direction (an [`IntVect`])
 //! and any fine and coarse BoxArrays and distributions: as in AMReX, the fine BoxArray is
@@ -32,11 +37,13 @@
 //! argument ([`Operand`]) and the bad values, and a message that names them too. The
 //! crate has no `unsafe` code.
 //!
-//! The operations are collective through `ParallelCopy`; the `mpi` feature's tests run
-//! them over 1, 2 and 4 ranks against one process. Not built yet: agreement on the
-//! arguments across ranks (a refusal on one rank alone can hang the others), Python
-//! bindings for FillPatch (`amrex-python` binds the rest). See `docs/amr.md` in the
-//! repository.
+//! The operations that cross levels or boxes are collective (through `ParallelCopy` and
+//! `FillBoundary`), and each first has the ranks agree on a hash of all its arguments,
+//! so ranks that pass different ones all get an error instead of waiting for each other.
+//! The `mpi` feature's tests run every operation over 1, 2 and 4 ranks and compare bit
+//! for bit with one process. `examples/two_level.rs` in the repository runs AMReX's
+//! subcycled two-level step with these calls. See `docs/amr.md` in the repository for
+//! the multi-level loop, each call next to its AMReX name, and what differs from AMReX.
 //!
 //! # Quick start: average a fine level down, interpolate it back
 //!
