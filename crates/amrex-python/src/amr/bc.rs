@@ -1,6 +1,7 @@
-//! `BCType`, `BCRec` and `fill_physical_boundary` with pyAMReX's names
-//! (`src/Boundary/BCRec.cpp`): the ghost cells beyond non-periodic domain faces, filled
-//! per component from boundary records.
+//! `BCType`, `BCRec`, `PhysBCFunct`, `fill_physical_boundary` and `fill_domain_boundary`
+//! with pyAMReX's names (`src/Boundary/BCRec.cpp`, `BCUtil.cpp`, `PhysBCFunct.cpp`): the
+//! ghost cells beyond non-periodic domain faces, filled per component from boundary
+//! records and, beyond `ext_dir` faces, from a Python function.
 
 use crate::amr::geometry::PyGeometry;
 use crate::error::amr_err;

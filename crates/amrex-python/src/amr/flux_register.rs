@@ -14,7 +14,7 @@ use crate::error::amr_err;
 use crate::geometry::{PyIntVect, int_vect_of};
 use crate::multifab::PyMultiFab;
 use amrex_amr::FluxRegister;
-use amrex_multifab::{CopyOp, MultiFab};
+use amrex_multifab::CopyOp;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -46,12 +46,6 @@ impl From<PyFrOp> for CopyOp {
             PyFrOp::Add => Self::Add,
         }
     }
-}
-
-/// Face fluxes (and face areas or cell volumes) are read, never written, so one
-/// MultiFab may be passed for several of them.
-fn host(mf: &PyMultiFab) -> PyResult<&MultiFab> {
-    mf.host()
 }
 
 /// A flux register for the interface of a fine level with the level below (AMReX
@@ -146,14 +140,14 @@ impl PyFluxRegister {
         op: PyFrOp,
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
-        let flux = host(&mflx)?;
+        let flux = mflx.host()?;
         let op = op.into();
         match area {
             None => self
                 .0
                 .crse_init(flux, dir, srccomp, destcomp, numcomp, mult, op),
             Some(a) => {
-                let area = host(&a)?;
+                let area = a.host()?;
                 self.0
                     .crse_init_area(flux, area, dir, srccomp, destcomp, numcomp, mult, op)
             }
@@ -180,13 +174,13 @@ impl PyFluxRegister {
         crse_geom: &PyGeometry,
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
-        let (flux, g) = (host(&mflx)?, &crse_geom.0);
+        let (flux, g) = (mflx.host()?, &crse_geom.0);
         match area {
             None => self
                 .0
                 .crse_add(flux, dir, srccomp, destcomp, numcomp, mult, g),
             Some(a) => {
-                let area = host(&a)?;
+                let area = a.host()?;
                 self.0
                     .crse_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult, g)
             }
@@ -213,11 +207,11 @@ impl PyFluxRegister {
         mult: f64,
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
-        let flux = host(&mflx)?;
+        let flux = mflx.host()?;
         match area {
             None => self.0.fine_add(flux, dir, srccomp, destcomp, numcomp, mult),
             Some(a) => {
-                let area = host(&a)?;
+                let area = a.host()?;
                 self.0
                     .fine_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult)
             }
@@ -254,7 +248,7 @@ impl PyFluxRegister {
             Some(v) => {
                 let (v, mut state) = crate::amr::read_write("FluxRegister.reflux", v, mf)?;
                 self.0
-                    .reflux_volume(state.host_mut()?, host(&v)?, scale, scomp, dcomp, nc, g)
+                    .reflux_volume(state.host_mut()?, v.host()?, scale, scomp, dcomp, nc, g)
             }
         }
         .map_err(amr_err)
