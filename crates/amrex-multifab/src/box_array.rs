@@ -1,6 +1,6 @@
 //! `BoxArray`: an immutable, cheaply cloned list of boxes with a spatial index.
 
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
@@ -38,6 +38,16 @@ struct Inner {
     index: BinIndex,
     /// A hash of the boxes, which distributed operations compare between ranks.
     fingerprint: u64,
+}
+
+/// Weak handle on a BoxArray's storage, see [`BoxArray::keepalive`].
+pub(crate) struct BaWeak(Weak<Inner>);
+
+impl BaWeak {
+    /// Whether a clone of the BoxArray is still alive.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
 }
 
 /// The fingerprint of a list of boxes (their corners and index types).
@@ -264,6 +274,13 @@ impl BoxArray {
     #[must_use]
     pub(crate) fn id(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// A weak handle that keeps the allocation (and so [`id`](Self::id)) from being
+    /// reused without keeping the boxes alive: a cache entry keyed by the id holds one
+    /// and is dropped once the BoxArray is.
+    pub(crate) fn keepalive(&self) -> BaWeak {
+        BaWeak(Arc::downgrade(&self.inner))
     }
 
     /// Total number of points over all boxes.

@@ -56,9 +56,14 @@ pub struct DistributionMapping {
 }
 
 /// Weak handle on a mapping's storage, see [`DistributionMapping::keepalive`].
-pub(crate) struct DmWeak(
-    #[expect(dead_code, reason = "held only to pin the allocation")] Weak<DmInner>,
-);
+pub(crate) struct DmWeak(Weak<DmInner>);
+
+impl DmWeak {
+    /// Whether a clone of the mapping is still alive.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+}
 
 struct DmInner {
     pmap: Vec<u32>,

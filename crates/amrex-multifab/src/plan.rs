@@ -15,7 +15,7 @@ use core::ops::Range;
 
 use amrex_box::{IndexBox, IntVect};
 
-use crate::box_array::BoxArray;
+use crate::box_array::{BaWeak, BoxArray};
 use crate::boxlist::box_diff;
 use crate::distribution::{DistributionMapping, DmWeak};
 use crate::lock::Lock;
@@ -396,20 +396,37 @@ enum Key {
 }
 
 struct Entry {
-    ba: BoxArray,
+    /// The destination BoxArray, by its id and a weak handle that pins that id.
+    ba_id: usize,
+    ba: BaWeak,
     rank: usize,
     key: Key,
-    // Keep the source BoxArray alive so its id cannot be reused while cached; the
-    // source mapping is held weakly (it may be the very mapping that owns this cache).
-    #[expect(dead_code, reason = "held only to pin the source BoxArray's id")]
-    src_ba: Option<BoxArray>,
-    #[expect(dead_code, reason = "held only to pin the source mapping's id")]
+    // The source BoxArray and mapping (of a `ParallelCopy` plan), held weakly too: the
+    // entry must not keep them alive (the mapping may be the very one that owns this
+    // cache), and once either is gone the entry can never be found again.
+    src_ba: Option<BaWeak>,
     src_dm: Option<DmWeak>,
     plan: Arc<CopyPlan>,
     uses: u64,
 }
 
-/// Cache of plans, stored in a [`DistributionMapping`] (shared by its clones).
+impl Entry {
+    /// Whether every BoxArray and mapping the entry is keyed by is still alive.
+    fn is_alive(&self) -> bool {
+        self.ba.is_alive()
+            && self.src_ba.as_ref().is_none_or(BaWeak::is_alive)
+            && self.src_dm.as_ref().is_none_or(DmWeak::is_alive)
+    }
+
+    fn is_for(&self, ba: &BoxArray, rank: usize, key: &Key) -> bool {
+        self.ba_id == ba.id() && self.rank == rank && &self.key == key
+    }
+}
+
+/// Cache of plans, stored in a [`DistributionMapping`] (shared by its clones). Entries
+/// whose BoxArrays or source mapping have been dropped are removed when a plan is added,
+/// so a long run that copies from a new temporary layout every step (FillPatch,
+/// `average_down` through a copy) keeps only the plans of layouts that still exist.
 #[derive(Default)]
 pub(crate) struct PlanCache {
     entries: Lock<Vec<Entry>>,
@@ -444,7 +461,7 @@ impl PlanCache {
         let found = self.entries.with(|entries| {
             entries
                 .iter_mut()
-                .find(|e| e.ba.same_as(ba) && e.rank == rank && e.key == key)
+                .find(|e| e.is_for(ba, rank, &key))
                 .map(|e| {
                     e.uses += 1;
                     e.plan.clone()
@@ -456,18 +473,17 @@ impl PlanCache {
         // Build outside the lock; a concurrent builder of the same plan just loses.
         let plan = Arc::new(build());
         self.entries.with(|entries| {
-            if let Some(e) = entries
-                .iter_mut()
-                .find(|e| e.ba.same_as(ba) && e.rank == rank && e.key == key)
-            {
+            if let Some(e) = entries.iter_mut().find(|e| e.is_for(ba, rank, &key)) {
                 e.uses += 1;
                 return e.plan.clone();
             }
+            entries.retain(Entry::is_alive);
             entries.push(Entry {
-                ba: ba.clone(),
+                ba_id: ba.id(),
+                ba: ba.keepalive(),
                 rank,
                 key,
-                src_ba: src_ba.cloned(),
+                src_ba: src_ba.map(BoxArray::keepalive),
                 src_dm: src_dm_keepalive,
                 plan: plan.clone(),
                 uses: 1,

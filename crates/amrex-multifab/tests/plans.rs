@@ -267,6 +267,43 @@ fn plans_are_cached_per_key() {
 }
 
 #[test]
+fn plans_of_dropped_layouts_leave_the_cache() {
+    // A long-lived destination that is copied into every step from a new temporary
+    // layout (as FillPatch and average_down do): the cache keeps only the plans whose
+    // BoxArrays and maps still exist, instead of one more plan per step.
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+    let ba = BoxArray::from_domain(domain, 4);
+    let dm = DistributionMapping::single(&ba);
+    let mut dst = amrex_multifab::MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    for step in 0..20 {
+        let tmp_ba = BoxArray::from_domain(domain, 8);
+        let tmp_dm = DistributionMapping::single(&tmp_ba);
+        let mut tmp = amrex_multifab::MultiFab::new(&tmp_ba, &tmp_dm, 1, IntVect::ZERO);
+        tmp.set_val(f64::from(step), .., 0).unwrap();
+        dst.parallel_copy(&tmp, Periodicity::non_periodic())
+            .unwrap();
+        assert_eq!(dst.min(.., 0).unwrap(), f64::from(step));
+        // The plans of earlier steps' temporaries are gone: at most the one in use.
+        assert!(
+            dm.plan_cache_stats().plans <= 2,
+            "step {step}: {:?}",
+            dm.plan_cache_stats()
+        );
+    }
+    // A plan whose layouts live on is still found, not rebuilt.
+    let src_ba = BoxArray::from_domain(domain, 2);
+    let src_dm = DistributionMapping::single(&src_ba);
+    let p = Periodicity::non_periodic();
+    let a = dm.parallel_copy_plan(&ba, IntVect::ZERO, &src_ba, &src_dm, IntVect::ZERO, p, 0);
+    let tmp_ba = BoxArray::from_domain(domain, 8);
+    let tmp_dm = DistributionMapping::single(&tmp_ba);
+    let _ = dm.parallel_copy_plan(&ba, IntVect::ZERO, &tmp_ba, &tmp_dm, IntVect::ZERO, p, 0);
+    drop((tmp_ba, tmp_dm));
+    let b = dm.parallel_copy_plan(&ba, IntVect::ZERO, &src_ba, &src_dm, IntVect::ZERO, p, 0);
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+}
+
+#[test]
 fn plans_say_whether_a_destinations_tags_overlap() {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
     let p = Periodicity::all(domain);
