@@ -104,6 +104,8 @@ def test_refusals_change_nothing():
         amr.cell_cons_interp.interp(crse, fine, 2)  # needs a coarse ghost cell
     with pytest.raises(ValueError, match="nodal"):
         amr.node_bilinear_interp.interp(crse, fine, 2)  # cell data
+    with pytest.raises(ValueError, match="face-centred"):
+        amr.face_linear_interp.interp(crse, fine, 2)
     with pytest.raises(ValueError, match="component"):
         amr.pc_interp.interp(crse, fine, 2, ncomp=2)
     with pytest.raises(ValueError, match="ghost"):

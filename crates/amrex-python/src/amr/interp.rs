@@ -127,6 +127,14 @@ impl PyInterpolater {
                 f.n_grow()
             )));
         }
+        let (centring, typ) = (it.centring(), f.box_array().ix_type());
+        if !centring.admits(typ) {
+            return Err(PyValueError::new_err(format!(
+                "{}: expected {} data, got index type {typ}",
+                it.name(),
+                centring.describe()
+            )));
+        }
         // Plan first: the coarse fab of every fine box, so that a box without one is
         // refused before any fab is written.
         let mut plan: Vec<(IndexBox, usize)> = Vec::with_capacity(f.local_size());
