@@ -10,7 +10,6 @@ use alloc::vec::Vec;
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 
-use super::Side;
 use crate::kernels::off;
 
 /// A length along one direction of a non-empty box, or a ratio (at least 1, checked).
@@ -156,44 +155,61 @@ pub(super) fn fine_add(
     }
 }
 
-/// Where `reflux` finds the volume of a coarse cell.
+/// Where `reflux` finds the volume of the coarse cell a correction lands on.
+#[derive(Clone, Copy)]
 pub(super) enum Volume<'a> {
     /// One volume for every cell (Cartesian coordinates: `dx dy dz`).
     Uniform(f64),
-    /// Each cell's volume from the coarse geometry (RZ and spherical coordinates).
+    /// Each cell's volume from the coarse geometry (RZ and spherical coordinates), taken
+    /// at the cell's periodic image inside the domain: the cell the correction of a
+    /// register face on a periodic boundary lands on.
     Geometry(&'a amrex_geometry::Geometry),
-    /// Component 0 of a volume MultiFab's fab.
+    /// Component 0 of a fab that already holds the volumes of the cells the corrections
+    /// land on (gathered from a volume MultiFab onto the correction's layout).
     Data(Array4<'a, f64>),
 }
 
-/// The register's correction, gathered onto the cells just outside the register faces
-/// (`corr`, components `0..nc`), goes into components `dcomp..` of the state over `bx`:
-/// `s -= scale * corr / v` for the low faces of the fine boxes (the coarse cells below
-/// them), `s += scale * corr / v` for the high faces (AMReX's `fluxreg_reflux`, whose low
-/// side reads the flux of the cell's high face).
+/// The index of cell `iv` moved into the domain of `g` along its periodic directions
+/// (unchanged inside the domain and along the other directions).
+fn periodic_image(g: &amrex_geometry::Geometry, iv: IntVect) -> IntVect {
+    let dom = g.domain();
+    let mut p = iv;
+    for d in 0..3 {
+        if let Some(period) = g.period(d) {
+            let lo = dom.lo()[d];
+            // `period` is the domain's length, positive; the result lies in the domain.
+            p[d] = lo + (p[d] - lo).rem_euclid(period);
+        }
+    }
+    p
+}
+
+/// The correction each register face of `reg` (components `scomp..scomp + nc`) makes
+/// to the coarse cell just outside it, `coef * r / V` (`coef` is `-scale` for a low
+/// side, `+scale` for a high side: AMReX's `fluxreg_reflux`, whose low side reads the
+/// flux of the cell's high face), into components `0..nc` of `dst` over `cells`, the
+/// plane of those cells; `shift` takes a cell to its face. The products and quotients
+/// are the ones the state's cells then add, so adding them with a `ParallelCopy` gives
+/// the state exactly `s + coef * r / V`.
 #[expect(
     clippy::too_many_arguments,
-    reason = "the state and its region, the correction, the volumes, the side and the \
-              component range are all independent"
+    reason = "the destination and its plane, the register and its offset, the volumes, \
+              the coefficient and the component range are all independent"
 )]
-pub(super) fn reflux(
-    state: &mut Array4Mut<'_, f64>,
-    bx: &IndexBox,
-    corr: Array4<'_, f64>,
+pub(super) fn correction(
+    dst: &mut Array4Mut<'_, f64>,
+    cells: &IndexBox,
+    reg: Array4<'_, f64>,
+    shift: IntVect,
     vol: &Volume<'_>,
-    side: Side,
-    scale: f64,
-    dcomp: usize,
+    coef: f64,
+    scomp: usize,
     nc: usize,
 ) {
-    let (lo, hi) = (bx.lo(), bx.hi());
-    let nx = len(bx.length()[0]);
-    let o0 = off(lo[0], state.begin()[0]);
+    let (lo, hi) = (cells.lo(), cells.hi());
+    let nx = len(cells.length()[0]);
+    let o0 = off(lo[0], dst.begin()[0]);
     let mut vbuf = Vec::new();
-    let coef = match side {
-        Side::Lo => -scale,
-        Side::Hi => scale,
-    };
     for k in lo[2]..=hi[2] {
         for j in lo[1]..=hi[1] {
             // The row's volumes, once for every component.
@@ -201,21 +217,29 @@ pub(super) fn reflux(
                 Volume::Uniform(_) => &[],
                 Volume::Geometry(g) => {
                     vbuf.clear();
-                    vbuf.extend((lo[0]..=hi[0]).map(|i| g.volume(IntVect::new(i, j, k))));
+                    let cell = |i| g.volume(periodic_image(g, IntVect::new(i, j, k)));
+                    vbuf.extend((lo[0]..=hi[0]).map(cell));
                     &vbuf
                 }
                 Volume::Data(a) => sub_row(a, lo[0], nx, j, k, 0),
             };
             for n in 0..nc {
-                let c = sub_row(&corr, lo[0], nx, j, k, n);
-                let s = &mut state.row_mut(j, k, dcomp + n)[o0..][..nx];
+                let r = sub_row(
+                    &reg,
+                    lo[0] - shift[0],
+                    nx,
+                    j - shift[1],
+                    k - shift[2],
+                    scomp + n,
+                );
+                let d = &mut dst.row_mut(j, k, n)[o0..][..nx];
                 match vol {
                     Volume::Uniform(v) => {
-                        s.iter_mut().zip(c).for_each(|(s, &c)| *s += coef * c / v);
+                        d.iter_mut().zip(r).for_each(|(d, &r)| *d = coef * r / v);
                     }
                     _ => {
-                        for ((s, &c), &v) in s.iter_mut().zip(c).zip(v) {
-                            *s += coef * c / v;
+                        for ((d, &r), &v) in d.iter_mut().zip(r).zip(v) {
+                            *d = coef * r / v;
                         }
                     }
                 }

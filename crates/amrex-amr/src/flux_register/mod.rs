@@ -873,6 +873,11 @@ impl FluxRegister {
         self.reflux_impl(OP, state, Volumes::Data(volume), scale, comps, crse_geom)
     }
 
+    /// Each orientation's corrections are computed on a plane-sized MultiFab (the
+    /// register's `shadows`, on the register's distribution) and added into the state
+    /// with one `ParallelCopy`, so only the cells beside the register faces are read
+    /// and written. The orientations go in AMReX's order, each adding once to a cell,
+    /// so a cell beside several faces sums their corrections in that order.
     fn reflux_impl(
         &self,
         op: &'static str,
@@ -886,73 +891,62 @@ impl FluxRegister {
             return Ok(());
         }
         let period = crse_geom.periodicity();
-        let mut corr = MultiFab::new(
-            state.box_array(),
-            state.distribution_map(),
-            numcomp,
-            IntVect::ZERO,
-        );
         // AMReX's order of orientations: the low sides of x, y, z, then the high sides.
-        let mut first = true;
         for side in Side::BOTH {
+            let coef = match side {
+                Side::Lo => -scale,
+                Side::Hi => scale,
+            };
             for dir in 0..3 {
                 let s = side.index();
-                let shadow =
-                    self.shadow(&self.regs[dir][s], &self.shadows[dir][s], srccomp, numcomp);
-                if !first {
-                    corr.set_val(0.0, .., 0).map_err(fab_err(op))?;
-                }
-                first = false;
-                corr.parallel_copy_with(&shadow, 0, 0, period, CopyOp::Copy, .., 0)
-                    .map_err(fab_err(op))?;
-                state.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
-                    let bx = t.tilebox();
-                    let c = corr.array(t.mfi());
-                    let v = match volumes {
-                        Volumes::Geometry(g) if g.coord() == CoordSys::Cartesian => {
-                            Volume::Uniform(g.volume(IntVect::ZERO))
-                        }
-                        Volumes::Geometry(g) => Volume::Geometry(g),
-                        Volumes::Data(v) => Volume::Data(v.array(t.mfi())),
+                let (reg, cells) = (&self.regs[dir][s], &self.shadows[dir][s]);
+                let volumes = match volumes {
+                    // A volume MultiFab's values at the cells the corrections land on
+                    // (their periodic images included), gathered onto the planes.
+                    Volumes::Data(v) => {
+                        let mut g = MultiFab::new(cells, &self.dm, 1, IntVect::ZERO);
+                        g.parallel_copy_with(v, 0, 0, period, CopyOp::Copy, 0..1, 0)
+                            .map_err(fab_err(op))?;
+                        PlaneVolumes::Gathered(g)
+                    }
+                    Volumes::Geometry(g) if g.coord() == CoordSys::Cartesian => {
+                        PlaneVolumes::Fixed(Volume::Uniform(g.volume(IntVect::ZERO)))
+                    }
+                    Volumes::Geometry(g) => PlaneVolumes::Fixed(Volume::Geometry(g)),
+                };
+                let mut corr = MultiFab::new(cells, &self.dm, numcomp, IntVect::ZERO);
+                corr.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+                    let l = t.mfi().local_index();
+                    let (rb, cb) = (reg.box_of(t.index()), t.validbox());
+                    let v = match &volumes {
+                        PlaneVolumes::Fixed(v) => *v,
+                        PlaneVolumes::Gathered(g) => Volume::Data(g.array_at(l)),
                     };
-                    kernels::reflux(
+                    kernels::correction(
                         &mut t.array_mut(),
-                        &bx,
-                        c,
+                        &cb,
+                        reg.array_at(l),
+                        cb.lo() - rb.lo(),
                         &v,
-                        side,
-                        scale,
-                        destcomp,
+                        coef,
+                        srccomp,
                         numcomp,
                     );
                 });
+                state
+                    .parallel_copy_with(
+                        &corr,
+                        0,
+                        0,
+                        period,
+                        CopyOp::Add,
+                        destcomp..destcomp + numcomp,
+                        0,
+                    )
+                    .map_err(fab_err(op))?;
             }
         }
         Ok(())
-    }
-
-    /// Components `srccomp..srccomp + numcomp` of register `reg`, moved onto the cells
-    /// just outside its faces (`cells`, box for box: the same points, one cell further
-    /// out for a low side).
-    fn shadow(&self, reg: &MultiFab, cells: &BoxArray, srccomp: usize, numcomp: usize) -> MultiFab {
-        let mut mf = MultiFab::new(cells, &self.dm, numcomp, IntVect::ZERO);
-        for l in 0..mf.local_size() {
-            let g = mf.global_index(l);
-            let (rb, cb) = (reg.box_of(g), cells.get(g));
-            let shift = cb.lo() - rb.lo();
-            let src = reg.array_at(l);
-            let mut dst = mf.array_mut_at(l);
-            let (lo, hi) = (cb.lo(), cb.hi());
-            for n in 0..numcomp {
-                for k in lo[2]..=hi[2] {
-                    for j in lo[1]..=hi[1] {
-                        let s = src.row(j - shift[1], k - shift[2], srccomp + n);
-                        dst.row_mut(j, k, n).copy_from_slice(s);
-                    }
-                }
-            }
-        }
-        mf
     }
 
     /// Zeroes every register face that is also a face of another fine box: a low-side
@@ -1106,6 +1100,14 @@ enum Volumes<'a> {
     Geometry(&'a Geometry),
     /// Component 0 of a MultiFab on the state's layout.
     Data(&'a MultiFab),
+}
+
+/// Where one orientation's corrections find the volumes of the cells they land on.
+enum PlaneVolumes<'a> {
+    /// The same source for every plane: one volume, or the coarse geometry.
+    Fixed(Volume<'a>),
+    /// A volume MultiFab's values, gathered onto the planes.
+    Gathered(MultiFab),
 }
 
 /// What a coarse cell is for [`FluxRegister::overwrite_flux`] (AMReX's `crse_cell`,
@@ -1285,5 +1287,152 @@ mod tests {
         );
         let m = mask.around(&yfaces, 1);
         assert!(!m.is_interface(IntVect::new(4, -1, 0), IntVect::new(4, 0, 0)));
+    }
+
+    /// A value in `[0.5, 1.5)` from a hash of `parts` (never zero, never `-0.0`).
+    fn noise(parts: [i64; 5]) -> f64 {
+        let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+        for p in parts {
+            h = (h ^ p as u64).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h ^= h >> 29;
+        }
+        0.5 + (h >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Fills every valid cell of `mf` with `noise` of `seed`, the cell and the component.
+    fn fill_noise(mf: &mut MultiFab, seed: i64) {
+        for l in 0..mf.local_size() {
+            let bx = mf.box_of(mf.global_index(l));
+            mf.array_mut_at(l).for_each_mut(bx, |i, j, k, n, v| {
+                *v = noise([seed, i.into(), j.into(), k.into(), n as i64]);
+            });
+        }
+    }
+
+    /// `reflux` as it was first written, over the whole state: for each orientation, a
+    /// correction MultiFab on the state's layout is zeroed, the register's values are
+    /// copied onto the cells beside its faces and from there into the correction
+    /// (periodic images included), and every state cell adds `coef * c / V`.
+    fn reflux_whole_state(
+        fr: &FluxRegister,
+        state: &mut MultiFab,
+        volume: Option<&MultiFab>,
+        scale: f64,
+        (srccomp, destcomp, numcomp): (usize, usize, usize),
+        geom: &Geometry,
+    ) {
+        for side in Side::BOTH {
+            let coef = if side == Side::Lo { -scale } else { scale };
+            for dir in 0..3 {
+                let reg = fr.register(dir, side);
+                let cells = &fr.shadows[dir][side.index()];
+                let mut shadow = MultiFab::new(cells, &fr.dm, numcomp, IntVect::ZERO);
+                for l in 0..shadow.local_size() {
+                    let g = shadow.global_index(l);
+                    let shift = cells.get(g).lo() - reg.box_of(g).lo();
+                    let r = reg.array_at(l);
+                    shadow
+                        .array_mut_at(l)
+                        .for_each_mut(cells.get(g), |i, j, k, n, v| {
+                            let p = IntVect::new(i, j, k) - shift;
+                            *v = r[(p[0], p[1], p[2], srccomp + n)];
+                        });
+                }
+                let mut corr = MultiFab::new(
+                    state.box_array(),
+                    state.distribution_map(),
+                    numcomp,
+                    IntVect::ZERO,
+                );
+                corr.parallel_copy_with(&shadow, 0, 0, geom.periodicity(), CopyOp::Copy, .., 0)
+                    .unwrap();
+                for l in 0..state.local_size() {
+                    let bx = state.box_of(state.global_index(l));
+                    let c = corr.array_at(l);
+                    let vol = volume.map(|v| v.array_at(l));
+                    state.array_mut_at(l).for_each_mut(bx, |i, j, k, n, s| {
+                        if n < destcomp || n >= destcomp + numcomp {
+                            return;
+                        }
+                        let v = match vol {
+                            Some(v) => v[(i, j, k, 0)],
+                            None => geom.volume(IntVect::new(i, j, k)),
+                        };
+                        *s += coef * c[(i, j, k, n - destcomp)] / v;
+                    });
+                }
+            }
+        }
+    }
+
+    /// The bits of every valid value of `mf`, box by box.
+    fn bits(mf: &MultiFab) -> Vec<u64> {
+        let mut out = Vec::new();
+        for l in 0..mf.local_size() {
+            let bx = mf.box_of(mf.global_index(l));
+            let a = mf.array_at(l);
+            for n in 0..mf.ncomp() {
+                for p in bx.iter() {
+                    out.push(a[(p[0], p[1], p[2], n)].to_bits());
+                }
+            }
+        }
+        out
+    }
+
+    /// Refluxing only the cells beside the register planes gives every state value the
+    /// bits the whole-state form gives: Cartesian and RZ volumes and a volume MultiFab,
+    /// fine regions on periodic boundaries, a state layout unrelated to the fine one,
+    /// and a component range inside both.
+    #[test]
+    fn reflux_matches_the_whole_state_form_bit_for_bit() {
+        let rb = amrex_geometry::RealBox::new([0.0; 3], [1.0, 0.7, 1.3]).unwrap();
+        // RZ is two-dimensional: one cell in z.
+        let cases = [
+            (CoordSys::Cartesian, [true, true, true], false),
+            (CoordSys::Cartesian, [true, false, true], true),
+            (CoordSys::Rz, [false, true, false], false),
+            (CoordSys::Rz, [false, true, false], true),
+        ];
+        for (seed, (coord, periodic, with_volume)) in (0i64..).zip(cases) {
+            let nz = if coord == CoordSys::Cartesian { 14 } else { 1 };
+            let dom = IndexBox::new(IntVect::ZERO, IntVect::new(15, 11, nz - 1));
+            let geom = Geometry::new(dom, rb, coord, periodic).unwrap();
+            let ratio = IntVect::new(2, 3, if nz == 1 { 1 } else { 2 });
+            // A fine region on the low x, low y and high z boundaries, in several boxes.
+            let zlo = nz / 2;
+            let region = IndexBox::new(IntVect::new(0, 0, zlo), IntVect::new(6, 5, nz - 1));
+            let fba = BoxArray::from_domain_iv(region.refine_iv(ratio), IntVect::new(6, 9, 8));
+            let fdm = DistributionMapping::single(&fba);
+            let mut fr = FluxRegister::new(&fba, &fdm, ratio, 1, 3).unwrap();
+            for d in 0..3 {
+                for s in Side::BOTH {
+                    let t = 10 * seed + 2 * d as i64 + s.index() as i64;
+                    fill_noise(fr.register_mut(d, s), t);
+                }
+            }
+            let cba = BoxArray::from_domain_iv(dom, IntVect::new(5, 7, 4));
+            let cdm = DistributionMapping::single(&cba);
+            let mut state = MultiFab::new(&cba, &cdm, 4, IntVect::ZERO);
+            fill_noise(&mut state, 100 + seed);
+            let mut volume = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
+            fill_noise(&mut volume, 200 + seed);
+            let mut want = MultiFab::new(&cba, &cdm, 4, IntVect::ZERO);
+            want.parallel_copy(&state, Periodicity::non_periodic())
+                .unwrap();
+            let comps = (1, 2, 2);
+            let vol = with_volume.then_some(&volume);
+            reflux_whole_state(&fr, &mut want, vol, 0.7, comps, &geom);
+            let before = bits(&state);
+            match vol {
+                Some(v) => fr.reflux_volume(&mut state, v, 0.7, 1, 2, 2, &geom),
+                None => fr.reflux(&mut state, 0.7, 1, 2, 2, &geom),
+            }
+            .unwrap();
+            let got = bits(&state);
+            assert_eq!(got, bits(&want), "case {seed}");
+            let changed = got.iter().zip(&before).filter(|(a, b)| a != b).count();
+            assert!(changed > 40, "case {seed}: only {changed} values changed");
+        }
     }
 }
