@@ -1,8 +1,10 @@
 //! The AMR level operations under `mpirun`: `average_down` (ratios 2, 4 and (2, 4, 1),
 //! component subranges), `average_down_geom` in RZ, `average_down_faces`,
 //! `average_down_nodal`, `sum_fine_to_coarse` across periodic boundaries,
-//! `fill_physical_boundary` with every `BCType`, a subcycled `FluxRegister` cycle and
-//! FillPatch, each on coarse and fine BoxArrays spread over the ranks by different maps
+//! `fill_physical_boundary` with every `BCType`, a subcycled `FluxRegister` cycle, its
+//! `crse_add`, `overwrite_flux` and `clear_internal_borders`, FillPatch and
+//! `interp_from_coarse_level`, each on coarse and fine BoxArrays spread over the ranks by
+//! different maps
 //! (fine boxes straddling coarse ones), compared bit for bit with the same computation
 //! on maps that keep every box on this process; and ranks that pass mismatched
 //! arguments, which must all get an error instead of hanging.
@@ -18,10 +20,12 @@
 //! Given check names as arguments, it runs those instead of the default list.
 
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
-use amrex_amr::fill_patch::{Source, fill_patch_single_level, fill_patch_two_levels};
+use amrex_amr::fill_patch::{
+    Source, fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level,
+};
 use amrex_amr::flux_register::Side;
 use amrex_amr::{
-    AmrError, AmrErrorKind, CellConsLinear, FluxRegister, PcInterp, average_down,
+    AmrError, AmrErrorKind, CellBilinear, CellConsLinear, FluxRegister, PcInterp, average_down,
     average_down_faces, average_down_geom, average_down_nodal, sum_fine_to_coarse,
 };
 use amrex_geometry::{CoordSys, Geometry, RealBox};
@@ -605,6 +609,209 @@ fn flux_register_subcycled_cycle(c: &Communicator) {
     }
 }
 
+/// The layouts of the register checks for `ratio`: the random ones of [`levels`], and a
+/// fine level against the low x face and over the whole periodic z extent, so some of
+/// its faces meet a periodic image (of a coarse face, or of another fine box's face).
+fn flux_levels(rng: &mut Rng, cdom: IndexBox, ratio: IntVect) -> [(BoxArray, BoxArray); 2] {
+    let inner = IndexBox::new(IntVect::splat(2), IntVect::splat(12));
+    let (cba, random) = levels(rng, cdom, inner, ratio);
+    let band = IndexBox::new(IntVect::new(0, 3, 0), IntVect::new(6, 10, 15));
+    let fba = BoxArray::from_domain_iv(band, IntVect::new(3, 4, 5)).refine(ratio);
+    [(cba.clone(), random), (cba, fba)]
+}
+
+/// The six registers of `fr`, copied, named.
+fn registers(fr: &FluxRegister) -> Vec<(String, MultiFab)> {
+    let mut out = Vec::new();
+    for d in 0..3 {
+        for s in Side::BOTH {
+            out.push((format!("register {d} {s:?}"), copy_of(fr.register(d, s))));
+        }
+    }
+    out
+}
+
+/// How many elements of `a` and `b` (the same layout) differ, over every rank.
+fn count_changed(a: &MultiFab, b: &MultiFab) -> u64 {
+    let mut n = 0;
+    for l in 0..a.local_size() {
+        let (x, y) = (
+            a.fab(l).as_slice().expect("host fab"),
+            b.fab(l).as_slice().expect("host fab"),
+        );
+        n += x
+            .iter()
+            .zip(y)
+            .filter(|(x, y)| x.to_bits() != y.to_bits())
+            .count() as u64;
+    }
+    a.communicator().all_reduce_u64(n, ReduceOp::Sum)
+}
+
+/// `crse_init` (copy) of one coarse flux, then `crse_add` of another on top with
+/// periodic images: every register face takes each coarse face once, whichever rank
+/// holds the coarse box (or the image) it comes from.
+fn flux_register_crse_add(c: &Communicator) {
+    let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+    for (case, ratio) in [IntVect::splat(2), IntVect::new(2, 4, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut rng = Rng(1100 + case as u64);
+        for (lay, (cba, fba)) in flux_levels(&mut rng, cdom, ratio).into_iter().enumerate() {
+            let cg = cartesian(cdom, [true, lay == 0, true]);
+            let seed = 11_000 + 100 * case as u64 + 10 * lay as u64;
+            compare(
+                &format!("FluxRegister::crse_add ratio {ratio} layout {lay}"),
+                c,
+                |map| {
+                    let (cdm, fdm) = (map(&cba, seed + 1), map(&fba, seed + 2));
+                    let mut fr =
+                        FluxRegister::new(&fba, &fdm, ratio, 1, 2).expect("FluxRegister::new");
+                    for d in 0..3 {
+                        let f = face_flux(&cba, &cdm, d, &cg, seed + 3);
+                        fr.crse_init(&f, d, 0, 1, 1, -0.5, CopyOp::Copy)
+                            .expect("crse_init");
+                        let g = face_flux(&cba, &cdm, d, &cg, seed + 4);
+                        fr.crse_add(&g, d, 0, 1, 1, 2.0, &cg).expect("crse_add");
+                        fr.crse_add(&g, d, 0, 0, 1, -1.0, &cg).expect("crse_add");
+                    }
+                    // Component 0 of a register face is -g there, taken once: check one
+                    // low-x face against the flux itself.
+                    let face = fr.register(0, Side::Lo).box_of(0).lo();
+                    let g = face_flux(&cba, &cdm, 0, &cg, seed + 4);
+                    let cell = IndexBox::with_type(face, face, faces(0));
+                    let want = read(&g, 0..1, cell)[0];
+                    let got = read(fr.register(0, Side::Lo), 0..1, cell)[0];
+                    assert_eq!(got, -want, "crse_add at {face}");
+                    registers(&fr)
+                },
+            );
+        }
+    }
+}
+
+/// `set_val(0)`, two `fine_add` steps, then `overwrite_flux` into coarse fluxes on the
+/// coarse layout, on a periodic domain and on one with walls (whose faces it leaves).
+fn flux_register_overwrite_flux(c: &Communicator) {
+    let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+    for (case, ratio) in [IntVect::splat(2), IntVect::splat(4)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut rng = Rng(1200 + case as u64);
+        for (lay, (cba, fba)) in flux_levels(&mut rng, cdom, ratio).into_iter().enumerate() {
+            for periodic in [[true; 3], [false, true, false]] {
+                let cg = cartesian(cdom, periodic);
+                let fg = cg.refine(ratio).expect("fine geometry");
+                let seed = 12_000 + 100 * case as u64 + 10 * lay as u64;
+                compare(
+                    &format!(
+                        "FluxRegister::overwrite_flux ratio {ratio} layout {lay} periodic {periodic:?}"
+                    ),
+                    c,
+                    |map| {
+                        let (cdm, fdm) = (map(&cba, seed + 1), map(&fba, seed + 2));
+                        let mut fr =
+                            FluxRegister::new(&fba, &fdm, ratio, 1, 1).expect("FluxRegister::new");
+                        fr.set_val(0.0);
+                        for step in 0..2 {
+                            for d in 0..3 {
+                                let f = face_flux(&fba, &fdm, d, &fg, seed + 3 + step);
+                                fr.fine_add(&f, d, 0, 0, 1, 0.5 * area(&fg, d))
+                                    .expect("fine_add");
+                            }
+                        }
+                        let mut fl: [MultiFab; 3] =
+                            core::array::from_fn(|d| face_flux(&cba, &cdm, d, &cg, seed + 5));
+                        let before: Vec<MultiFab> = fl.iter().map(copy_of).collect();
+                        let [f0, f1, f2] = &mut fl;
+                        fr.overwrite_flux([f0, f1, f2], 1.0, 0, 0, 1, &cg)
+                            .expect("overwrite_flux");
+                        let changed: u64 = fl
+                            .iter()
+                            .zip(&before)
+                            .map(|(a, b)| count_changed(a, b))
+                            .sum();
+                        assert!(changed > 0, "overwrite_flux changed no coarse face");
+                        let [f0, f1, f2] = fl;
+                        vec![
+                            ("x fluxes".into(), f0),
+                            ("y fluxes".into(), f1),
+                            ("z fluxes".into(), f2),
+                        ]
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// `crse_init` and `fine_add`, then `clear_internal_borders` (local) and `reflux`: the
+/// cleared registers agree, and the reflux changes no coarse cell the fine level covers
+/// (it does without the clearing), across the periodic z boundary too.
+fn flux_register_clear_internal_borders(c: &Communicator) {
+    let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+    let cg = cartesian(cdom, [true; 3]);
+    for (case, ratio) in [IntVect::splat(2), IntVect::new(2, 2, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let fg = cg.refine(ratio).expect("fine geometry");
+        let mut rng = Rng(1300 + case as u64);
+        for (lay, (cba, fba)) in flux_levels(&mut rng, cdom, ratio).into_iter().enumerate() {
+            let covered = fba.coarsen(ratio);
+            let seed = 13_000 + 100 * case as u64 + 10 * lay as u64;
+            for clear in [false, true] {
+                compare(
+                    &format!(
+                        "FluxRegister::clear_internal_borders ratio {ratio} layout {lay} clear {clear}"
+                    ),
+                    c,
+                    |map| {
+                        let (cdm, fdm) = (map(&cba, seed + 1), map(&fba, seed + 2));
+                        let mut fr =
+                            FluxRegister::new(&fba, &fdm, ratio, 1, 1).expect("FluxRegister::new");
+                        for d in 0..3 {
+                            let f = face_flux(&cba, &cdm, d, &cg, seed + 3);
+                            fr.crse_init(&f, d, 0, 0, 1, -area(&cg, d), CopyOp::Copy)
+                                .expect("crse_init");
+                            let f = face_flux(&fba, &fdm, d, &fg, seed + 4);
+                            fr.fine_add(&f, d, 0, 0, 1, area(&fg, d)).expect("fine_add");
+                        }
+                        if clear {
+                            fr.clear_internal_borders(&cg);
+                        }
+                        let mut uc = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
+                        fill(&mut uc, seed + 5);
+                        let before = copy_of(&uc);
+                        fr.reflux(&mut uc, 1.0, 0, 0, 1, &cg).expect("reflux");
+                        let mut touched = 0;
+                        for l in 0..uc.local_size() {
+                            let (a, b) = (uc.array_at(l), before.array_at(l));
+                            for p in uc.box_of(uc.global_index(l)) {
+                                if covered.contains(p) && a[(p, 0)].to_bits() != b[(p, 0)].to_bits()
+                                {
+                                    touched += 1;
+                                }
+                            }
+                        }
+                        let touched = c.all_reduce_u64(touched, ReduceOp::Sum);
+                        assert_eq!(
+                            touched > 0,
+                            !clear,
+                            "{touched} covered coarse cells changed by reflux (cleared: {clear})"
+                        );
+                        let mut out = registers(&fr);
+                        out.push(("coarse state".into(), uc));
+                        out
+                    },
+                );
+            }
+        }
+    }
+}
+
 // ----- FillPatch ----------------------------------------------------------------------------
 
 fn fill_patch_single_and_two_levels(c: &Communicator) {
@@ -681,6 +888,74 @@ fn fill_patch_single_and_two_levels(c: &Communicator) {
                         mapper,
                     )
                     .expect("two levels");
+                    vec![("mf".into(), mf)]
+                },
+            );
+        }
+    }
+}
+
+/// A new fine level from two coarse states in time, every `BCType` on the coarse and the
+/// fine level (walls in x and z, periodic in y), into components `1..` of a destination
+/// with two ghost cells.
+fn interp_from_coarse_level_every_bc(c: &Communicator) {
+    let cdom = IndexBox::new(IntVect::ZERO, IntVect::splat(15));
+    let cg = cartesian(cdom, [false, true, false]);
+    let ncomp = BCType::ALL.len();
+    let recs = every_bc(ncomp);
+    let cbc = PhysBcFunct::new(cg, recs.clone(), ext as Ext);
+    for (case, ratio) in [IntVect::splat(2), IntVect::new(2, 4, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let fg = cg.refine(ratio).expect("fine geometry");
+        let fbc = PhysBcFunct::new(fg, recs.clone(), ext as Ext);
+        let mut rng = Rng(900 + case as u64);
+        // Up to the walls in x, across the periodic y faces.
+        let inner = IndexBox::new(IntVect::new(0, 0, 2), IntVect::new(15, 15, 13));
+        let (cba, fba) = levels(&mut rng, cdom, inner, ratio);
+        let seed = 9000 + 100 * case as u64;
+        let cell_cons = CellConsLinear::CELL_CONS_INTERP;
+        for (m, mapper) in [
+            &cell_cons as &dyn amrex_amr::Interpolater,
+            &CellBilinear,
+            &PcInterp,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            compare(
+                &format!("interp_from_coarse_level ratio {ratio} mapper {m}"),
+                c,
+                |map| {
+                    let cdm = map(&cba, seed + 1);
+                    let mut c0 = MultiFab::new(&cba, &cdm, ncomp, IntVect::ZERO);
+                    fill(&mut c0, seed + 2);
+                    let mut c1 = MultiFab::new(&cba, &cdm, ncomp, IntVect::ZERO);
+                    fill(&mut c1, seed + 3);
+                    let mut mf =
+                        MultiFab::new(&fba, &map(&fba, seed + 4), ncomp + 1, IntVect::splat(2));
+                    fill(&mut mf, seed + 5);
+                    let untouched = read(&mf, 0..1, fba.get(0));
+                    interp_from_coarse_level(
+                        &mut mf,
+                        2,
+                        0.25,
+                        &Source::between((&c0, 0.0), (&c1, 1.0), &cbc),
+                        &fbc,
+                        0,
+                        0,
+                        1,
+                        ncomp,
+                        ratio,
+                        mapper,
+                    )
+                    .expect("interp_from_coarse_level");
+                    assert_eq!(
+                        read(&mf, 0..1, fba.get(0)),
+                        untouched,
+                        "component 0 is not filled"
+                    );
                     vec![("mf".into(), mf)]
                 },
             );
@@ -843,9 +1118,19 @@ const CHECKS: &[Check] = &[
         "flux_register_subcycled_cycle",
         flux_register_subcycled_cycle,
     ),
+    ("flux_register_crse_add", flux_register_crse_add),
+    ("flux_register_overwrite_flux", flux_register_overwrite_flux),
+    (
+        "flux_register_clear_internal_borders",
+        flux_register_clear_internal_borders,
+    ),
     (
         "fill_patch_single_and_two_levels",
         fill_patch_single_and_two_levels,
+    ),
+    (
+        "interp_from_coarse_level_every_bc",
+        interp_from_coarse_level_every_bc,
     ),
     (
         "mismatched_components_and_ratios",
