@@ -146,7 +146,11 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// The interpolaters the cases draw from; all but the last reproduce linear functions.
+/// The index of `PcInterp` in [`mappers`]: the one that does not reproduce linear
+/// functions, but copies the coarse cell's value.
+const PC_INTERP: usize = 3;
+
+/// The interpolaters the cases draw from.
 fn mappers() -> [&'static dyn Interpolater; 4] {
     [
         &CellConsLinear::CELL_CONS_INTERP,
@@ -299,12 +303,12 @@ fn run(c: &Case) -> Result<(usize, usize), TestCaseError> {
                     );
                     fine_cells += 1;
                 } else if interior.contains(p.coarsen(r)) {
-                    let want = if c.mapper == 3 {
+                    let want = if c.mapper == PC_INTERP {
                         linear(cg.cell_centre(p.coarsen(r)), sn)
                     } else {
                         linear(fg.cell_centre(p), sn)
                     };
-                    let ok = if c.mapper == 3 {
+                    let ok = if c.mapper == PC_INTERP {
                         v.to_bits() == want.to_bits()
                     } else {
                         close(v, want, 1e-12)

@@ -4,10 +4,9 @@
 //! `fill_physical_boundary` with every `BCType`, a subcycled `FluxRegister` cycle, its
 //! `crse_add`, `overwrite_flux` and `clear_internal_borders`, FillPatch and
 //! `interp_from_coarse_level`, each on coarse and fine BoxArrays spread over the ranks by
-//! different maps
-//! (fine boxes straddling coarse ones), compared bit for bit with the same computation
-//! on maps that keep every box on this process; and ranks that pass mismatched
-//! arguments, which must all get an error instead of hanging.
+//! different maps (fine boxes straddling coarse ones), compared bit for bit with the same
+//! computation on maps that keep every box on this process; and ranks that pass
+//! mismatched arguments, which must all get an error instead of hanging.
 //!
 //! Run by `scripts/test-mpi.sh` under `mpirun -n 1`, `-n 2` and `-n 4`
 //! (`cargo test -p amrex-amr --features mpi --test mpi_amr` runs it on one rank).
