@@ -597,11 +597,7 @@ fn flux_register_subcycled_cycle(c: &Communicator) {
                     start.0
                 );
                 let mut out = vec![("coarse state".into(), uc), ("fine state".into(), uf)];
-                for d in 0..3 {
-                    for s in Side::BOTH {
-                        out.push((format!("register {d} {s:?}"), copy_of(fr.register(d, s))));
-                    }
-                }
+                out.extend(registers(&fr));
                 out
             },
         );
