@@ -8,7 +8,7 @@ use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Geometry;
 
-use super::{Centring, Interpolater, grow_sides, off, split};
+use super::{Centring, Interpolater, grow_sides, off};
 
 /// Conservative linear interpolation of cell-centred data, AMReX's
 /// `CellConservativeLinear`: each coarse cell gets a slope per direction, and its fine
@@ -95,17 +95,23 @@ impl CellConsLinear {
 }
 
 /// The MC-limited slope and the centred one from `u₋, u, u₊`.
+///
+/// The minima are comparisons rather than `f64::min` (which would add a NaN blend) and
+/// give the same values: `|df|` and `|db|` are not NaN where `df · db >= 0`, `s` is
+/// never NaN, a NaN `|dc|` leaves `s` (as `f64::min` does), and equal absolute values
+/// have equal bits.
 #[inline]
 fn mc(um: f64, u: f64, up: f64) -> (f64, f64) {
     let dc = 0.5 * (up - um);
     let df = 2.0 * (up - u);
     let db = 2.0 * (u - um);
+    let (af, ab, ac) = (df.abs(), db.abs(), dc.abs());
     let s = if df * db >= 0.0 {
-        df.abs().min(db.abs())
+        if ab < af { ab } else { af }
     } else {
         0.0
     };
-    (1.0_f64.copysign(dc) * s.min(dc.abs()), dc)
+    (1.0_f64.copysign(dc) * if ac < s { ac } else { s }, dc)
 }
 
 /// The r-geometry of an RZ fine level: the fine cell width in r and the low r edge.
@@ -131,27 +137,459 @@ impl Rz {
     }
 }
 
-/// The coarse rows around `(j, k)` of one component: `rows[dk][dj]` is row
-/// `(j + dj - 1, k + dk - 1)`, or row `(j, k)` itself in a direction not interpolated in.
-struct Rows<'a> {
-    rows: [[&'a [f64]; 3]; 3],
+/// `(d + ½) / r - ½`: the centre of the fine cell `d` (`0..r`) of a coarse cell from the
+/// coarse centre, in coarse widths.
+#[inline]
+fn frac(d: i32, r: i32) -> f64 {
+    (f64::from(d) + 0.5) / f64::from(r) - 0.5
 }
 
-impl<'a> Rows<'a> {
-    fn new(crse: &Array4<'a, f64>, j: i32, k: i32, n: usize, active: [bool; 3]) -> Self {
-        let at = |d: i32, on: bool| if on { d } else { 0 };
-        let rows = core::array::from_fn(|dk| {
-            core::array::from_fn(|dj| {
-                let (dj, dk) = (dj as i32 - 1, dk as i32 - 1);
-                crse.row(j + at(dj, active[1]), k + at(dk, active[2]), n)
-            })
-        });
-        Self { rows }
+/// The coarse cells of a fill along x: where they are and the fine offsets in them.
+struct Frame {
+    /// Coarse cells per row.
+    ncx: usize,
+    /// The ratio in x.
+    rx: usize,
+    /// The first coarse cell's index in the coarse data's rows.
+    cx0: usize,
+    /// 1 in the directions interpolated in (ratio above 1), else 0.
+    shift: [i32; 3],
+    /// AMReX's `Real(ratio - 1) / Real(2 ratio)`: a slope's largest excursion.
+    reach: [f64; 3],
+    /// Per fine cell of the coarse cells along x (`rx` per coarse cell): its offset.
+    xoff: Vec<f64>,
+    /// RZ: per coarse cell, the offsets of its lowest and highest fine cells (the
+    /// limiter's excursions); empty in Cartesian coordinates.
+    xlim: Vec<[f64; 2]>,
+}
+
+impl Frame {
+    fn new(cs: &IndexBox, ratio: IntVect, rzg: Option<Rz>, cx0: usize) -> Self {
+        let rx = ratio[0];
+        let mut xoff = Vec::new();
+        let mut xlim = Vec::new();
+        for ic in cs.lo()[0]..=cs.hi()[0] {
+            for io in 0..rx {
+                let i = ic * rx + io;
+                xoff.push(match rzg {
+                    Some(g) => g.offset(ic, i, i + 1, rx),
+                    None => frac(io, rx),
+                });
+            }
+            if let Some(g) = rzg {
+                xlim.push([
+                    g.offset(ic, ic * rx, ic * rx + 1, rx),
+                    g.offset(ic, (ic + 1) * rx - 1, (ic + 1) * rx, rx),
+                ]);
+            }
+        }
+        Self {
+            ncx: usize::try_from(cs.length()[0]).expect("non-empty region"),
+            rx: usize::try_from(rx).expect("ratio >= 1"),
+            cx0,
+            shift: ratio.to_array().map(|r| i32::from(r > 1)),
+            reach: ratio
+                .to_array()
+                .map(|r| f64::from(r - 1) / f64::from(2 * r)),
+            xoff,
+            xlim,
+        }
     }
 
+    /// The coarse row `(jc, kc)` of component `n` over the fill's cells, and its
+    /// neighbours below and above in direction `d` (interpolated in).
+    fn around<'a>(
+        &self,
+        crse: &Array4<'a, f64>,
+        (jc, kc, n): (i32, i32, usize),
+        d: usize,
+    ) -> [&'a [f64]; 3] {
+        let (c0, ncx) = (self.cx0, self.ncx);
+        let cut = |r: &'a [f64], at: usize| &r[at..at + ncx];
+        match d {
+            0 => {
+                let r = crse.row(jc, kc, n);
+                [cut(r, c0 - 1), cut(r, c0), cut(r, c0 + 1)]
+            }
+            1 => [-1, 0, 1].map(|s| cut(crse.row(jc + s, kc, n), c0)),
+            _ => [-1, 0, 1].map(|s| cut(crse.row(jc, kc + s, n), c0)),
+        }
+    }
+}
+
+/// The scratch rows of a fill, allocated once per fab: `ncx` long, three rows (x, y, z)
+/// for the per-direction ones.
+struct Scratch {
+    /// The limited slopes.
+    sl: Vec<f64>,
+    /// The centred slopes (`CELL_CONS_INTERP`, which does not keep them).
+    dc: Vec<f64>,
+    /// The limiting factors (`LINCC_INTERP`).
+    sf: Vec<f64>,
+    /// The largest excursions up and down of a coarse cell's fine values, and the slope
+    /// scale (`CELL_CONS_INTERP`).
+    dumax: Vec<f64>,
+    dumin: Vec<f64>,
+    alpha: Vec<f64>,
+}
+
+impl Scratch {
+    fn new(ncx: usize) -> Self {
+        let row = || vec![0.0; ncx];
+        Self {
+            sl: vec![0.0; 3 * ncx],
+            dc: row(),
+            sf: vec![0.0; 3 * ncx],
+            dumax: row(),
+            dumin: row(),
+            alpha: row(),
+        }
+    }
+}
+
+/// `(sl, dc)` = [`mc`] of `(um, u, up)`, element by element.
+fn mc_row(um: &[f64], u: &[f64], up: &[f64], sl: &mut [f64], dc: &mut [f64]) {
+    let outs = sl.iter_mut().zip(dc.iter_mut());
+    for ((s, c), ((&um, &u), &up)) in outs.zip(um.iter().zip(u).zip(up)) {
+        (*s, *c) = mc(um, u, up);
+    }
+}
+
+/// How the neighbourhood bounds compare two values.
+trait Order {
+    fn min(a: f64, b: f64) -> f64;
+    fn max(a: f64, b: f64) -> f64;
+}
+
+/// `f64::min` and `f64::max`: a NaN counts only when both are NaN.
+struct WithNan;
+
+impl Order for WithNan {
     #[inline]
-    fn at(&self, dj: usize, dk: usize) -> &'a [f64] {
-        self.rows[dk][dj]
+    fn min(a: f64, b: f64) -> f64 {
+        a.min(b)
+    }
+    #[inline]
+    fn max(a: f64, b: f64) -> f64 {
+        a.max(b)
+    }
+}
+
+/// Plain comparisons (one `minpd`/`maxpd`, no NaN blend): the same values as
+/// [`WithNan`] for data that hold no NaN.
+struct NoNan;
+
+impl Order for NoNan {
+    #[inline]
+    fn min(a: f64, b: f64) -> f64 {
+        if b < a { b } else { a }
+    }
+    #[inline]
+    fn max(a: f64, b: f64) -> f64 {
+        if b > a { b } else { a }
+    }
+}
+
+/// `out = min(a, b, c)` element by element.
+fn min3<O: Order>(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64]) {
+    for (o, ((&a, &b), &c)) in out.iter_mut().zip(a.iter().zip(b).zip(c)) {
+        *o = O::min(O::min(a, b), c);
+    }
+}
+
+/// `out = max(a, b, c)` element by element.
+fn max3<O: Order>(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64]) {
+    for (o, ((&a, &b), &c)) in out.iter_mut().zip(a.iter().zip(b).zip(c)) {
+        *o = O::max(O::max(a, b), c);
+    }
+}
+
+/// Whether `r` holds a NaN.
+fn has_nan(r: &[f64]) -> bool {
+    r.iter().fold(false, |any, v| any | v.is_nan())
+}
+
+/// The minimum and maximum of the coarse data over each coarse cell's 3×3×3
+/// neighbourhood (one cell wide in a direction not interpolated in), computed separably:
+/// over `i` for every coarse row of a plane, then over `j` into the plane's bounds
+/// (three planes kept, by `k mod 3`), then over `k` for one row at a time. `f64::min`
+/// and `f64::max` give a set's minimum and maximum whatever the order (ignoring NaN
+/// unless all are NaN), so these are the values a cell-by-cell loop finds; coarse data
+/// without NaN take plain comparisons, which give the same values. (A set that holds
+/// both `0` and `-0` may give either.)
+struct Bounds {
+    ncx: usize,
+    ncy: usize,
+    ncomp: usize,
+    /// Whether the coarse data hold a NaN ([`WithNan`] then, else [`NoNan`]).
+    nan: bool,
+    /// `[slot][min, max][n][jr][ic]`: a plane's bounds over `i` and `j`.
+    planes: Vec<f64>,
+    /// `[min, max][jr][ic]`: a plane's rows' bounds over `i` (one more row each side
+    /// where y is interpolated in).
+    rows: Vec<f64>,
+    /// `[min, max][ic]`: one row's bounds.
+    out: Vec<f64>,
+}
+
+impl Bounds {
+    fn new(cs: &IndexBox, ncomp: usize, shift: [i32; 3], nan: bool) -> Self {
+        let len = |d: usize| usize::try_from(cs.length()[d]).expect("non-empty region");
+        let (ncx, ncy) = (len(0), len(1));
+        let ny = ncy + 2 * usize::from(shift[1] == 1);
+        Self {
+            ncx,
+            ncy,
+            ncomp,
+            nan,
+            planes: vec![0.0; 3 * 2 * ncomp * ncy * ncx],
+            rows: vec![0.0; 2 * ny * ncx],
+            out: vec![0.0; 2 * ncx],
+        }
+    }
+
+    /// The slot of plane `k`.
+    fn slot(k: i32) -> usize {
+        usize::try_from(k.rem_euclid(3)).expect("0..3")
+    }
+
+    /// Where row `jr` of plane `k`'s minima (`m = 0`) or maxima (`m = 1`) of component
+    /// `n` starts.
+    fn at(&self, k: i32, m: usize, n: usize, jr: usize) -> usize {
+        (((Self::slot(k) * 2 + m) * self.ncomp + n) * self.ncy + jr) * self.ncx
+    }
+
+    /// The bounds of plane `k` of component `n`, over the coarse rows `cs` covers.
+    fn plane(&mut self, crse: &Array4<'_, f64>, cs: &IndexBox, frame: &Frame, k: i32, n: usize) {
+        if self.nan {
+            self.plane_with::<WithNan>(crse, cs, frame, k, n);
+        } else {
+            self.plane_with::<NoNan>(crse, cs, frame, k, n);
+        }
+    }
+
+    fn plane_with<O: Order>(
+        &mut self,
+        crse: &Array4<'_, f64>,
+        cs: &IndexBox,
+        frame: &Frame,
+        k: i32,
+        n: usize,
+    ) {
+        let [sx, sy, _] = frame.shift;
+        let (ncx, c0) = (self.ncx, frame.cx0);
+        let (ax, ay) = (usize::from(sx == 1), usize::from(sy == 1));
+        let (pmin, pmax) = (self.at(k, 0, n, 0), self.at(k, 1, n, 0));
+        let half = self.rows.len() / 2;
+        let (rmin, rmax) = self.rows.split_at_mut(half);
+        let rows = rmin.chunks_exact_mut(ncx).zip(rmax.chunks_exact_mut(ncx));
+        for ((mn, mx), j) in rows.zip(cs.lo()[1] - sy..=cs.hi()[1] + sy) {
+            let r = crse.row(j, k, n);
+            let [a, b, c] = [c0 - ax, c0, c0 + ax].map(|s| &r[s..s + ncx]);
+            min3::<O>(mn, a, b, c);
+            max3::<O>(mx, a, b, c);
+        }
+        let size = self.ncy * ncx;
+        for (m, src, dst) in [(0, &*rmin, pmin), (1, &*rmax, pmax)] {
+            let plane = &mut self.planes[dst..dst + size];
+            for (jr, p) in plane.chunks_exact_mut(ncx).enumerate() {
+                let [a, b, c] = [jr, jr + ay, jr + 2 * ay].map(|r| &src[r * ncx..][..ncx]);
+                if m == 0 {
+                    min3::<O>(p, a, b, c);
+                } else {
+                    max3::<O>(p, a, b, c);
+                }
+            }
+        }
+    }
+
+    /// `[min, max]` over the neighbourhoods of coarse row `jr` (from the region's first)
+    /// of plane `kc`, component `n`; planes `kc - sz ..= kc + sz` must have been
+    /// computed (`sz`: 1 where z is interpolated in, else 0).
+    fn around(&mut self, kc: i32, jr: usize, n: usize, sz: i32) -> [&[f64]; 2] {
+        let ncx = self.ncx;
+        let at = [0, 1].map(|m| [kc - sz, kc, kc + sz].map(|k| self.at(k, m, n, jr)));
+        let planes = &self.planes;
+        let row = |m: usize, k: usize| &planes[at[m][k]..][..ncx];
+        let [lo, mid, hi] = [0, 1, 2];
+        let (omin, omax) = self.out.split_at_mut(ncx);
+        if self.nan {
+            min3::<WithNan>(omin, row(0, lo), row(0, mid), row(0, hi));
+            max3::<WithNan>(omax, row(1, lo), row(1, mid), row(1, hi));
+        } else {
+            min3::<NoNan>(omin, row(0, lo), row(0, mid), row(0, hi));
+            max3::<NoNan>(omax, row(1, lo), row(1, mid), row(1, hi));
+        }
+        [omin, omax]
+    }
+}
+
+/// `LINCC_INTERP`'s slopes of the coarse row `(jc, kc)`, every component: the centred
+/// slopes times, per direction and cell, the smallest ratio of limited to centred slope
+/// over the components.
+fn lincc_row(
+    crse: &Array4<'_, f64>,
+    frame: &Frame,
+    (jc, kc): (i32, i32),
+    slopes: &mut [f64],
+    w: &mut Scratch,
+) {
+    let ncx = frame.ncx;
+    let ncomp = slopes.len() / (3 * ncx);
+    let (sl, sf) = (&mut w.sl, &mut w.sf);
+    sf.fill(1.0);
+    for n in 0..ncomp {
+        for d in 0..3 {
+            let dc = &mut slopes[(d * ncomp + n) * ncx..][..ncx];
+            if frame.shift[d] == 0 {
+                dc.fill(0.0);
+                continue;
+            }
+            let [um, u, up] = frame.around(crse, (jc, kc, n), d);
+            let sl = &mut sl[d * ncx..][..ncx];
+            mc_row(um, u, up, sl, dc);
+            let f = &mut sf[d * ncx..][..ncx];
+            for ((f, &s), &c) in f.iter_mut().zip(&*sl).zip(&*dc) {
+                if c != 0.0 {
+                    *f = f.min(s / c);
+                }
+            }
+        }
+    }
+    for d in 0..3 {
+        let f = &sf[d * ncx..][..ncx];
+        for n in 0..ncomp {
+            for (s, &f) in slopes[(d * ncomp + n) * ncx..][..ncx].iter_mut().zip(f) {
+                *s *= f;
+            }
+        }
+    }
+}
+
+/// `CELL_CONS_INTERP`'s slopes of the coarse row `(jc, kc)`, component `n`: the MC
+/// slopes, scaled by one factor per cell so that no fine value leaves the bounds
+/// `[umin, umax]` of the cell's neighbourhood.
+fn mc_limited_row(
+    crse: &Array4<'_, f64>,
+    frame: &Frame,
+    (jc, kc, n): (i32, i32, usize),
+    [umin, umax]: [&[f64]; 2],
+    slopes: &mut [f64],
+    w: &mut Scratch,
+) {
+    let ncx = frame.ncx;
+    let ncomp = slopes.len() / (3 * ncx);
+    let Scratch {
+        sl,
+        dc,
+        dumax,
+        dumin,
+        alpha,
+        ..
+    } = w;
+    for (d, sl) in sl.chunks_exact_mut(ncx).enumerate() {
+        if frame.shift[d] == 0 {
+            sl.fill(0.0);
+        } else {
+            let [um, u, up] = frame.around(crse, (jc, kc, n), d);
+            mc_row(um, u, up, sl, dc);
+        }
+    }
+    let (sx, rest) = sl.split_at(ncx);
+    let (sy, sz) = rest.split_at(ncx);
+    let r = frame.reach;
+    let excursions = dumax.iter_mut().zip(dumin.iter_mut());
+    let slope = sx.iter().zip(sy).zip(sz);
+    if frame.xlim.is_empty() {
+        for ((hi, lo), ((&sx, &sy), &sz)) in excursions.zip(slope) {
+            let trans = sy.abs() * r[1] + sz.abs() * r[2];
+            let d = sx.abs() * r[0] + trans;
+            (*hi, *lo) = (d, d);
+        }
+    } else {
+        for (((hi, lo), ((&sx, &sy), &sz)), &[xlo, xhi]) in excursions.zip(slope).zip(&frame.xlim) {
+            let trans = sy.abs() * r[1] + sz.abs() * r[2];
+            *hi = (sx * xlo).max(sx * xhi) + trans;
+            *lo = -(sx * xlo).min(sx * xhi) + trans;
+        }
+    }
+    let u = &crse.row(jc, kc, n)[frame.cx0..frame.cx0 + ncx];
+    let cells = u.iter().zip(umin).zip(umax).zip(dumax.iter().zip(&*dumin));
+    let slope = sx.iter().zip(sy).zip(sz);
+    for ((a, (((&u, &umin), &umax), (&dumax, &dumin))), ((&sx, &sy), &sz)) in
+        alpha.iter_mut().zip(cells).zip(slope)
+    {
+        // The scale starts at 1 and shrinks where the excursion up, then down, would
+        // pass the bounds (`dumax · 1 == dumax`); cells without a slope keep 1.
+        let up = if dumax > umax - u {
+            (umax - u) / dumax
+        } else {
+            1.0
+        };
+        let down = if dumin * up > u - umin {
+            (u - umin) / dumin
+        } else {
+            up
+        };
+        *a = if sx != 0.0 || sy != 0.0 || sz != 0.0 {
+            down
+        } else {
+            1.0
+        };
+    }
+    let outs = slopes.chunks_exact_mut(ncx).skip(n).step_by(ncomp);
+    for (out, s) in outs.zip([sx, sy, sz]) {
+        for ((o, &s), &a) in out.iter_mut().zip(s).zip(&*alpha) {
+            *o = s * a;
+        }
+    }
+}
+
+/// `out[m] = c[ic] + xoff[m] · sx[ic]` for the `r` fine cells `m` of each coarse cell
+/// `ic` (`r = out.len() / c.len()`).
+fn expand(out: &mut [f64], c: &[f64], sx: &[f64], xoff: &[f64]) {
+    fn chunks<const R: usize>(out: &mut [f64], c: &[f64], sx: &[f64], xoff: &[f64]) {
+        let fine = out.as_chunks_mut::<R>().0.iter_mut();
+        for ((o, xo), (&c, &sx)) in fine.zip(xoff.as_chunks::<R>().0).zip(c.iter().zip(sx)) {
+            *o = core::array::from_fn(|m| c + xo[m] * sx);
+        }
+    }
+    match out.len() / c.len() {
+        2 => chunks::<2>(out, c, sx, xoff),
+        4 => chunks::<4>(out, c, sx, xoff),
+        r => {
+            let fine = out.chunks_exact_mut(r).zip(xoff.chunks_exact(r));
+            for ((o, xo), (&c, &sx)) in fine.zip(c.iter().zip(sx)) {
+                for (o, &x) in o.iter_mut().zip(xo) {
+                    *o = c + x * sx;
+                }
+            }
+        }
+    }
+}
+
+/// `out[m] = s[ic]` for the `r` fine cells `m` of each coarse cell `ic`.
+fn spread(out: &mut [f64], s: &[f64]) {
+    fn chunks<const R: usize>(out: &mut [f64], s: &[f64]) {
+        for (o, &s) in out.as_chunks_mut::<R>().0.iter_mut().zip(s) {
+            *o = [s; R];
+        }
+    }
+    match out.len() / s.len() {
+        2 => chunks::<2>(out, s),
+        4 => chunks::<4>(out, s),
+        r => {
+            for (o, &s) in out.chunks_exact_mut(r).zip(s) {
+                o.fill(s);
+            }
+        }
+    }
+}
+
+/// One fine row: `f = cx + yoff · sy + zoff · sz`, the parts per fine cell.
+fn fine_row(f: &mut [f64], [cx, sy, sz]: [&[f64]; 3], yoff: f64, zoff: f64) {
+    for (f, ((&cx, &sy), &sz)) in f.iter_mut().zip(cx.iter().zip(sy).zip(sz)) {
+        *f = cx + yoff * sy + zoff * sz;
     }
 }
 
@@ -184,147 +622,77 @@ impl Interpolater for CellConsLinear {
     ) {
         let ncomp = fine.ncomp();
         let [rx, ry, rz] = ratio.to_array();
-        let active = [rx > 1, ry > 1, rz > 1];
-        // AMReX's Real(ratio - 1) / Real(2 ratio): a slope's largest excursion.
-        let reach = ratio
-            .to_array()
-            .map(|r| f64::from(r - 1) / f64::from(2 * r));
         let rzg = fine_geom.filter(|g| g.coord().is_rz()).map(|g| Rz {
             drf: g.cell_size()[0],
             rlo: g.prob_lo()[0],
         });
         let (lo, hi) = (fine_region.lo(), fine_region.hi());
         let cs = fine_region.coarsen_iv(ratio);
-        let ncx = usize::try_from(cs.length()[0]).expect("non-empty region");
+        let geo = Frame::new(&cs, ratio, rzg, off(cs.lo()[0], crse.begin()[0]));
+        let (ncx, rxu) = (geo.ncx, geo.rx);
         let nfx = usize::try_from(hi[0] - lo[0] + 1).expect("non-empty region");
-        // Per fine i: the coarse cell's position in the slope rows and the offset.
-        let mut icx = Vec::with_capacity(nfx);
-        let mut xoff = Vec::with_capacity(nfx);
-        for i in lo[0]..=hi[0] {
-            let (ic, io) = split(i, rx);
-            icx.push(off(ic, cs.lo()[0]));
-            xoff.push(match rzg {
-                Some(g) => g.offset(ic, i, i + 1, rx),
-                None => (f64::from(io) + 0.5) / f64::from(rx) - 0.5,
-            });
-        }
-        let (cx0, fx0) = (
-            off(cs.lo()[0], crse.begin()[0]),
-            off(lo[0], fine.begin()[0]),
-        );
-        let xs: [usize; 3] = if active[0] { [0, 1, 2] } else { [1, 1, 1] };
-        let (js, ks): ([usize; 3], [usize; 3]) = (
-            if active[1] { [0, 1, 2] } else { [1, 1, 1] },
-            if active[2] { [0, 1, 2] } else { [1, 1, 1] },
-        );
-        // slopes[(d * ncomp + n) * ncx + ic]; sf: the cross-component factors.
+        // The region's fine row is `head .. head + nfx` of the fine cells of its coarse
+        // cells (`rx` per coarse cell).
+        let head = off(lo[0], cs.lo()[0] * rx);
+        let fx0 = off(lo[0], fine.begin()[0]);
+        // slopes[(d * ncomp + n) * ncx + ic].
         let mut slopes = vec![0.0; 3 * ncomp * ncx];
-        let mut sf = vec![[1.0_f64; 3]; ncx];
+        let mut scratch = Scratch::new(ncx);
+        let mut padded = vec![0.0; 3 * ncx * rxu];
+        let mut bounds = (!self.do_linear_limiting).then(|| {
+            let cb = self.coarse_box(fine_region, ratio);
+            let x0 = off(cb.lo()[0], crse.begin()[0]);
+            let nx = usize::try_from(cb.length()[0]).expect("non-empty region");
+            let nan = (0..ncomp).any(|n| {
+                (cb.lo()[2]..=cb.hi()[2]).any(|k| {
+                    (cb.lo()[1]..=cb.hi()[1]).any(|j| has_nan(&crse.row(j, k, n)[x0..x0 + nx]))
+                })
+            });
+            Bounds::new(&cs, ncomp, geo.shift, nan)
+        });
+        // The fine offsets in y and z, per position in the coarse cell.
+        let yoffs: Vec<f64> = (0..ry).map(|d| frac(d, ry)).collect();
+        let zoffs: Vec<f64> = (0..rz).map(|d| frac(d, rz)).collect();
+        let az = geo.shift[2];
         for kc in cs.lo()[2]..=cs.hi()[2] {
+            if let Some(b) = bounds.as_mut() {
+                // The planes kc - 1 ..= kc + 1 of the neighbourhood bounds (kc alone where z
+                // is not interpolated in); the earlier ones are kept from the last kc.
+                let first = if kc == cs.lo()[2] { kc - az } else { kc + az };
+                for k in first..=kc + az {
+                    for n in 0..ncomp {
+                        b.plane(&crse, &cs, &geo, k, n);
+                    }
+                }
+            }
             for jc in cs.lo()[1]..=cs.hi()[1] {
-                sf.iter_mut().for_each(|s| *s = [1.0; 3]);
-                for n in 0..ncomp {
-                    let rows = Rows::new(&crse, jc, kc, n, active);
-                    let u0 = rows.at(1, 1);
-                    for ic in 0..ncx {
-                        let p = cx0 + ic;
-                        let u = u0[p];
-                        // (limited, centred) per direction; zero where not interpolated.
-                        let s: [(f64, f64); 3] = [
-                            if active[0] {
-                                mc(u0[p - 1], u, u0[p + 1])
-                            } else {
-                                (0.0, 0.0)
-                            },
-                            if active[1] {
-                                mc(rows.at(0, 1)[p], u, rows.at(2, 1)[p])
-                            } else {
-                                (0.0, 0.0)
-                            },
-                            if active[2] {
-                                mc(rows.at(1, 0)[p], u, rows.at(1, 2)[p])
-                            } else {
-                                (0.0, 0.0)
-                            },
-                        ];
-                        if self.do_linear_limiting {
-                            for d in 0..3 {
-                                let (sl, dc) = s[d];
-                                if dc != 0.0 {
-                                    sf[ic][d] = sf[ic][d].min(sl / dc);
-                                }
-                                slopes[(d * ncomp + n) * ncx + ic] = dc;
-                            }
-                            continue;
-                        }
-                        let mut alpha = 1.0;
-                        let (sx, sy, sz) = (s[0].0, s[1].0, s[2].0);
-                        if sx != 0.0 || sy != 0.0 || sz != 0.0 {
-                            let trans = sy.abs() * reach[1] + sz.abs() * reach[2];
-                            let (dumax, dumin) = match rzg {
-                                Some(g) => {
-                                    let ci = cs.lo()[0] + ic as i32;
-                                    let xlo = g.offset(ci, ci * rx, ci * rx + 1, rx);
-                                    let xhi = g.offset(ci, (ci + 1) * rx - 1, (ci + 1) * rx, rx);
-                                    (
-                                        (sx * xlo).max(sx * xhi) + trans,
-                                        -(sx * xlo).min(sx * xhi) + trans,
-                                    )
-                                }
-                                None => {
-                                    let d = sx.abs() * reach[0] + trans;
-                                    (d, d)
-                                }
-                            };
-                            let (mut umin, mut umax) = (u, u);
-                            for &dk in &ks {
-                                for &dj in &js {
-                                    let r = rows.at(dj, dk);
-                                    for &di in &xs {
-                                        let v = r[p + di - 1];
-                                        umin = umin.min(v);
-                                        umax = umax.max(v);
-                                    }
-                                }
-                            }
-                            if dumax * alpha > umax - u {
-                                alpha = (umax - u) / dumax;
-                            }
-                            if dumin * alpha > u - umin {
-                                alpha = (u - umin) / dumin;
-                            }
-                        }
-                        for (d, &(sl, _)) in s.iter().enumerate() {
-                            slopes[(d * ncomp + n) * ncx + ic] = sl * alpha;
-                        }
-                    }
-                }
+                let jr = off(jc, cs.lo()[1]);
                 if self.do_linear_limiting {
-                    for d in 0..3 {
-                        for n in 0..ncomp {
-                            let row = &mut slopes[(d * ncomp + n) * ncx..][..ncx];
-                            for (s, f) in row.iter_mut().zip(&sf) {
-                                *s *= f[d];
-                            }
-                        }
+                    lincc_row(&crse, &geo, (jc, kc), &mut slopes, &mut scratch);
+                } else if let Some(b) = bounds.as_mut() {
+                    for n in 0..ncomp {
+                        let lim = b.around(kc, jr, n, az);
+                        mc_limited_row(&crse, &geo, (jc, kc, n), lim, &mut slopes, &mut scratch);
                     }
                 }
-                // The fine rows over this coarse row.
+                // The fine rows over this coarse row, a component at a time.
                 let (jf0, jf1) = ((jc * ry).max(lo[1]), (jc * ry + ry - 1).min(hi[1]));
                 let (kf0, kf1) = ((kc * rz).max(lo[2]), (kc * rz + rz - 1).min(hi[2]));
-                for k in kf0..=kf1 {
-                    let zoff = (f64::from(k - kc * rz) + 0.5) / f64::from(rz) - 0.5;
-                    for j in jf0..=jf1 {
-                        let yoff = (f64::from(j - jc * ry) + 0.5) / f64::from(ry) - 0.5;
-                        for n in 0..ncomp {
-                            let c = &crse.row(jc, kc, n)[cx0..cx0 + ncx];
-                            let sx = &slopes[n * ncx..][..ncx];
-                            let sy = &slopes[(ncomp + n) * ncx..][..ncx];
-                            let sz = &slopes[(2 * ncomp + n) * ncx..][..ncx];
+                for n in 0..ncomp {
+                    let c = &crse.row(jc, kc, n)[geo.cx0..geo.cx0 + ncx];
+                    let at = |d: usize| &slopes[(d * ncomp + n) * ncx..][..ncx];
+                    let (cxp, rest) = padded.split_at_mut(ncx * rxu);
+                    let (syp, szp) = rest.split_at_mut(ncx * rxu);
+                    expand(cxp, c, at(0), &geo.xoff);
+                    spread(syp, at(1));
+                    spread(szp, at(2));
+                    let parts = [&*cxp, &*syp, &*szp].map(|p| &p[head..head + nfx]);
+                    for k in kf0..=kf1 {
+                        let zoff = zoffs[off(k, kc * rz)];
+                        for j in jf0..=jf1 {
+                            let yoff = yoffs[off(j, jc * ry)];
                             let f = &mut fine.row_mut(j, k, n)[fx0..fx0 + nfx];
-                            for ((f, &ic), &xo) in f.iter_mut().zip(&icx).zip(&xoff) {
-                                *f = c[ic] + xo * sx[ic] + yoff * sy[ic] + zoff * sz[ic];
-                            }
+                            fine_row(f, parts, yoff, zoff);
                         }
                     }
                 }
