@@ -15,8 +15,9 @@
 //! (d) with fine states covering the destination and `nghost = 0`, the fill is a plain
 //!     copy, and never reads the coarse level (a coarse state of NaN).
 //!
-//! One gap found here is kept as an ignored test until it is fixed:
-//! `cell_bilinear_next_to_a_hoextrap_wall`.
+//! `cell_bilinear_next_to_a_hoextrap_wall` keeps the case the property test found: a
+//! coarse box with one interior cell next to a `hoextrap` wall, whose boundary fill read
+//! a cell the box did not hold (FillPatch now lengthens such boxes inward).
 
 mod common;
 
@@ -127,15 +128,7 @@ fn case() -> impl Strategy<Value = Case> {
             let dcomp = d % (NDEST - ncomp + 1);
             let grow = IntVect::from(grow);
             let region = sub_box(domain, cut);
-            let mut walls = walls.map(|w| w.map(|i| WALLS[i]));
-            if mapper == CELL_BILINEAR {
-                for t in walls.iter_mut().flatten() {
-                    if matches!(t, BCType::HoExtrap | BCType::HoExtrapCc) {
-                        // The known gap `cell_bilinear_next_to_a_hoextrap_wall` shows.
-                        *t = BCType::FoExtrap;
-                    }
-                }
-            }
+            let walls = walls.map(|w| w.map(|i| WALLS[i]));
             Case {
                 domain,
                 periodic,
@@ -350,10 +343,8 @@ fn run(c: &Case) -> Result<(usize, usize), TestCaseError> {
 /// side only, so a piece in the upper half of the coarse cells next to a high wall gets a
 /// coarse box holding one cell inside the domain and one beyond the wall. The coarse
 /// physical fill of that box with `hoextrap` (or `hoextrapcc`) reads a second interior
-/// cell the box does not hold, and panics on the index instead of filling or refusing.
-/// The random walls leave these two types out for `CellBilinear` until this passes.
+/// cell; it panicked on the index until FillPatch lengthened such boxes inward.
 #[test]
-#[ignore = "known gap: the coarse patch of CellBilinear next to a hoextrap wall holds one interior cell"]
 fn cell_bilinear_next_to_a_hoextrap_wall() {
     for wall in [BCType::HoExtrap, BCType::HoExtrapCc] {
         let c = Case {

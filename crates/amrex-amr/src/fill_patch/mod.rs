@@ -418,9 +418,10 @@ where
 {
     let fine_boxes: Vec<_> = pieces.iter().map(|p| p.0).collect();
     let owners: Vec<u32> = pieces.iter().map(|p| p.1 as u32).collect();
+    let cgeom = crse.geometry();
     let crse_boxes: Vec<_> = fine_boxes
         .iter()
-        .map(|b| mapper.coarse_box(b, ratio))
+        .map(|b| patches::with_boundary_stencil(mapper.coarse_box(b, ratio), cgeom))
         .collect();
     patches::check_covered(op, &crse_boxes, crse.first().box_array(), crse.geometry())?;
     let dm = DistributionMapping::from_pmap_on(owners, mf.communicator());

@@ -62,3 +62,32 @@ pub(crate) fn check_covered(
     }
     Ok(())
 }
+
+/// `b` lengthened toward the inside of the domain where it reaches past a non-periodic
+/// face, so that it holds the interior cells the physical-boundary fill of its outside
+/// part reads: one per layer outside (the reflections) and at least two (the two-point
+/// `hoextrap` and `hoextrapcc` stencils), as far as the domain has them. A coarse box an
+/// interpolater asks for can hold a single interior cell next to a wall (`CellBilinear`
+/// grows on one side only); its fill would then read a cell it does not have. Boxes that
+/// already hold those cells come back unchanged, so the fill's values (and the
+/// three-point `hoextrap` choice, which depends on the box) are those of the box asked
+/// for.
+pub(crate) fn with_boundary_stencil(b: IndexBox, geom: &Geometry) -> IndexBox {
+    let dom = geom.domain().convert(b.ix_type());
+    let (mut lo, mut hi) = (b.lo(), b.hi());
+    for d in 0..SPACEDIM {
+        if geom.is_periodic(d) {
+            continue;
+        }
+        let (dlo, dhi) = (dom.lo()[d], dom.hi()[d]);
+        if lo[d] < dlo {
+            let need = (dlo - lo[d]).max(2);
+            hi[d] = hi[d].max((dlo + need - 1).min(dhi));
+        }
+        if hi[d] > dhi {
+            let need = (hi[d] - dhi).max(2);
+            lo[d] = lo[d].min((dhi - need + 1).max(dlo));
+        }
+    }
+    IndexBox::with_type(lo, hi, b.ix_type())
+}
