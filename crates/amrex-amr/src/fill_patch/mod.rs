@@ -26,14 +26,14 @@ pub use source::Source;
 use alloc::vec::Vec;
 use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity};
+use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity, Tiling};
 use core::ops::Range;
 
 use crate::check;
 #[cfg(doc)]
 use crate::error::AmrErrorKind;
 use crate::error::{AmrError, Operand, fab_err};
-use crate::interp::{Comps, Interpolater};
+use crate::interp::Interpolater;
 use source::States;
 
 /// Fills components `dcomp .. dcomp + ncomp` of `mf` over its valid boxes grown by
@@ -122,8 +122,8 @@ where
 ///
 /// The pieces to interpolate are the parts of each grown box of `mf` that no fine box
 /// covers, as AMReX computes them (`FabArrayBase::FPinfo`); each is interpolated on the
-/// rank that owns the box of `mf` it came from (AMReX balances them over the ranks
-/// instead; the values do not depend on where they are computed). The coarse data in
+/// rank that owns the box of `mf` it came from, straight into that box (AMReX balances
+/// them over the ranks instead; the values do not depend on where they are computed). The coarse data in
 /// those pieces start as NaN, so a coarse cell that nothing fills shows in the result.
 ///
 /// # Errors
@@ -234,12 +234,7 @@ where
     let fdom = fine_bc.geometry().grow_periodic_domain(ng).convert(ix);
     let ba = mf.box_array().clone();
     let pieces: Vec<(IndexBox, usize)> = (0..ba.len())
-        .filter_map(|i| {
-            ba.get(i)
-                .grow_iv(ng)
-                .intersection(&fdom)
-                .map(|b| (b, mf.distribution_map().rank_of(i)))
-        })
+        .filter_map(|i| ba.get(i).grow_iv(ng).intersection(&fdom).map(|b| (b, i)))
         .collect();
     if ncomp == 0 || pieces.is_empty() {
         return Ok(());
@@ -394,11 +389,17 @@ fn time_interp(
     }
 }
 
-/// Interpolates the coarse level onto the fine boxes `pieces` (each with the rank that
-/// computes it) and copies the result into components `dcomp .. dcomp + ncomp` of `mf`
-/// (valid boxes grown by `ng`): the coarse boxes `mapper` needs are filled from `crse`
-/// by the single-level fill, after a check that the coarse states cover them, then each
-/// piece is interpolated with `mf`'s level's geometry.
+/// Interpolates the coarse level onto the fine boxes `pieces` (each with the index of
+/// the box of `mf`, grown by `ng`, that holds it) straight into components `dcomp ..
+/// dcomp + ncomp` of `mf`: the coarse boxes `mapper` needs are filled from `crse` by the
+/// single-level fill, after a check that the coarse states cover them (each on the rank
+/// that owns the piece's box), then the fabs of `mf` are filled in parallel, one task per
+/// fab and its pieces, with `mf`'s level's geometry.
+///
+/// Writing each piece into its own box only gives what a copy of every piece into every
+/// grown box it meets would: a fine cell in two grown boxes and in no fine box lies in a
+/// piece of each, and the interpolaters' values depend on the coarse cells around the
+/// fine cell only, not on the piece.
 #[expect(clippy::too_many_arguments, reason = "the two-level fill's arguments")]
 fn interp_onto<FC, I>(
     op: &'static str,
@@ -416,12 +417,14 @@ where
     FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
     I: Interpolater + ?Sized,
 {
-    let fine_boxes: Vec<_> = pieces.iter().map(|p| p.0).collect();
-    let owners: Vec<u32> = pieces.iter().map(|p| p.1 as u32).collect();
-    let cgeom = crse.geometry();
-    let crse_boxes: Vec<_> = fine_boxes
+    let owners: Vec<u32> = pieces
         .iter()
-        .map(|b| patches::with_boundary_stencil(mapper.coarse_box(b, ratio), cgeom))
+        .map(|p| mf.distribution_map().rank_of(p.1) as u32)
+        .collect();
+    let cgeom = crse.geometry();
+    let crse_boxes: Vec<_> = pieces
+        .iter()
+        .map(|p| patches::with_boundary_stencil(mapper.coarse_box(&p.0, ratio), cgeom))
         .collect();
     patches::check_covered(op, &crse_boxes, crse.first().box_array(), crse.geometry())?;
     let dm = DistributionMapping::from_pmap_on(owners, mf.communicator());
@@ -438,19 +441,28 @@ where
         0,
         ncomp,
     )?;
-    let fine_ba = BoxArray::new(fine_boxes);
-    let mut fine_patch = MultiFab::new(&fine_ba, &dm, ncomp, IntVect::ZERO);
-    for l in 0..fine_patch.local_size() {
-        let region = fine_patch.box_of(fine_patch.global_index(l));
-        mapper.interp(
-            crse_patch.array_at(l),
-            fine_patch.array_mut_at(l),
-            &region,
-            Comps::first(ncomp),
-            ratio,
-            Some(fgeom),
-        )?;
+    // Per box of `mf`: its local pieces, each with its coarse patch's local index.
+    let mut by_box: Vec<Vec<(IndexBox, usize)>> = Vec::new();
+    by_box.resize_with(mf.box_array().len(), Vec::new);
+    for l in 0..crse_patch.local_size() {
+        let (region, i) = pieces[crse_patch.global_index(l)];
+        by_box[i].push((region, l));
     }
-    let dst = dcomp..dcomp + ncomp;
-    copy_onto(mf, &fine_patch, 0, Periodicity::non_periodic(), dst, ng).map_err(fab_err(op))
+    // `fill`'s guarantees hold by construction, so `interp`'s checks are not repeated:
+    // the ratio and the index type were checked (`check_levels`), components `dcomp ..
+    // dcomp + ncomp` are in `mf` (`check_dest`) and the coarse patch has `ncomp`; a piece
+    // is non-empty and inside its box grown by `ng`, the tile's region; its coarse box
+    // is inside its coarse patch's box.
+    mf.par_for_each_tile(Tiling::None, ng, |mut t| {
+        for &(region, l) in &by_box[t.index()] {
+            mapper.fill(
+                crse_patch.array_at(l),
+                t.array_mut().into_components(dcomp, ncomp),
+                &region,
+                ratio,
+                Some(fgeom),
+            );
+        }
+    });
+    Ok(())
 }

@@ -10,23 +10,22 @@ use amrex_multifab::{BoxArray, MultiFab};
 use crate::error::{AmrError, AmrErrorKind};
 
 /// The parts of `mf`'s valid boxes grown by `ng` and cut to `fdom` that no box of
-/// `fine` covers, each with the rank that owns the box of `mf` it came from, in box
-/// order (AMReX's `FPinfo::ba_fine_patch`, before its load balancing). Every rank
-/// computes the same list.
+/// `fine` covers, each with the index of the box of `mf` it came from, in box order
+/// (AMReX's `FPinfo::ba_fine_patch`, before its load balancing). Every rank computes the
+/// same list.
 pub(crate) fn uncovered(
     mf: &MultiFab,
     ng: IntVect,
     fdom: IndexBox,
     fine: &BoxArray,
 ) -> Vec<(IndexBox, usize)> {
-    let (ba, dm) = (mf.box_array(), mf.distribution_map());
+    let ba = mf.box_array();
     let mut out = Vec::new();
     for i in 0..ba.len() {
         let Some(bx) = ba.get(i).grow_iv(ng).intersection(&fdom) else {
             continue;
         };
-        let owner = dm.rank_of(i);
-        out.extend(fine.complement_in(&bx).into_iter().map(|b| (b, owner)));
+        out.extend(fine.complement_in(&bx).into_iter().map(|b| (b, i)));
     }
     out
 }

@@ -102,7 +102,8 @@ impl Centring {
 /// arguments first (ratio, index type, components, that the fine region lies in the
 /// fine data and its coarse box in the coarse data) and then calls `fill` with both
 /// views cut down to the components to use, so a new interpolater needs no checks of
-/// its own.
+/// its own. Interpolaters are `Sync` (they hold settings, not state), so FillPatch can
+/// interpolate several fabs at once with one of them.
 ///
 /// ```
 /// use amrex_amr::{Centring, Comps, Interpolater, PcInterp};
@@ -142,7 +143,7 @@ impl Centring {
 /// assert!(err.to_string().contains("coarse region"));
 /// # Ok::<(), amrex_amr::AmrError>(())
 /// ```
-pub trait Interpolater {
+pub trait Interpolater: Sync {
     /// The name used in error messages (`"PcInterp"`, ...).
     fn name(&self) -> &'static str;
 
