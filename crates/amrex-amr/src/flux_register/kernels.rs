@@ -169,6 +169,13 @@ pub(super) enum Volume<'a> {
     Data(Array4<'a, f64>),
 }
 
+/// [`correction`] for one volume `v` over whole fabs: `d[p] = coef * r[p] / v`, `r` the
+/// register's components in the order of `d`'s (the same points, the same layout).
+pub(super) fn correction_uniform(d: &mut [f64], r: &[f64], coef: f64, v: f64) {
+    debug_assert_eq!(d.len(), r.len());
+    d.iter_mut().zip(r).for_each(|(d, &r)| *d = coef * r / v);
+}
+
 /// The index of cell `iv` moved into the domain of `g` along its periodic directions
 /// (unchanged inside the domain and along the other directions).
 fn periodic_image(g: &amrex_geometry::Geometry, iv: IntVect) -> IntVect {

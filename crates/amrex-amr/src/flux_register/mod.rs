@@ -915,24 +915,38 @@ impl FluxRegister {
                     Volumes::Geometry(g) => PlaneVolumes::Fixed(Volume::Geometry(g)),
                 };
                 let mut corr = MultiFab::new(cells, &self.dm, numcomp, IntVect::ZERO);
-                corr.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
-                    let l = t.mfi().local_index();
-                    let (rb, cb) = (reg.box_of(t.index()), t.validbox());
-                    let v = match &volumes {
-                        PlaneVolumes::Fixed(v) => *v,
-                        PlaneVolumes::Gathered(g) => Volume::Data(g.array_at(l)),
-                    };
-                    kernels::correction(
-                        &mut t.array_mut(),
-                        &cb,
-                        reg.array_at(l),
-                        cb.lo() - rb.lo(),
-                        &v,
-                        coef,
-                        srccomp,
-                        numcomp,
-                    );
-                });
+                if let PlaneVolumes::Fixed(Volume::Uniform(v)) = volumes {
+                    // One volume: the register fab and the correction fab hold the same
+                    // points in the same order (one plane, no ghost cells), so each
+                    // component is one slice, with no per-row work (a plane normal to
+                    // x has rows of one cell).
+                    for l in 0..corr.local_size() {
+                        let npts = reg.fab(l).len() / self.ncomp;
+                        let r = reg.fab(l).as_slice().expect(COMPACT);
+                        let r = &r[srccomp * npts..(srccomp + numcomp) * npts];
+                        let d = corr.fab_mut(l).as_mut_slice().expect(COMPACT);
+                        kernels::correction_uniform(d, r, coef, v);
+                    }
+                } else {
+                    corr.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+                        let l = t.mfi().local_index();
+                        let (rb, cb) = (reg.box_of(t.index()), t.validbox());
+                        let v = match &volumes {
+                            PlaneVolumes::Fixed(v) => *v,
+                            PlaneVolumes::Gathered(g) => Volume::Data(g.array_at(l)),
+                        };
+                        kernels::correction(
+                            &mut t.array_mut(),
+                            &cb,
+                            reg.array_at(l),
+                            cb.lo() - rb.lo(),
+                            &v,
+                            coef,
+                            srccomp,
+                            numcomp,
+                        );
+                    });
+                }
                 state
                     .parallel_copy_with(
                         &corr,
@@ -1101,6 +1115,9 @@ enum Volumes<'a> {
     /// Component 0 of a MultiFab on the state's layout.
     Data(&'a MultiFab),
 }
+
+/// Why a fab of a MultiFab made by `MultiFab::new` is one slice.
+const COMPACT: &str = "a host MultiFab's fab is one compact slice";
 
 /// Where one orientation's corrections find the volumes of the cells they land on.
 enum PlaneVolumes<'a> {
