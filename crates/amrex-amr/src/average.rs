@@ -44,10 +44,13 @@ fn check_cells(
 ///
 /// Any ratio of at least 1 per direction; any BoxArrays and distributions. As in AMReX,
 /// the fine BoxArray is coarsened, the means are computed there on the fine level's
-/// distribution (one task per tile, in parallel with `std`), and a `ParallelCopy`
-/// (valid cells, no periodic images) takes them into `crse`; when `crse` already has the
-/// coarsened fine BoxArray and the fine distribution, they are written into it directly.
-/// Coarse cells no fine cell covers are left alone. Every sum runs in AMReX's order
+/// distribution (one task per `k`-slab of a coarse box, in parallel with `std`), and a
+/// `ParallelCopy` (valid cells, no periodic images) takes them into `crse`. When `crse`
+/// already has the coarsened fine BoxArray and the fine distribution, they are written
+/// into it directly; when each of its boxes meets only fine data of its own rank (any
+/// BoxArray on one process), each box computes its own pieces, with no temporary and
+/// no copy. The values are the same bits on every path. Coarse cells no fine cell
+/// covers are left alone. Every sum runs in AMReX's order
 /// (the values have not been compared with AMReX's own output).
 ///
 /// Nodal data (every direction nodal) takes the fine value at each coarse node instead

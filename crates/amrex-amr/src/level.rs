@@ -3,7 +3,8 @@
 //! own fine data), then `ParallelCopy` them into the coarse MultiFab, whatever its
 //! BoxArray and distribution. When the coarse MultiFab already is the coarsened fine
 //! layout (AMReX's `isMFIterSafe`), and the copy does not add, the values go straight
-//! into it.
+//! into it; so they do when every piece the copy would move stays on its rank, lands
+//! once and needs no periodic image (each coarse box computes its own pieces then).
 
 use core::ops::Range;
 

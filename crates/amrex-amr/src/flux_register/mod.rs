@@ -170,10 +170,10 @@ pub struct FluxRegister {
     /// side of coarsened fine box `k`.
     regs: [[MultiFab; 2]; 3],
     /// `shadows[dir][side]`: box `k` is the plane of coarse cells just outside the faces
-    /// of `regs[dir][side]` box `k`, the cells `reflux` corrects. `reflux` copies the
-    /// register into these cell-centred boxes and `ParallelCopy`s them onto the coarse
-    /// state's own BoxArray, so its copy plans are cached on BoxArrays that live as
-    /// long as the register and the state.
+    /// of `regs[dir][side]` box `k`, the cells `reflux` corrects. `reflux` computes the
+    /// corrections on these cell-centred boxes and adds them into the coarse state with
+    /// a `ParallelCopy`, so its copy plans are cached on BoxArrays that live as long as
+    /// the register and the state.
     shadows: [[BoxArray; 2]; 3],
 }
 
@@ -802,7 +802,10 @@ impl FluxRegister {
     /// periodic image's cell. The faces between two fine boxes correct cells the fine
     /// level covers (which averaging down overwrites) unless
     /// [`clear_internal_borders`](Self::clear_internal_borders) zeroed them. The state
-    /// may have any BoxArray and distribution; its ghost cells are not touched.
+    /// may have any BoxArray and distribution; its ghost cells are not touched, and
+    /// neither is any cell beside no register face: each orientation's corrections are
+    /// computed on a plane-sized temporary and added with one `ParallelCopy`, in AMReX's
+    /// order of orientations, so a cell beside several faces sums them in that order.
     /// **Collective**.
     ///
     /// # Errors
