@@ -196,53 +196,52 @@ impl Frame {
         }
     }
 
-    /// The coarse row `(jc, kc)` of component `n` over the fill's cells, and its
-    /// neighbours below and above in direction `d` (interpolated in).
-    fn around<'a>(
+    /// The coarse row `(jc, kc)` of component `n` over the fill's cells and its
+    /// neighbours: `[u, (below, above) in x, in y, in z]`, each `ncx` long (the row itself
+    /// for both in a direction not interpolated in, which takes no slope).
+    fn cross<'a>(
         &self,
         crse: &Array4<'a, f64>,
         (jc, kc, n): (i32, i32, usize),
-        d: usize,
-    ) -> [&'a [f64]; 3] {
+    ) -> (&'a [f64], [[&'a [f64]; 2]; 3]) {
         let (c0, ncx) = (self.cx0, self.ncx);
-        let cut = |r: &'a [f64], at: usize| &r[at..at + ncx];
-        match d {
-            0 => {
-                let r = crse.row(jc, kc, n);
-                [cut(r, c0 - 1), cut(r, c0), cut(r, c0 + 1)]
-            }
-            1 => [-1, 0, 1].map(|s| cut(crse.row(jc + s, kc, n), c0)),
-            _ => [-1, 0, 1].map(|s| cut(crse.row(jc, kc + s, n), c0)),
-        }
+        let [sx, sy, sz] = self.shift;
+        let r = crse.row(jc, kc, n);
+        let u = &r[c0..c0 + ncx];
+        let row = |j: i32, k: i32| &crse.row(j, k, n)[c0..c0 + ncx];
+        let x = if sx == 1 {
+            [&r[c0 - 1..c0 - 1 + ncx], &r[c0 + 1..c0 + 1 + ncx]]
+        } else {
+            [u, u]
+        };
+        let y = if sy == 1 {
+            [row(jc - 1, kc), row(jc + 1, kc)]
+        } else {
+            [u, u]
+        };
+        let z = if sz == 1 {
+            [row(jc, kc - 1), row(jc, kc + 1)]
+        } else {
+            [u, u]
+        };
+        (u, [x, y, z])
     }
 }
 
-/// The scratch rows of a fill, allocated once per fab: `ncx` long, three rows (x, y, z)
-/// for the per-direction ones.
+/// `LINCC_INTERP`'s scratch rows, allocated once per fab: three rows (x, y, z) of `ncx`
+/// each.
 struct Scratch {
     /// The limited slopes.
     sl: Vec<f64>,
-    /// The centred slopes (`CELL_CONS_INTERP`, which does not keep them).
-    dc: Vec<f64>,
-    /// The limiting factors (`LINCC_INTERP`).
+    /// The limiting factors.
     sf: Vec<f64>,
-    /// The largest excursions up and down of a coarse cell's fine values, and the slope
-    /// scale (`CELL_CONS_INTERP`).
-    dumax: Vec<f64>,
-    dumin: Vec<f64>,
-    alpha: Vec<f64>,
 }
 
 impl Scratch {
     fn new(ncx: usize) -> Self {
-        let row = || vec![0.0; ncx];
         Self {
             sl: vec![0.0; 3 * ncx],
-            dc: row(),
             sf: vec![0.0; 3 * ncx],
-            dumax: row(),
-            dumin: row(),
-            alpha: row(),
         }
     }
 }
@@ -439,13 +438,13 @@ fn lincc_row(
     let (sl, sf) = (&mut w.sl, &mut w.sf);
     sf.fill(1.0);
     for n in 0..ncomp {
-        for d in 0..3 {
+        let (u, nb) = frame.cross(crse, (jc, kc, n));
+        for (d, [um, up]) in nb.into_iter().enumerate() {
             let dc = &mut slopes[(d * ncomp + n) * ncx..][..ncx];
             if frame.shift[d] == 0 {
                 dc.fill(0.0);
                 continue;
             }
-            let [um, u, up] = frame.around(crse, (jc, kc, n), d);
             let sl = &mut sl[d * ncx..][..ncx];
             mc_row(um, u, up, sl, dc);
             let f = &mut sf[d * ncx..][..ncx];
@@ -468,80 +467,96 @@ fn lincc_row(
 
 /// `CELL_CONS_INTERP`'s slopes of the coarse row `(jc, kc)`, component `n`: the MC
 /// slopes, scaled by one factor per cell so that no fine value leaves the bounds
-/// `[umin, umax]` of the cell's neighbourhood.
+/// `[umin, umax]` of the cell's neighbourhood. One pass over the row.
 fn mc_limited_row(
     crse: &Array4<'_, f64>,
     frame: &Frame,
     (jc, kc, n): (i32, i32, usize),
     [umin, umax]: [&[f64]; 2],
     slopes: &mut [f64],
-    w: &mut Scratch,
 ) {
     let ncx = frame.ncx;
     let ncomp = slopes.len() / (3 * ncx);
-    let Scratch {
-        sl,
-        dc,
-        dumax,
-        dumin,
-        alpha,
-        ..
-    } = w;
-    for (d, sl) in sl.chunks_exact_mut(ncx).enumerate() {
-        if frame.shift[d] == 0 {
-            sl.fill(0.0);
-        } else {
-            let [um, u, up] = frame.around(crse, (jc, kc, n), d);
-            mc_row(um, u, up, sl, dc);
-        }
+    let (u, [[xm, xp], [ym, yp], [zm, zp]]) = frame.cross(crse, (jc, kc, n));
+    let mut outs = slopes.chunks_exact_mut(ncx).skip(n).step_by(ncomp);
+    let mut out = || outs.next().expect("three slope rows per component");
+    let (ox, oy, oz) = (out(), out(), out());
+    let cells = u.iter().zip(umin).zip(umax);
+    let nbrs = xm
+        .iter()
+        .zip(xp)
+        .zip(ym.iter().zip(yp))
+        .zip(zm.iter().zip(zp));
+    let outs = ox.iter_mut().zip(oy.iter_mut()).zip(oz.iter_mut());
+    let rows = cells.zip(nbrs).zip(outs);
+    // In a direction not interpolated in, both neighbours are the row itself, and
+    // `mc(u, u, u)` is the zero slope there for a finite `u`; for an infinite or NaN `u`
+    // it may be `-0` or come with a NaN centred slope, but the cell's fine values are `u`
+    // itself (its non-finite value plus zeros) either way.
+    #[inline(always)]
+    fn cell(
+        [u, umin, umax]: [f64; 3],
+        [xm, xp, ym, yp, zm, zp]: [f64; 6],
+        reach: [f64; 3],
+        xlim: Option<[f64; 2]>,
+    ) -> [f64; 3] {
+        let s = [mc(xm, u, xp).0, mc(ym, u, yp).0, mc(zm, u, zp).0];
+        let alpha = mc_alpha([u, umin, umax], s, reach, xlim);
+        s.map(|s| s * alpha)
     }
-    let (sx, rest) = sl.split_at(ncx);
-    let (sy, sz) = rest.split_at(ncx);
     let r = frame.reach;
-    let excursions = dumax.iter_mut().zip(dumin.iter_mut());
-    let slope = sx.iter().zip(sy).zip(sz);
     if frame.xlim.is_empty() {
-        for ((hi, lo), ((&sx, &sy), &sz)) in excursions.zip(slope) {
-            let trans = sy.abs() * r[1] + sz.abs() * r[2];
-            let d = sx.abs() * r[0] + trans;
-            (*hi, *lo) = (d, d);
+        for ((((&u, &umin), &umax), (((&xm, &xp), (&ym, &yp)), (&zm, &zp))), ((ox, oy), oz)) in rows
+        {
+            [*ox, *oy, *oz] = cell([u, umin, umax], [xm, xp, ym, yp, zm, zp], r, None);
         }
     } else {
-        for (((hi, lo), ((&sx, &sy), &sz)), &[xlo, xhi]) in excursions.zip(slope).zip(&frame.xlim) {
-            let trans = sy.abs() * r[1] + sz.abs() * r[2];
-            *hi = (sx * xlo).max(sx * xhi) + trans;
-            *lo = -(sx * xlo).min(sx * xhi) + trans;
+        for (
+            ((((&u, &umin), &umax), (((&xm, &xp), (&ym, &yp)), (&zm, &zp))), ((ox, oy), oz)),
+            &xlim,
+        ) in rows.zip(&frame.xlim)
+        {
+            [*ox, *oy, *oz] = cell([u, umin, umax], [xm, xp, ym, yp, zm, zp], r, Some(xlim));
         }
     }
-    let u = &crse.row(jc, kc, n)[frame.cx0..frame.cx0 + ncx];
-    let cells = u.iter().zip(umin).zip(umax).zip(dumax.iter().zip(&*dumin));
-    let slope = sx.iter().zip(sy).zip(sz);
-    for ((a, (((&u, &umin), &umax), (&dumax, &dumin))), ((&sx, &sy), &sz)) in
-        alpha.iter_mut().zip(cells).zip(slope)
-    {
-        // The scale starts at 1 and shrinks where the excursion up, then down, would
-        // pass the bounds (`dumax · 1 == dumax`); cells without a slope keep 1.
-        let up = if dumax > umax - u {
-            (umax - u) / dumax
-        } else {
-            1.0
-        };
-        let down = if dumin * up > u - umin {
-            (u - umin) / dumin
-        } else {
-            up
-        };
-        *a = if sx != 0.0 || sy != 0.0 || sz != 0.0 {
-            down
-        } else {
-            1.0
-        };
-    }
-    let outs = slopes.chunks_exact_mut(ncx).skip(n).step_by(ncomp);
-    for (out, s) in outs.zip([sx, sy, sz]) {
-        for ((o, &s), &a) in out.iter_mut().zip(s).zip(&*alpha) {
-            *o = s * a;
+}
+
+/// The scale of one cell's MC slopes `s` that keeps its fine values within the bounds
+/// `[umin, umax]` of its neighbourhood (`u` the cell's value; `xlim` the RZ offsets of
+/// its lowest and highest fine cells in r): 1, made smaller where the largest excursion
+/// up, then down, would pass them (`dumax · 1 == dumax`); 1 for a cell without slopes.
+#[inline]
+fn mc_alpha(
+    [u, umin, umax]: [f64; 3],
+    [sx, sy, sz]: [f64; 3],
+    r: [f64; 3],
+    xlim: Option<[f64; 2]>,
+) -> f64 {
+    let trans = sy.abs() * r[1] + sz.abs() * r[2];
+    let (dumax, dumin) = match xlim {
+        Some([xlo, xhi]) => (
+            (sx * xlo).max(sx * xhi) + trans,
+            -(sx * xlo).min(sx * xhi) + trans,
+        ),
+        None => {
+            let d = sx.abs() * r[0] + trans;
+            (d, d)
         }
+    };
+    let up = if dumax > umax - u {
+        (umax - u) / dumax
+    } else {
+        1.0
+    };
+    let down = if dumin * up > u - umin {
+        (u - umin) / dumin
+    } else {
+        up
+    };
+    if sx != 0.0 || sy != 0.0 || sz != 0.0 {
+        down
+    } else {
+        1.0
     }
 }
 
@@ -628,8 +643,8 @@ impl Interpolater for CellConsLinear {
         });
         let (lo, hi) = (fine_region.lo(), fine_region.hi());
         let cs = fine_region.coarsen_iv(ratio);
-        let geo = Frame::new(&cs, ratio, rzg, off(cs.lo()[0], crse.begin()[0]));
-        let (ncx, rxu) = (geo.ncx, geo.rx);
+        let frame = Frame::new(&cs, ratio, rzg, off(cs.lo()[0], crse.begin()[0]));
+        let (ncx, rxu) = (frame.ncx, frame.rx);
         let nfx = usize::try_from(hi[0] - lo[0] + 1).expect("non-empty region");
         // The region's fine row is `head .. head + nfx` of the fine cells of its coarse
         // cells (`rx` per coarse cell).
@@ -637,7 +652,7 @@ impl Interpolater for CellConsLinear {
         let fx0 = off(lo[0], fine.begin()[0]);
         // slopes[(d * ncomp + n) * ncx + ic].
         let mut slopes = vec![0.0; 3 * ncomp * ncx];
-        let mut scratch = Scratch::new(ncx);
+        let mut scratch = self.do_linear_limiting.then(|| Scratch::new(ncx));
         let mut padded = vec![0.0; 3 * ncx * rxu];
         let mut bounds = (!self.do_linear_limiting).then(|| {
             let cb = self.coarse_box(fine_region, ratio);
@@ -648,12 +663,12 @@ impl Interpolater for CellConsLinear {
                     (cb.lo()[1]..=cb.hi()[1]).any(|j| has_nan(&crse.row(j, k, n)[x0..x0 + nx]))
                 })
             });
-            Bounds::new(&cs, ncomp, geo.shift, nan)
+            Bounds::new(&cs, ncomp, frame.shift, nan)
         });
         // The fine offsets in y and z, per position in the coarse cell.
         let yoffs: Vec<f64> = (0..ry).map(|d| frac(d, ry)).collect();
         let zoffs: Vec<f64> = (0..rz).map(|d| frac(d, rz)).collect();
-        let az = geo.shift[2];
+        let az = frame.shift[2];
         for kc in cs.lo()[2]..=cs.hi()[2] {
             if let Some(b) = bounds.as_mut() {
                 // The planes kc - 1 ..= kc + 1 of the neighbourhood bounds (kc alone where z
@@ -661,29 +676,29 @@ impl Interpolater for CellConsLinear {
                 let first = if kc == cs.lo()[2] { kc - az } else { kc + az };
                 for k in first..=kc + az {
                     for n in 0..ncomp {
-                        b.plane(&crse, &cs, &geo, k, n);
+                        b.plane(&crse, &cs, &frame, k, n);
                     }
                 }
             }
             for jc in cs.lo()[1]..=cs.hi()[1] {
                 let jr = off(jc, cs.lo()[1]);
-                if self.do_linear_limiting {
-                    lincc_row(&crse, &geo, (jc, kc), &mut slopes, &mut scratch);
+                if let Some(w) = scratch.as_mut() {
+                    lincc_row(&crse, &frame, (jc, kc), &mut slopes, w);
                 } else if let Some(b) = bounds.as_mut() {
                     for n in 0..ncomp {
                         let lim = b.around(kc, jr, n, az);
-                        mc_limited_row(&crse, &geo, (jc, kc, n), lim, &mut slopes, &mut scratch);
+                        mc_limited_row(&crse, &frame, (jc, kc, n), lim, &mut slopes);
                     }
                 }
                 // The fine rows over this coarse row, a component at a time.
                 let (jf0, jf1) = ((jc * ry).max(lo[1]), (jc * ry + ry - 1).min(hi[1]));
                 let (kf0, kf1) = ((kc * rz).max(lo[2]), (kc * rz + rz - 1).min(hi[2]));
                 for n in 0..ncomp {
-                    let c = &crse.row(jc, kc, n)[geo.cx0..geo.cx0 + ncx];
+                    let c = &crse.row(jc, kc, n)[frame.cx0..frame.cx0 + ncx];
                     let at = |d: usize| &slopes[(d * ncomp + n) * ncx..][..ncx];
                     let (cxp, rest) = padded.split_at_mut(ncx * rxu);
                     let (syp, szp) = rest.split_at_mut(ncx * rxu);
-                    expand(cxp, c, at(0), &geo.xoff);
+                    expand(cxp, c, at(0), &frame.xoff);
                     spread(syp, at(1));
                     spread(szp, at(2));
                     let parts = [&*cxp, &*syp, &*szp].map(|p| &p[head..head + nfx]);
