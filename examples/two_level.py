@@ -18,10 +18,11 @@ on each local box's zero-copy view; the package does the rest, as AMReX's subcyc
 
 It prints the initial mass sum(phi V) of the coarse level, the mass every 10 steps, and its
 relative change at the end, and exits non-zero if that exceeds 1e-13. Then it writes a
-two-level plotfile, reads it back and prints its path. The numbers are the Rust example's
-to the last printed digit but for round-off: np.exp differs from the C library's exp (which
-Rust calls) by one ulp at a few per cent of the initial points; with the C library's exp the
-two programs' states are equal bit for bit.
+two-level plotfile, reads it back and prints its path. The masses and maxima it prints are
+the Rust example's to every digit; the relative changes, a few ulps of the mass, may differ
+by one ulp: np.exp differs from the C library's exp (which Rust calls) by one ulp at a few
+per cent of the initial points. With the C library's exp the two programs' states are equal
+bit for bit.
 
 Uses the installed package (`bash scripts/build-python.sh`). Environment:
 AMREX_RS_TWO_LEVEL_STEPS (coarse steps, default 40) and TWO_LEVEL_PLOTFILE (the plotfile
