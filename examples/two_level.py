@@ -41,6 +41,7 @@ STEPS = int(os.environ.get("AMREX_RS_TWO_LEVEL_STEPS", "40"))
 U = (0.0, 1.0, 0.5)  # advection velocity: none across the walls (x), diagonal in y and z
 D = 2e-3  # diffusion coefficient
 MAX_DRIFT = 1e-13
+PROB_LO, PROB_HI = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)  # the unit cube
 
 
 def gaussian(x, y, z):
@@ -125,7 +126,7 @@ def update(old, flux, level):
 
 def main():
     domain = amr.Box((0, 0, 0), (N - 1, N - 1, N - 1))
-    cgeom = amr.Geometry(domain, amr.RealBox([0, 0, 0], [1, 1, 1]), amr.CoordSys.CoordType.cartesian, [0, 1, 1])
+    cgeom = amr.Geometry(domain, amr.RealBox(PROB_LO, PROB_HI), amr.CoordSys.CoordType.cartesian, [0, 1, 1])
     fgeom = cgeom.refine(RATIO)
     cba = amr.BoxArray(domain, max_size=MAX_GRID)
     fine_region = amr.Box((N // 4,) * 3, (3 * N // 4 - 1,) * 3).refine(RATIO)
@@ -185,7 +186,7 @@ def main():
     out = Path(os.environ.get("TWO_LEVEL_PLOTFILE", default))
     out.parent.mkdir(parents=True, exist_ok=True)
     amr.write_multi_level_plotfile(str(out), [crse.state, fine.state], ["phi"], [RATIO], domain=domain,
-                                   prob_lo=tuple(cgeom.ProbLo()), prob_hi=tuple(cgeom.ProbHi()), time=time,
+                                   prob_lo=PROB_LO, prob_hi=PROB_HI, time=time,
                                    steps=[STEPS, RATIO * STEPS])
     pf = amr.Plotfile(str(out))
     print(f"two-level plotfile {out}: {pf.nlevels} levels, finest level sum {pf.read_level(1).sum(0):.15e}")

@@ -44,7 +44,7 @@ def test_two_level_example_conserves_mass(tmp_path, amr):
     m0 = float(re.search(r"initial mass " + NUMBER, out).group(1))
     assert abs(m0 - expected_m0) <= 1e-13 * expected_m0
 
-    step = re.search(r"step +10 +time (\S+) +mass " + NUMBER + r" +relative change " + NUMBER + r" +max (\S+)", out)
+    step = re.search(rf"step +10 +time (\S+) +mass {NUMBER} +relative change {NUMBER} +max (\S+)", out)
     assert step is not None, out
     m10, change10, max10 = float(step.group(2)), float(step.group(3)), float(step.group(4))
     assert abs(change10) <= 1e-13 and abs(m10 - m0) <= 1e-13 * m0
@@ -68,3 +68,10 @@ def test_two_level_example_conserves_mass(tmp_path, amr):
     # interface fluxes, refluxed, are what keep the total constant.
     assert f.sum() * vf > 2.0 * fine_in.sum() * vf  # 2.5 times after 10 steps
     assert re.search(r"two-level plotfile .*: 2 levels, finest level sum " + NUMBER, out)
+
+
+def test_two_level_example_type_checks_against_the_stubs():
+    from test_stubs import _mypy
+
+    out = _mypy(EXAMPLE)
+    assert out.returncode == 0, out.stdout + out.stderr
