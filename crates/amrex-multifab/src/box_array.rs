@@ -7,7 +7,7 @@ use core::fmt;
 
 use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 
-use crate::boxlist::box_diff;
+use crate::boxlist::BoxList;
 
 /// An array of boxes of one index type, AMReX's `BoxArray`.
 ///
@@ -363,7 +363,7 @@ impl BoxArray {
     /// `true` if the union of the boxes covers `bx` (same index type required).
     #[must_use]
     pub fn contains_box(&self, bx: &IndexBox) -> bool {
-        bx.ix_type() == self.inner.typ && self.uncovered(bx, true).is_empty()
+        bx.ix_type() == self.inner.typ && self.uncovered(bx).is_empty()
     }
 
     /// The part of `bx` no box covers, as disjoint boxes (AMReX's
@@ -384,20 +384,16 @@ impl BoxArray {
         if !bx.ok() {
             return Vec::new();
         }
-        self.uncovered(bx, false)
+        self.uncovered(bx)
     }
 
-    /// `bx` minus every box that meets it; with `stop_if_covered`, returns as soon as
-    /// nothing is left.
-    fn uncovered(&self, bx: &IndexBox, stop_if_covered: bool) -> Vec<IndexBox> {
-        let mut rest = vec![*bx];
-        for (_, isect) in self.intersections(bx) {
-            rest = rest.iter().flat_map(|r| box_diff(r, &isect)).collect();
-            if rest.is_empty() && stop_if_covered {
-                break;
-            }
-        }
-        rest
+    /// `bx` minus every box that meets it.
+    fn uncovered(&self, bx: &IndexBox) -> Vec<IndexBox> {
+        // One implementation of the cut-out loop: BoxList's, which stops once nothing
+        // is left.
+        let isects =
+            BoxList::from_boxes(self.intersections(bx).into_iter().map(|(_, i)| i).collect());
+        BoxList::complement_in(bx, &isects).into_boxes()
     }
 
     /// `true` if every box of `o` is covered by `self`.
@@ -473,7 +469,7 @@ impl BoxArray {
 }
 
 /// AMReX's `BoxList::maxSize`.
-fn max_size_chop(boxes: &[IndexBox], chunk: IntVect) -> Vec<IndexBox> {
+pub(crate) fn max_size_chop(boxes: &[IndexBox], chunk: IntVect) -> Vec<IndexBox> {
     assert!(
         chunk.all_gt(IntVect::ZERO),
         "BoxArray::max_size: size {chunk} must be positive"

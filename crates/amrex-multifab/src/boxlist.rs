@@ -1,13 +1,342 @@
-//! Box-list helpers: difference of two boxes.
+//! `BoxList`: an ordered list of boxes of one index type (AMReX's `BoxList`), and the
+//! difference of two boxes.
 
+use alloc::vec;
 use alloc::vec::Vec;
 
-use amrex_box::IndexBox;
+use amrex_box::{IndexBox, IndexType, IntVect};
+
+use crate::box_array::{BoxArray, max_size_chop};
+
+/// An ordered, mutable list of boxes of one index type, AMReX's `BoxList`.
+///
+/// Unlike [`BoxArray`] the boxes need not be disjoint, and the list is edited in place.
+/// Every operation keeps the boxes in a fixed order for given inputs, so every rank
+/// that runs the same calls holds the same list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoxList {
+    boxes: Vec<IndexBox>,
+    typ: IndexType,
+}
+
+impl BoxList {
+    /// An empty list of boxes of index type `ix`.
+    #[must_use]
+    pub const fn new(ix: IndexType) -> Self {
+        Self {
+            boxes: Vec::new(),
+            typ: ix,
+        }
+    }
+
+    /// The list holding `boxes` in this order (index type of the first box, cell-centred
+    /// if there is none).
+    ///
+    /// # Panics
+    /// If the boxes have different index types.
+    #[must_use]
+    #[track_caller]
+    pub fn from_boxes(boxes: Vec<IndexBox>) -> Self {
+        let typ = boxes.first().map_or(IndexType::CELL, IndexBox::ix_type);
+        assert!(
+            boxes.iter().all(|b| b.ix_type() == typ),
+            "BoxList::from_boxes: the boxes have different index types"
+        );
+        Self { boxes, typ }
+    }
+
+    /// The list holding the single box `bx`.
+    #[must_use]
+    pub fn from_box(bx: IndexBox) -> Self {
+        Self {
+            boxes: vec![bx],
+            typ: bx.ix_type(),
+        }
+    }
+
+    /// Appends `bx` (AMReX's `push_back`).
+    ///
+    /// # Panics
+    /// If `bx` has another index type than the list.
+    #[track_caller]
+    pub fn push(&mut self, bx: IndexBox) {
+        assert_eq!(
+            bx.ix_type(),
+            self.typ,
+            "BoxList::push: the box's index type is not the list's"
+        );
+        self.boxes.push(bx);
+    }
+
+    /// The boxes, in order.
+    #[must_use]
+    pub fn boxes(&self) -> &[IndexBox] {
+        &self.boxes
+    }
+
+    /// The boxes, in order, by value.
+    #[must_use]
+    pub fn into_boxes(self) -> Vec<IndexBox> {
+        self.boxes
+    }
+
+    /// Number of boxes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// `true` if there are no boxes.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.boxes.is_empty()
+    }
+
+    /// The boxes, in order.
+    pub fn iter(&self) -> core::slice::Iter<'_, IndexBox> {
+        self.boxes.iter()
+    }
+
+    /// The index type of the boxes.
+    #[must_use]
+    pub const fn ix_type(&self) -> IndexType {
+        self.typ
+    }
+
+    /// Total number of points in the boxes (overlaps counted twice).
+    #[must_use]
+    pub fn num_pts(&self) -> u64 {
+        self.boxes.iter().map(IndexBox::num_pts).sum()
+    }
+
+    /// `bx` minus the union of `bl`'s boxes, as disjoint boxes (AMReX's
+    /// `BoxList::complementIn`): empty when `bl` covers `bx`, `[bx]` when nothing of `bl`
+    /// touches it. Each box of `bl` in turn is cut out of what is left.
+    ///
+    /// # Panics
+    /// If `bx` and `bl` have different index types.
+    #[must_use]
+    #[track_caller]
+    pub fn complement_in(bx: &IndexBox, bl: &BoxList) -> BoxList {
+        assert!(
+            bl.is_empty() || bx.ix_type() == bl.typ,
+            "BoxList::complement_in: the box's index type is not the list's"
+        );
+        let mut rest = Vec::new();
+        if bx.ok() {
+            rest.push(*bx);
+        }
+        for b in &bl.boxes {
+            if rest.is_empty() {
+                break;
+            }
+            if b.intersects(bx) {
+                rest = rest.iter().flat_map(|r| box_diff(r, b)).collect();
+            }
+        }
+        BoxList {
+            boxes: rest,
+            typ: bx.ix_type(),
+        }
+    }
+
+    /// Replaces every box by its intersection with `bx`, dropping the empty ones (AMReX's
+    /// `BoxList::intersect(const Box&)`).
+    pub fn intersect(&mut self, bx: &IndexBox) -> &mut Self {
+        self.boxes.retain_mut(|b| match b.intersection(bx) {
+            Some(i) => {
+                *b = i;
+                true
+            }
+            None => false,
+        });
+        self
+    }
+
+    /// Replaces the list by the non-empty intersections of its boxes with `bl`'s: for
+    /// each box of `self`, its intersection with each box of `bl` in turn (AMReX's
+    /// `BoxList::intersect(const BoxList&)`).
+    pub fn intersect_list(&mut self, bl: &BoxList) -> &mut Self {
+        let mut out = Vec::new();
+        for a in &self.boxes {
+            for b in &bl.boxes {
+                if let Some(i) = a.intersection(b) {
+                    out.push(i);
+                }
+            }
+        }
+        self.boxes = out;
+        self
+    }
+
+    /// Merges boxes that abut and share their extent in every other direction, as AMReX's
+    /// `BoxList::simplify()`: the boxes are first sorted by their low corner (`z` most
+    /// significant), then each box is joined into the first of the next 100 boxes it
+    /// can join, which takes its place. Returns the number of merges.
+    pub fn simplify(&mut self) -> usize {
+        self.boxes
+            .sort_by(|a, b| a.small_end().lex_cmp(b.small_end()));
+        self.simplify_pass(100)
+    }
+
+    /// Like [`simplify`](Self::simplify), looking at every later box (AMReX's
+    /// `simplify(true)`).
+    pub fn simplify_best(&mut self) -> usize {
+        self.boxes
+            .sort_by(|a, b| a.small_end().lex_cmp(b.small_end()));
+        self.simplify_pass(usize::MAX)
+    }
+
+    fn simplify_pass(&mut self, max_look: usize) -> usize {
+        let n = self.boxes.len();
+        let mut gone = vec![false; n];
+        let mut count = 0;
+        for a in 0..n {
+            let ab = self.boxes[a];
+            let (alo, ahi) = (ab.lo(), ab.hi());
+            for b in (a + 1..n).take(max_look) {
+                if gone[b] {
+                    // AMReX compares against the empty box left behind, which never joins.
+                    continue;
+                }
+                let bb = self.boxes[b];
+                let (blo, bhi) = (bb.lo(), bb.hi());
+                let (mut lo, mut hi) = (alo, ahi);
+                let mut joins = 0;
+                let mut can = true;
+                for d in 0..3 {
+                    if alo[d] == blo[d] && ahi[d] == bhi[d] {
+                    } else if alo[d] <= blo[d] && blo[d] <= ahi[d] + 1 {
+                        hi[d] = ahi[d].max(bhi[d]);
+                        joins += 1;
+                    } else if blo[d] <= alo[d] && alo[d] <= bhi[d] + 1 {
+                        lo[d] = blo[d];
+                        hi[d] = ahi[d].max(bhi[d]);
+                        joins += 1;
+                    } else {
+                        can = false;
+                        break;
+                    }
+                }
+                if can && joins <= 1 {
+                    self.boxes[b] = IndexBox::with_type(lo, hi, self.typ);
+                    gone[a] = true;
+                    count += 1;
+                    break;
+                }
+            }
+        }
+        let mut i = 0;
+        self.boxes.retain(|_| {
+            i += 1;
+            !gone[i - 1]
+        });
+        count
+    }
+
+    /// Grows every box by `n` cells on every side (AMReX's `accrete`).
+    pub fn accrete(&mut self, n: IntVect) -> &mut Self {
+        for b in &mut self.boxes {
+            *b = b.grow_iv(n);
+        }
+        self
+    }
+
+    /// Refines every box by `r`.
+    pub fn refine(&mut self, r: IntVect) -> &mut Self {
+        for b in &mut self.boxes {
+            *b = b.refine_iv(r);
+        }
+        self
+    }
+
+    /// Coarsens every box by `r` (AMReX's floor rounding).
+    pub fn coarsen(&mut self, r: IntVect) -> &mut Self {
+        for b in &mut self.boxes {
+            *b = b.coarsen_iv(r);
+        }
+        self
+    }
+
+    /// Chops every box so that no side exceeds `chunk`, with the rule of
+    /// [`BoxArray::max_size`] (the one implementation of AMReX's `BoxList::maxSize`).
+    ///
+    /// # Panics
+    /// If a component of `chunk` is not positive.
+    #[track_caller]
+    pub fn max_size(&mut self, chunk: IntVect) -> &mut Self {
+        self.boxes = max_size_chop(&self.boxes, chunk);
+        self
+    }
+
+    /// Splits every box that straddles `pos` in direction `dir` into the part below `pos`
+    /// and the part from `pos` on, the low part in the box's place and the high part
+    /// appended.
+    pub fn chop(&mut self, dir: usize, pos: i32) -> &mut Self {
+        let n = self.boxes.len();
+        for i in 0..n {
+            let b = self.boxes[i];
+            if b.lo()[dir] < pos && pos <= b.hi()[dir] {
+                let (low, high) = b.split_at(dir, pos);
+                self.boxes[i] = low;
+                self.boxes.push(high);
+            }
+        }
+        self
+    }
+
+    /// The smallest box containing every box (an empty box of the list's type if there
+    /// are none), AMReX's `minimalBox`.
+    #[must_use]
+    pub fn minimal_box(&self) -> IndexBox {
+        match self.boxes.split_first() {
+            None => IndexBox::with_type(IntVect::UNIT, IntVect::ZERO, self.typ),
+            Some((f, rest)) => rest.iter().fold(*f, |m, b| m.min_box(b)),
+        }
+    }
+
+    /// `true` if the union of the boxes covers `bx` (AMReX's `BoxList::contains(Box)`).
+    #[must_use]
+    pub fn contains(&self, bx: &IndexBox) -> bool {
+        Self::complement_in(bx, self).is_empty()
+    }
+
+    /// Drops the empty boxes (AMReX's `removeEmpty`).
+    pub fn remove_empty(&mut self) -> &mut Self {
+        self.boxes.retain(IndexBox::ok);
+        self
+    }
+}
+
+impl<'a> IntoIterator for &'a BoxList {
+    type Item = &'a IndexBox;
+    type IntoIter = core::slice::Iter<'a, IndexBox>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.boxes.iter()
+    }
+}
+
+impl From<BoxList> for BoxArray {
+    fn from(bl: BoxList) -> Self {
+        BoxArray::new(bl.boxes)
+    }
+}
+
+impl BoxArray {
+    /// The boxes as a [`BoxList`], in order (AMReX's `boxList()`).
+    #[must_use]
+    pub fn box_list(&self) -> BoxList {
+        BoxList {
+            boxes: self.boxes().to_vec(),
+            typ: self.ix_type(),
+        }
+    }
+}
 
 /// `a` minus `b` as disjoint boxes (AMReX's `boxDiff`): at most six boxes, empty if `b`
 /// covers `a`, `[a]` if they do not overlap.
 #[must_use]
-pub(crate) fn box_diff(a: &IndexBox, b: &IndexBox) -> Vec<IndexBox> {
+pub fn box_diff(a: &IndexBox, b: &IndexBox) -> Vec<IndexBox> {
     let mut out = Vec::new();
     if !a.ok() {
         return out;
@@ -57,5 +386,99 @@ mod tests {
                 assert_eq!(n, usize::from(!b.contains(p)), "point {p} b {b}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    fn bx(lo: [i32; 3], hi: [i32; 3]) -> IndexBox {
+        IndexBox::new(
+            IntVect::new(lo[0], lo[1], lo[2]),
+            IntVect::new(hi[0], hi[1], hi[2]),
+        )
+    }
+
+    #[test]
+    fn simplify_merges_as_amrex_does() {
+        // Sorted by low corner: A=[0..3,0..3], B=[4..7,0..3], C=[0..3,4..7].
+        // A joins B (abut in x, same y): B becomes [0..7,0..3] and A is dropped; B then
+        // cannot join C (differ in x and y), so two boxes remain in that order.
+        let mut bl = BoxList::from_boxes(vec![
+            bx([0, 4, 0], [3, 7, 0]),
+            bx([4, 0, 0], [7, 3, 0]),
+            bx([0, 0, 0], [3, 3, 0]),
+        ]);
+        assert_eq!(bl.simplify(), 1);
+        assert_eq!(
+            bl.boxes(),
+            &[bx([0, 0, 0], [7, 3, 0]), bx([0, 4, 0], [3, 7, 0])]
+        );
+        // A column of four unit boxes collapses into one in three merges.
+        let mut col = BoxList::from_boxes((0..4).rev().map(|j| bx([0, j, 0], [0, j, 0])).collect());
+        assert_eq!(col.simplify_best(), 3);
+        assert_eq!(col.boxes(), &[bx([0, 0, 0], [0, 3, 0])]);
+    }
+
+    #[test]
+    fn complement_intersect_contains() {
+        let dom = bx([0, 0, 0], [7, 7, 0]);
+        let bl = BoxList::from_boxes(vec![bx([0, 0, 0], [3, 7, 0]), bx([4, 0, 0], [7, 3, 0])]);
+        let c = BoxList::complement_in(&dom, &bl);
+        assert_eq!(c.boxes(), &[bx([4, 4, 0], [7, 7, 0])]);
+        assert!(bl.contains(&bx([2, 1, 0], [6, 2, 0])));
+        assert!(!bl.contains(&bx([2, 1, 0], [6, 5, 0])));
+        assert!(BoxList::complement_in(&dom, &BoxList::from_box(dom)).is_empty());
+        let mut i = bl.clone();
+        i.intersect(&bx([2, 2, 0], [5, 5, 0]));
+        assert_eq!(
+            i.boxes(),
+            &[bx([2, 2, 0], [3, 5, 0]), bx([4, 2, 0], [5, 3, 0])]
+        );
+        let mut j = bl.clone();
+        j.intersect_list(&BoxList::from_boxes(vec![
+            bx([3, 3, 0], [4, 4, 0]),
+            bx([9, 9, 0], [9, 9, 0]),
+        ]));
+        assert_eq!(
+            j.boxes(),
+            &[bx([3, 3, 0], [3, 4, 0]), bx([4, 3, 0], [4, 3, 0])]
+        );
+        assert_eq!(bl.minimal_box(), dom);
+        assert!(!BoxList::new(IndexType::CELL).minimal_box().ok());
+    }
+
+    #[test]
+    fn chop_accrete_refine_coarsen_max_size() {
+        let mut bl =
+            BoxList::from_boxes(vec![bx([0, 0, 0], [7, 3, 0]), bx([10, 0, 0], [11, 0, 0])]);
+        bl.chop(0, 5);
+        assert_eq!(
+            bl.boxes(),
+            &[
+                bx([0, 0, 0], [4, 3, 0]),
+                bx([10, 0, 0], [11, 0, 0]),
+                bx([5, 0, 0], [7, 3, 0])
+            ]
+        );
+        let mut a = BoxList::from_box(bx([2, 2, 2], [3, 3, 3]));
+        a.accrete(IntVect::new(1, 0, 2)).refine(IntVect::splat(2));
+        assert_eq!(a.boxes(), &[bx([2, 4, 0], [9, 7, 11])]);
+        a.coarsen(IntVect::splat(4));
+        assert_eq!(a.boxes(), &[bx([0, 1, 0], [2, 1, 2])]);
+        let big = bx([0, 0, 0], [23, 7, 7]);
+        let mut m = BoxList::from_box(big);
+        m.max_size(IntVect::splat(8));
+        assert_eq!(
+            m.boxes(),
+            BoxArray::new(vec![big]).max_size(IntVect::splat(8)).boxes()
+        );
+        assert_eq!(m.len(), 3);
+        let mut e = BoxList::from_boxes(vec![bx([1, 0, 0], [0, 0, 0]), big]);
+        e.remove_empty();
+        assert_eq!(e.boxes(), &[big]);
+        let ba: BoxArray = m.clone().into();
+        assert_eq!(ba.box_list(), m);
     }
 }

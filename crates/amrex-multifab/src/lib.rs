@@ -108,6 +108,7 @@ pub use amrex_basefab::{BaseFab, FabError};
 pub use amrex_box::{IndexBox, IndexSpaceError, IndexType, IntVect};
 pub use amrex_geometry::Periodicity;
 pub use box_array::{BoxArray, BoxArrayError};
+pub use boxlist::{BoxList, box_diff};
 pub use comm::CopyOp;
 pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
