@@ -118,6 +118,7 @@ mod kernels;
 mod level;
 mod nodal;
 mod sum;
+mod tags;
 
 pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
@@ -130,3 +131,4 @@ pub use interp::{
 };
 pub use nodal::average_down_nodal;
 pub use sum::sum_fine_to_coarse;
+pub use tags::{TagBoxArray, TagType};

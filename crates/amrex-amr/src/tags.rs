@@ -1,0 +1,414 @@
+//! `TagBoxArray`: per-cell refinement tags on a FabArray (AMReX's `TagBoxArray`).
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::Geometry;
+use amrex_multifab::{BoxArray, BoxList, DistributionMapping, FabError, iMultiFab};
+
+use crate::error::{AmrError, AmrErrorKind, Operand};
+
+/// A tag value: [`TagBoxArray::CLEAR`], [`TagBoxArray::BUF`] or [`TagBoxArray::SET`].
+pub type TagType = i32;
+
+/// One tag per cell over a BoxArray, with ghost cells (AMReX's `TagBoxArray`).
+///
+/// `error_est` writes [`SET`](Self::SET) into the cells to refine through
+/// [`fab_array_mut`](Self::fab_array_mut); the regrid then grows them with
+/// [`buffer`](Self::buffer), folds ghost tags onto their owners with
+/// [`map_periodic_remove_duplicates`](Self::map_periodic_remove_duplicates), coarsens
+/// them and gathers them with [`collate`](Self::collate) for clustering. Storage is an
+/// `i32` [`iMultiFab`] (AMReX stores a `char`; the values are the same).
+#[derive(Debug)]
+pub struct TagBoxArray {
+    fa: iMultiFab,
+}
+
+fn comm_err(op: &'static str, e: impl core::fmt::Display) -> AmrError {
+    AmrError::new(
+        op,
+        AmrErrorKind::MultiFab(FabError::Exchange {
+            op,
+            detail: format!("{e}"),
+        }),
+    )
+}
+
+fn mf_err(op: &'static str, e: FabError) -> AmrError {
+    AmrError::new(op, AmrErrorKind::MultiFab(e))
+}
+
+impl TagBoxArray {
+    /// Not tagged.
+    pub const CLEAR: TagType = 0;
+    /// Tagged as a buffer around a [`SET`](Self::SET) cell.
+    pub const BUF: TagType = 1;
+    /// Tagged for refinement.
+    pub const SET: TagType = 2;
+
+    /// All-[`CLEAR`](Self::CLEAR) tags over `ba` with `ngrow` ghost cells.
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::MultiFab`] if the grown boxes leave the index space.
+    pub fn new(ba: &BoxArray, dm: &DistributionMapping, ngrow: IntVect) -> Result<Self, AmrError> {
+        ba.check_ghost(ngrow)
+            .map_err(|e| mf_err("TagBoxArray::new", FabError::OutsideIndexSpace(e)))?;
+        let mut fa = iMultiFab::new(ba, dm, 1, ngrow);
+        fa.set_val(Self::CLEAR, .., ngrow)
+            .map_err(|e| mf_err("TagBoxArray::new", e))?;
+        Ok(Self { fa })
+    }
+
+    /// The boxes.
+    #[must_use]
+    pub fn box_array(&self) -> &BoxArray {
+        self.fa.box_array()
+    }
+
+    /// The map of boxes to ranks.
+    #[must_use]
+    pub fn dist_map(&self) -> &DistributionMapping {
+        self.fa.distribution_map()
+    }
+
+    /// The ghost width.
+    #[must_use]
+    pub fn n_grow(&self) -> IntVect {
+        self.fa.n_grow()
+    }
+
+    /// The tags (one component).
+    #[must_use]
+    pub fn fab_array(&self) -> &iMultiFab {
+        &self.fa
+    }
+
+    /// The tags, to write (one component).
+    pub fn fab_array_mut(&mut self) -> &mut iMultiFab {
+        &mut self.fa
+    }
+
+    /// Sets every cell, ghost cells included, to `tag`.
+    pub fn set_val(&mut self, tag: TagType) {
+        let ng = self.fa.n_grow();
+        // A host iMultiFab over its own boxes: set_val cannot be refused.
+        let _ = self.fa.set_val(tag, .., ng);
+    }
+
+    /// Sets the cells (ghost cells included) that lie in a box of `ba` to `tag` (AMReX's
+    /// `TagBoxArray::setVal(ba, val)`).
+    pub fn set_val_in(&mut self, ba: &BoxArray, tag: TagType) {
+        for l in 0..self.fa.local_size() {
+            let fbx = self.fa.fabbox(self.fa.global_index(l));
+            let isects = ba.intersections(&fbx);
+            let mut a = self.fa.array_mut_at(l);
+            for (_, b) in isects {
+                for p in b.iter() {
+                    a[(p[0], p[1], p[2])] = tag;
+                }
+            }
+        }
+    }
+
+    /// As [`set_val_in`](Self::set_val_in) for the boxes of a [`BoxList`].
+    pub fn set_val_in_list(&mut self, bl: &BoxList, tag: TagType) {
+        for l in 0..self.fa.local_size() {
+            let fbx = self.fa.fabbox(self.fa.global_index(l));
+            let mut a = self.fa.array_mut_at(l);
+            for b in bl {
+                if let Some(b) = b.intersection(&fbx) {
+                    for p in b.iter() {
+                        a[(p[0], p[1], p[2])] = tag;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks as [`BUF`](Self::BUF) every [`CLEAR`](Self::CLEAR) cell of a fab (ghost
+    /// cells included) within `nbuf` cells, per direction, of a [`SET`](Self::SET) cell
+    /// of the same fab (AMReX's `TagBoxArray::buffer`).
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::GhostTooWide`] if `nbuf` is wider than the ghost cells or negative.
+    pub fn buffer(&mut self, nbuf: IntVect) -> Result<(), AmrError> {
+        let ng = self.fa.n_grow();
+        if !nbuf.all_le(ng) || !nbuf.all_ge(IntVect::ZERO) {
+            return Err(AmrError::new(
+                "TagBoxArray::buffer",
+                AmrErrorKind::GhostTooWide {
+                    operand: Operand::Dest,
+                    needed: nbuf,
+                    has: ng,
+                },
+            ));
+        }
+        if nbuf == IntVect::ZERO {
+            return Ok(());
+        }
+        for l in 0..self.fa.local_size() {
+            let fbx = self.fa.fabbox(self.fa.global_index(l));
+            let old: Vec<TagType> = {
+                let a = self.fa.array_at(l);
+                fbx.iter().map(|p| a[(p[0], p[1], p[2])]).collect()
+            };
+            let mut a = self.fa.array_mut_at(l);
+            for (n, p) in fbx.iter().enumerate() {
+                if old[n] != Self::CLEAR {
+                    continue;
+                }
+                let Some(near) = IndexBox::new(p - nbuf, p + nbuf).intersection(&fbx) else {
+                    continue;
+                };
+                if near.iter().any(|q| old[fbx.index(q)] == Self::SET) {
+                    a[(p[0], p[1], p[2])] = Self::BUF;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves every tag onto the one valid cell that owns its index (another box's cell,
+    /// or a periodic image inside the domain of `geom`) and clears the ghost cells, so
+    /// that each tagged index is counted once (AMReX's `mapPeriodicRemoveDuplicates`).
+    /// A tag in a ghost cell that no valid cell owns (outside a non-periodic domain
+    /// edge) is dropped. **Collective**.
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::MultiFab`] if the exchange underneath fails.
+    pub fn map_periodic_remove_duplicates(&mut self, geom: &Geometry) -> Result<(), AmrError> {
+        const OP: &str = "TagBoxArray::map_periodic_remove_duplicates";
+        let ng = self.fa.n_grow();
+        if ng != IntVect::ZERO {
+            self.fa
+                .sum_boundary(geom.periodicity())
+                .map_err(|e| mf_err(OP, e))?;
+        }
+        for l in 0..self.fa.local_size() {
+            let g = self.fa.global_index(l);
+            let (fbx, vbx) = (self.fa.fabbox(g), self.fa.box_of(g));
+            let mut a = self.fa.array_mut_at(l);
+            for p in fbx.iter() {
+                let v = &mut a[(p[0], p[1], p[2])];
+                *v = if !vbx.contains(p) || *v <= Self::CLEAR {
+                    Self::CLEAR
+                } else if *v >= Self::SET {
+                    Self::SET
+                } else {
+                    Self::BUF
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// Coarsens the tags by `ratio` in place: a coarse cell takes the strongest tag of
+    /// its fine cells, so it is tagged if any of them is (AMReX's
+    /// `TagBoxArray::coarsen`). The ghost width becomes `ceil(ngrow / ratio)`.
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::BadRatio`] for a ratio below 1; [`AmrErrorKind::NotCoarsenable`]
+    /// if a box does not coarsen by `ratio`.
+    pub fn coarsen(&mut self, ratio: IntVect) -> Result<(), AmrError> {
+        const OP: &str = "TagBoxArray::coarsen";
+        crate::check::ratio(OP, ratio)?;
+        let ba = self.fa.box_array().clone();
+        crate::check::coarsenable(OP, &ba, ratio)?;
+        let ng = self.fa.n_grow();
+        let cng = IntVect::new(
+            (ng[0] + ratio[0] - 1) / ratio[0],
+            (ng[1] + ratio[1] - 1) / ratio[1],
+            (ng[2] + ratio[2] - 1) / ratio[2],
+        );
+        let cba = ba.coarsen(ratio);
+        let dm = self.fa.distribution_map().clone();
+        let mut c = iMultiFab::new(&cba, &dm, 1, cng);
+        c.set_val(Self::CLEAR, .., cng).map_err(|e| mf_err(OP, e))?;
+        for l in 0..self.fa.local_size() {
+            let g = self.fa.global_index(l);
+            let fbx = self.fa.fabbox(g);
+            let cbx = c.fabbox(g);
+            let f = self.fa.array_at(l);
+            let mut a = c.array_mut_at(l);
+            for p in fbx.iter() {
+                let t = f[(p[0], p[1], p[2])];
+                let q = p.coarsen(ratio);
+                if t != Self::CLEAR && cbx.contains(q) {
+                    let v = &mut a[(q[0], q[1], q[2])];
+                    *v = (*v).max(t);
+                }
+            }
+        }
+        self.fa = c;
+        Ok(())
+    }
+
+    /// Number of tagged ([`SET`](Self::SET) or [`BUF`](Self::BUF)) valid cells on this
+    /// rank.
+    #[must_use]
+    pub fn num_tags_local(&self) -> usize {
+        let mut n = 0;
+        for l in 0..self.fa.local_size() {
+            let vbx = self.fa.box_of(self.fa.global_index(l));
+            let a = self.fa.array_at(l);
+            n += vbx
+                .iter()
+                .filter(|p| a[(p[0], p[1], p[2])] != Self::CLEAR)
+                .count();
+        }
+        n
+    }
+
+    /// Every rank's tagged valid cells, in the same order on every rank: sorted with `z`
+    /// most significant, then `y`, then `x`, without repeats (AMReX's `collate`, which
+    /// gathers them to one rank; here every rank gets them). **Collective**.
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::MultiFab`] if the gather fails or a rank's contribution is
+    /// malformed.
+    pub fn collate(&self) -> Result<Vec<IntVect>, AmrError> {
+        const OP: &str = "TagBoxArray::collate";
+        let mut bytes = Vec::new();
+        for l in 0..self.fa.local_size() {
+            let vbx = self.fa.box_of(self.fa.global_index(l));
+            let a = self.fa.array_at(l);
+            for p in vbx.iter() {
+                if a[(p[0], p[1], p[2])] != Self::CLEAR {
+                    for d in 0..3 {
+                        bytes.extend_from_slice(&p[d].to_le_bytes());
+                    }
+                }
+            }
+        }
+        let all = self
+            .fa
+            .communicator()
+            .all_gather_bytes(&bytes)
+            .map_err(|e| comm_err(OP, e))?;
+        let mut out = Vec::new();
+        for (rank, b) in all.iter().enumerate() {
+            if b.len() % 12 != 0 {
+                return Err(mf_err(OP, FabError::MalformedContribution { op: OP, rank }));
+            }
+            for c in b.chunks_exact(12) {
+                let w = |i: usize| i32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+                out.push(IntVect::new(w(0), w(4), w(8)));
+            }
+        }
+        out.sort_by(|a, b| a.lex_cmp(*b));
+        out.dedup();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+    use amrex_geometry::{CoordSys, RealBox};
+
+    fn two_boxes() -> (BoxArray, DistributionMapping) {
+        let ba = BoxArray::new(vec![
+            IndexBox::new(IntVect::ZERO, IntVect::new(3, 3, 0)),
+            IndexBox::new(IntVect::new(4, 0, 0), IntVect::new(7, 3, 0)),
+        ]);
+        let dm = DistributionMapping::single(&ba);
+        (ba, dm)
+    }
+
+    fn set(t: &mut TagBoxArray, l: usize, p: IntVect) {
+        t.fab_array_mut().array_mut_at(l)[(p[0], p[1], p[2])] = TagBoxArray::SET;
+    }
+
+    #[test]
+    fn buffer_then_map_gives_each_index_once() {
+        let (ba, dm) = two_boxes();
+        let mut t = TagBoxArray::new(&ba, &dm, IntVect::new(1, 1, 0)).unwrap();
+        // One SET at (3,1) in box 0, next to box 1.
+        set(&mut t, 0, IntVect::new(3, 1, 0));
+        t.buffer(IntVect::new(1, 1, 0)).unwrap();
+        let a = t.fab_array().array_at(0);
+        assert_eq!(a[(4, 2, 0)], TagBoxArray::BUF); // a ghost cell of box 0
+        assert_eq!(a[(2, 0, 0)], TagBoxArray::BUF);
+        assert_eq!(a[(1, 1, 0)], TagBoxArray::CLEAR);
+        assert_eq!(t.num_tags_local(), 6); // 3x3 around (3,1) less the column x=4
+        let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 0));
+        let geom = Geometry::new(
+            domain,
+            RealBox::UNIT,
+            CoordSys::Cartesian,
+            [true, true, true],
+        )
+        .unwrap();
+        t.map_periodic_remove_duplicates(&geom).unwrap();
+        let tags = t.collate().unwrap();
+        let mut want = Vec::new();
+        for j in 0..3 {
+            for i in 2..5 {
+                want.push(IntVect::new(i, j, 0));
+            }
+        }
+        assert_eq!(tags, want);
+        assert_eq!(t.fab_array().array_at(1)[(4, 1, 0)], TagBoxArray::BUF);
+        assert_eq!(t.fab_array().array_at(0)[(4, 1, 0)], TagBoxArray::CLEAR);
+        assert!(t.buffer(IntVect::splat(2)).is_err());
+    }
+
+    #[test]
+    fn periodic_ghost_tags_wrap_onto_their_owner() {
+        let (ba, dm) = two_boxes();
+        let mut t = TagBoxArray::new(&ba, &dm, IntVect::new(1, 1, 0)).unwrap();
+        // A SET at (0,0): its buffer reaches the ghost cells x=-1 and y=-1.
+        set(&mut t, 0, IntVect::new(0, 0, 0));
+        t.buffer(IntVect::new(1, 1, 0)).unwrap();
+        let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 0));
+        let geom = Geometry::new(
+            domain,
+            RealBox::UNIT,
+            CoordSys::Cartesian,
+            [true, true, false],
+        )
+        .unwrap();
+        t.map_periodic_remove_duplicates(&geom).unwrap();
+        let tags = t.collate().unwrap();
+        for p in [
+            IntVect::new(7, 3, 0),
+            IntVect::new(7, 0, 0),
+            IntVect::new(0, 3, 0),
+            IntVect::new(1, 1, 0),
+        ] {
+            assert!(tags.contains(&p), "{p}");
+        }
+        assert_eq!(tags.len(), 9);
+        assert!(tags.iter().all(|p| domain.contains(*p)));
+    }
+
+    #[test]
+    fn coarsen_tags_a_coarse_cell_if_any_fine_cell_is() {
+        let (ba, dm) = two_boxes();
+        let mut t = TagBoxArray::new(&ba, &dm, IntVect::ZERO).unwrap();
+        set(&mut t, 0, IntVect::new(1, 3, 0));
+        set(&mut t, 1, IntVect::new(6, 0, 0));
+        t.coarsen(IntVect::new(2, 2, 1)).unwrap();
+        assert_eq!(
+            t.box_array().get(1),
+            IndexBox::new(IntVect::new(2, 0, 0), IntVect::new(3, 1, 0))
+        );
+        assert_eq!(
+            t.collate().unwrap(),
+            vec![IntVect::new(3, 0, 0), IntVect::new(0, 1, 0)]
+        );
+        assert!(t.coarsen(IntVect::new(3, 1, 1)).is_err());
+        let mut s = TagBoxArray::new(&ba, &dm, IntVect::ZERO).unwrap();
+        s.set_val_in_list(
+            &BoxList::from_box(IndexBox::new(IntVect::new(3, 0, 0), IntVect::new(4, 0, 0))),
+            TagBoxArray::SET,
+        );
+        assert_eq!(s.num_tags_local(), 2);
+        s.set_val_in(&ba, TagBoxArray::CLEAR);
+        assert_eq!(s.num_tags_local(), 0);
+        s.set_val(TagBoxArray::BUF);
+        assert_eq!(s.num_tags_local(), 32);
+    }
+}
