@@ -109,6 +109,7 @@ pub struct ReadmeDoctests;
 mod average;
 pub mod boundary;
 mod check;
+mod cluster;
 mod error;
 mod faces;
 pub mod fill_patch;
@@ -122,6 +123,7 @@ mod tags;
 
 pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
+pub use cluster::ClusterList;
 pub use error::{AmrError, AmrErrorKind, Operand};
 pub use faces::average_down_faces;
 pub use fill_patch::{fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level};
