@@ -170,9 +170,11 @@ impl BoxList {
     }
 
     /// Merges boxes that abut and share their extent in every other direction, as AMReX's
-    /// `BoxList::simplify()`: the boxes are first sorted by their low corner (`z` most
-    /// significant), then each box is joined into the first of the next 100 boxes it
-    /// can join, which takes its place. Returns the number of merges.
+    /// `BoxList::simplify()`: the boxes are first sorted by their low corner, then each
+    /// box is joined into the first of the next 100 boxes it can join, which takes its
+    /// place. Returns the number of merges. The sort is lexicographic with `z` most
+    /// significant ([`IntVect::lex_cmp`]); AMReX sorts with its `IntVect` `operator<`,
+    /// so where that orders two corners differently the merges can differ.
     pub fn simplify(&mut self) -> usize {
         self.boxes
             .sort_by(|a, b| a.small_end().lex_cmp(b.small_end()));
