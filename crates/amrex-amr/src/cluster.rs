@@ -103,6 +103,31 @@ impl Cluster {
     /// Splits off the points at and above the cut as a new cluster; `self` keeps those
     /// below (AMReX's `Cluster::chop`).
     fn chop(&mut self) -> Cluster {
+        let (low, high, _) = self.split(None);
+        *self = low;
+        high
+    }
+
+    /// AMReX's `Cluster::new_chop`: the cut of [`chop`](Self::chop), kept only if one
+    /// of the two parts is more efficient than the whole; else the best cut of the
+    /// other directions (if the cluster is one cell thick across them, the first cut
+    /// stays).
+    fn new_chop(&mut self) -> Cluster {
+        let old = self.eff();
+        let (low, high, dir) = self.split(None);
+        let others = (0..3).any(|d| d != dir && self.bx.length()[d] > 1);
+        let (low, high, _) = if low.eff() > old || high.eff() > old || !others {
+            (low, high, dir)
+        } else {
+            self.split(Some(dir))
+        };
+        *self = low;
+        high
+    }
+
+    /// The two parts of the best cut, below and above, and the direction cut across,
+    /// skipping direction `skip`.
+    fn split(&self, skip: Option<usize>) -> (Cluster, Cluster, usize) {
         let (lo, hi, len) = (self.bx.lo(), self.bx.hi(), self.bx.length());
         let mut hist: [Vec<i64>; 3] = core::array::from_fn(|d| vec![0; len[d] as usize]);
         for p in &self.pts {
@@ -113,7 +138,7 @@ impl Cluster {
         let mut cut = [0; 3];
         let mut status = [CutStatus::Invalid; 3];
         let mut best = CutStatus::Invalid;
-        for d in 0..3 {
+        for d in (0..3).filter(|&d| Some(d) != skip) {
             (cut[d], status[d]) = find_cut(&hist[d], lo[d]);
             best = best.min(status[d]);
         }
@@ -132,8 +157,7 @@ impl Cluster {
         }
         let (low, high): (Vec<IntVect>, Vec<IntVect>) =
             self.pts.iter().partition(|p| p[dir] < cut[dir]);
-        *self = Cluster::new(low);
-        Cluster::new(high)
+        (Cluster::new(low), Cluster::new(high), dir)
     }
 }
 
@@ -205,6 +229,21 @@ impl ClusterList {
         while i < self.lst.len() {
             if self.lst[i].pts.len() > 1 && self.lst[i].eff() < grid_eff {
                 let high = self.lst[i].chop();
+                self.lst.push(high);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// As [`chop`](Self::chop) with AMReX's `ClusterList::new_chop` (`amr.use_new_chop`):
+    /// a cut that makes neither part more efficient than the cluster is replaced by the
+    /// best cut across another direction.
+    pub fn new_chop(&mut self, grid_eff: f64) {
+        let mut i = 0;
+        while i < self.lst.len() {
+            if self.lst[i].pts.len() > 1 && self.lst[i].eff() < grid_eff {
+                let high = self.lst[i].new_chop();
                 self.lst.push(high);
             } else {
                 i += 1;
@@ -345,6 +384,42 @@ mod tests {
         assert_eq!(cl.box_list().boxes(), &want);
         assert_eq!(cl.len(), 10);
         check(&tags, &cl, 0.7);
+    }
+
+    #[test]
+    fn new_chop_retries_a_useless_cut() {
+        // A 4x4 checkerboard (efficiency 1/2): no holes, flat second differences, so
+        // both x and y are bisected at 2 and y wins the tie. Cut in y, both halves are
+        // still 1/2 efficient, so new_chop cuts in x instead.
+        let tags: Vec<IntVect> = IndexBox::new(IntVect::ZERO, IntVect::new(3, 3, 0))
+            .iter()
+            .filter(|p| (p[0] + p[1]) % 2 == 0)
+            .collect();
+        let mut c = Cluster::new(tags.clone());
+        let h = c.chop();
+        assert_eq!((c.bx, h.bx), (b2((0, 0), (3, 1)), b2((0, 2), (3, 3))));
+        let mut c = Cluster::new(tags.clone());
+        let h = c.new_chop();
+        assert_eq!((c.bx, h.bx), (b2((0, 0), (1, 3)), b2((2, 0), (3, 3))));
+        // A plus sign: a steep cut at the centre row, kept by new_chop (the part below is
+        // a full column).
+        let mut plus = Vec::new();
+        for k in 0..7 {
+            plus.push(IntVect::new(k, 3, 0));
+            if k != 3 {
+                plus.push(IntVect::new(3, k, 0));
+            }
+        }
+        let mut c = Cluster::new(plus.clone());
+        let h = c.new_chop();
+        assert_eq!((c.bx, h.bx), (b2((3, 0), (3, 2)), b2((0, 3), (6, 6))));
+        for eff in [0.5, 0.8] {
+            for t in [&tags, &plus] {
+                let mut cl = ClusterList::new(t);
+                cl.new_chop(eff);
+                check(t, &cl, eff);
+            }
+        }
     }
 
     #[test]
