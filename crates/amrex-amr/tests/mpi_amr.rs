@@ -5,7 +5,8 @@
 //! `crse_add`, `overwrite_flux` and `clear_internal_borders`, FillPatch and
 //! `interp_from_coarse_level`, each on coarse and fine BoxArrays spread over the ranks by
 //! different maps (fine boxes straddling coarse ones), compared bit for bit with the same
-//! computation on maps that keep every box on this process; and ranks that pass
+//! computation on maps that keep every box on this process; a `TagBoxArray`'s buffer,
+//! periodic fold and collate against the same tags computed serially; and ranks that pass
 //! mismatched arguments, which must all get an error instead of hanging.
 //!
 //! Run by `scripts/test-mpi.sh` under `mpirun -n 1`, `-n 2` and `-n 4`
@@ -18,6 +19,7 @@
 //!
 //! Given check names as arguments, it runs those instead of the default list.
 
+use amrex_amr::TagBoxArray;
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
 use amrex_amr::fill_patch::{
     Source, fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level,
@@ -1087,6 +1089,66 @@ fn mismatched_reflux_components(c: &Communicator) {
     }
 }
 
+/// Tags set on whichever rank owns the cell, buffered, folded onto their owners across
+/// box and periodic edges and collated: every rank gets the periodic `nbuf`-neighbourhood
+/// of the set cells, computed here serially, whatever the map.
+fn tags_buffer_map_collate(c: &Communicator) {
+    let domain = IndexBox::new(IntVect::ZERO, IntVect::new(15, 11, 3));
+    let geom = Geometry::new(
+        domain,
+        RealBox::UNIT,
+        CoordSys::Cartesian,
+        [true, true, false],
+    )
+    .expect("geometry");
+    let ba = BoxArray::from_domain_iv(domain, IntVect::new(4, 4, 2));
+    let nbuf = IntVect::new(1, 2, 1);
+    let set: Vec<IntVect> = domain
+        .iter()
+        .filter(|p| mix((p[0] + 16 * p[1] + 256 * p[2]) as u64 + 7).is_multiple_of(23))
+        .collect();
+    assert!(
+        set.iter().any(|p| p[0] == 0 || p[1] == 0),
+        "no set cell on a periodic edge"
+    );
+    let mut want = Vec::new();
+    for p in domain.iter() {
+        let near = set.iter().any(|q| {
+            (0..3).all(|d| {
+                let n = domain.length()[d];
+                let mut dd = (p[d] - q[d]).rem_euclid(n);
+                if geom.is_periodic(d) {
+                    dd = dd.min(n - dd);
+                } else {
+                    dd = (p[d] - q[d]).abs();
+                }
+                dd <= nbuf[d]
+            })
+        });
+        if near {
+            want.push(p);
+        }
+    }
+    want.sort_by(|a, b| a.lex_cmp(*b));
+    for seed in 0..3 {
+        for dm in [random_map(seed, &ba, c), DistributionMapping::single(&ba)] {
+            let mut t = TagBoxArray::new(&ba, &dm, nbuf).expect("tags");
+            for l in 0..t.fab_array().local_size() {
+                let vbx = t.fab_array().box_of(t.fab_array().global_index(l));
+                let mut a = t.fab_array_mut().array_mut_at(l);
+                for p in set.iter().filter(|p| vbx.contains(**p)) {
+                    a[(p[0], p[1], p[2])] = TagBoxArray::SET;
+                }
+            }
+            t.buffer(nbuf).expect("buffer");
+            t.map_periodic_remove_duplicates(&geom).expect("map");
+            let got = t.collate().expect("collate");
+            assert_eq!(got.len(), want.len(), "seed {seed}");
+            assert_eq!(got, want, "seed {seed}");
+        }
+    }
+}
+
 type Check = (&'static str, fn(&Communicator));
 
 /// The checks every run makes, in this order on every rank.
@@ -1140,6 +1202,7 @@ const CHECKS: &[Check] = &[
         mismatched_ratio_on_the_direct_path,
     ),
     ("mismatched_reflux_components", mismatched_reflux_components),
+    ("tags_buffer_map_collate", tags_buffer_map_collate),
 ];
 
 fn main() {
