@@ -173,7 +173,9 @@ impl TagBoxArray {
     /// or a periodic image inside the domain of `geom`) and clears the ghost cells, so
     /// that each tagged index is counted once (AMReX's `mapPeriodicRemoveDuplicates`).
     /// A tag in a ghost cell that no valid cell owns (outside a non-periodic domain
-    /// edge) is dropped. **Collective**.
+    /// edge) is dropped. This is what the AMReX versions that add into a ghost-free
+    /// temporary; the newest AMReX also keeps owned tags in the ghost cells beyond a
+    /// periodic edge, which this does not. **Collective**.
     ///
     /// # Errors
     /// [`AmrErrorKind::MultiFab`] if the exchange underneath fails.
