@@ -118,6 +118,7 @@ mod interp;
 mod kernels;
 mod level;
 mod nodal;
+mod parm_parse;
 mod sum;
 mod tags;
 
@@ -132,5 +133,6 @@ pub use interp::{
     CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
 };
 pub use nodal::average_down_nodal;
+pub use parm_parse::{Origin, ParmParse, ParmParseError, ParmValue, Prefixed};
 pub use sum::sum_fine_to_coarse;
 pub use tags::{TagBoxArray, TagType};
