@@ -9,7 +9,8 @@
 //!
 //! The kernels are compiled to a CUBIN for the device's `sm_XY` (no PTX JIT, so a driver
 //! older than NVRTC still loads them); if this NVRTC does not know the device, to PTX for
-//! the newest architecture it knows, which the driver compiles.
+//! the newest architecture it knows, which the driver compiles. Without NVRTC, or with
+//! `AMREX_CUDA_EMBEDDED_PTX=1`, the driver compiles the PTX shipped with the library.
 
 use super::{Ctx, CudaDeviceArena, CudaManagedArena, check, dptr};
 use crate::kernels::{Binary, CopyOrder, KernelElement, Kernels, Reduce, Region, Unary};
@@ -386,6 +387,17 @@ fn attribute(ctx: &Ctx, a: CUdevice_attribute) -> Result<i32, ArenaError> {
     Ok(v)
 }
 
+/// Whether the value of `$AMREX_CUDA_EMBEDDED_PTX` asks for the shipped PTX even where
+/// NVRTC is there: `1` does; anything else, or unset, does not.
+fn embedded_ptx_forced(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| v == "1")
+}
+
+/// [`EMBEDDED_PTX`] as the driver takes it (NUL-terminated).
+fn embedded_ptx_image() -> Image {
+    Image::Ptx(EMBEDDED_PTX.as_bytes().iter().copied().chain([0]).collect())
+}
+
 fn load_module(ctx: &Arc<Ctx>) -> Result<Module, ArenaError> {
     let major = attribute(
         ctx,
@@ -396,26 +408,39 @@ fn load_module(ctx: &Arc<Ctx>) -> Result<Module, ArenaError> {
         CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
     )?;
     let cc = major * 10 + minor;
-    let image = match nvrtc() {
-        Ok(n) => {
-            let archs = supported_archs(n)?;
-            if archs.contains(&cc) {
-                compile_kernels(cc as u32, ImageFormat::Cubin)?
-            } else {
-                let newest = archs.iter().copied().filter(|&a| a <= cc).max().ok_or(
-                    ArenaError::new(ErrorKind::Unsupported(
-                        "this NVRTC knows no architecture at or below the device's compute capability",
-                    )),
-                )?;
-                compile_kernels(newest as u32, ImageFormat::Ptx)?
+    let forced = embedded_ptx_forced(std::env::var_os("AMREX_CUDA_EMBEDDED_PTX").as_deref());
+    let image = if forced {
+        // Asked for: the shipped PTX, so that the path of machines without NVRTC can be
+        // run on machines that have it.
+        if cc < 75 {
+            return Err(ErrorKind::Unsupported(
+                "AMREX_CUDA_EMBEDDED_PTX=1, but the shipped PTX needs compute capability 7.5 or newer",
+            )
+            .into());
+        }
+        embedded_ptx_image()
+    } else {
+        match nvrtc() {
+            Ok(n) => {
+                let archs = supported_archs(n)?;
+                if archs.contains(&cc) {
+                    compile_kernels(cc as u32, ImageFormat::Cubin)?
+                } else {
+                    let newest = archs.iter().copied().filter(|&a| a <= cc).max().ok_or(
+                        ArenaError::new(ErrorKind::Unsupported(
+                            "this NVRTC knows no architecture at or below the device's compute capability",
+                        )),
+                    )?;
+                    compile_kernels(newest as u32, ImageFormat::Ptx)?
+                }
             }
+            // No NVRTC on this machine: the PTX shipped with the library, which the driver
+            // compiles for the device (any driver from CUDA 11.0 on, any GPU from sm_75 on).
+            Err(e) if matches!(e.kind(), ErrorKind::LibraryNotFound { .. }) && cc >= 75 => {
+                embedded_ptx_image()
+            }
+            Err(e) => return Err(e),
         }
-        // No NVRTC on this machine: the PTX shipped with the library, which the driver
-        // compiles for the device (any driver from CUDA 11.0 on, any GPU from sm_75 on).
-        Err(e) if matches!(e.kind(), ErrorKind::LibraryNotFound { .. }) && cc >= 75 => {
-            Image::Ptx(EMBEDDED_PTX.as_bytes().iter().copied().chain([0]).collect())
-        }
-        Err(e) => return Err(e),
     };
     ctx.make_current()?;
     let mut m: sys::CUmodule = core::ptr::null_mut();
@@ -800,6 +825,33 @@ mod tests {
             "kernels.ptx is not kernels.cu compiled: run AMREX_BLESS_PTX=1 cargo test -p amrex-arena --features cuda --lib embedded_ptx"
         );
         assert!(super::EMBEDDED_PTX.contains(super::EMBEDDED_PTX_VERSION));
+    }
+
+    /// Only `AMREX_CUDA_EMBEDDED_PTX=1` forces the shipped PTX.
+    #[test]
+    fn embedded_ptx_is_forced_by_one_only() {
+        use super::embedded_ptx_forced as forced;
+        assert!(forced(Some("1".as_ref())));
+        for other in ["", "0", "yes", "true", " 1"] {
+            assert!(!forced(Some(other.as_ref())), "{other:?}");
+        }
+        assert!(!forced(None));
+    }
+
+    /// The driver takes the shipped PTX NUL-terminated, and it has every entry point.
+    #[test]
+    fn embedded_ptx_image_is_nul_terminated() {
+        let Image::Ptx(bytes) = super::embedded_ptx_image() else {
+            panic!("not PTX")
+        };
+        assert_eq!(bytes.last(), Some(&0));
+        assert_eq!(bytes.iter().filter(|&&b| b == 0).count(), 1);
+        let text = core::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap();
+        for op in super::OPS {
+            for t in ["f32", "f64"] {
+                assert!(text.contains(&std::format!(".entry {op}_{t}(")), "{op}_{t}");
+            }
+        }
     }
 
     /// `ptxas` (CUDA's assembler, `$AMREX_PTXAS`) accepts the shipped PTX, with its
