@@ -65,6 +65,7 @@ for spec in \
     "amrex-basefab" \
     "amrex-geometry" \
     "amrex-multifab" \
+    "amrex-particles" \
     "amrex-amr"; do
     echo "  $spec"
     # shellcheck disable=SC2086

@@ -1,0 +1,581 @@
+//! Particle–mesh operations: deposition (`particle_to_mesh`), gather
+//! (`mesh_to_particle`), AMReX's nearest-grid-point and cloud-in-cell weights
+//! (`ParticleInterpolator::Nearest` / `Linear`), `increment` and
+//! `sort_particles_by_cell`.
+use crate::container::{ParticleContainer, ParticleLevel, TileEntry};
+use crate::error::{ErrorKind, ParticleContainerError, Result};
+use crate::par;
+use crate::tile::{ParticleTile, r2f};
+use alloc::vec;
+use alloc::vec::Vec;
+use amrex_aos::{ParticleReal, SPACEDIM};
+use amrex_geometry::Geometry;
+use amrex_multifab::{
+    Array4, Array4Mut, BaseFab, FabArray, IndexBox, IntVect, MultiFab, ReduceOp, iMultiFab,
+};
+use num_traits::Float;
+
+/// What a particle needs to find its cells: the domain's low corner, inverse cell size
+/// and first cell index (from a [`Geometry`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeshMap {
+    /// `prob_lo`.
+    pub plo: [f64; SPACEDIM],
+    /// `1 / dx`.
+    pub dxi: [f64; SPACEDIM],
+    /// The domain's `small_end`.
+    pub dlo: IntVect,
+}
+
+impl MeshMap {
+    /// The map of `geom`.
+    #[must_use]
+    pub fn new(geom: &Geometry) -> Self {
+        Self {
+            plo: geom.prob_lo(),
+            dxi: geom.inv_cell_size(),
+            dlo: geom.domain().small_end(),
+        }
+    }
+}
+
+/// Nearest-grid-point weights (AMReX `ParticleInterpolator::Nearest`): the particle's
+/// cell, `floor((x - plo) / dx)`, with weight 1 — the cell
+/// [`Geometry::cell_index`] gives, so a point on a face goes to the cell above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Nearest {
+    /// The cell.
+    pub index: IntVect,
+}
+
+impl Nearest {
+    /// The weights of a particle at `pos`.
+    #[inline]
+    #[must_use]
+    pub fn new(map: &MeshMap, pos: [ParticleReal; SPACEDIM]) -> Self {
+        let index = IntVect::new(
+            (Float::floor((r2f(pos[0]) - map.plo[0]) * map.dxi[0]) as i32) + map.dlo[0],
+            (Float::floor((r2f(pos[1]) - map.plo[1]) * map.dxi[1]) as i32) + map.dlo[1],
+            (Float::floor((r2f(pos[2]) - map.plo[2]) * map.dxi[2]) as i32) + map.dlo[2],
+        );
+        Self { index }
+    }
+}
+
+/// Cloud-in-cell (trilinear) weights for cell-centred data (AMReX
+/// `ParticleInterpolator::Linear`): with `l = (x - plo) / dx - 1/2`, the cells
+/// `floor(l)` and `floor(l) + 1` per direction get weights `1 - (l - floor(l))` and
+/// `l - floor(l)`. The 8 weights sum to 1. A particle in cell `c` touches `c - 1 ..=
+/// c + 1`: one ghost cell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Linear {
+    /// The lower of the two cells per direction.
+    pub index: IntVect,
+    /// `[w_low, w_high]` per direction.
+    pub w: [[f64; 2]; SPACEDIM],
+}
+
+impl Linear {
+    /// The weights of a particle at `pos`.
+    #[inline]
+    #[must_use]
+    pub fn new(map: &MeshMap, pos: [ParticleReal; SPACEDIM]) -> Self {
+        let mut index = IntVect::ZERO;
+        let mut w = [[0.0; 2]; SPACEDIM];
+        for d in 0..SPACEDIM {
+            let l = (r2f(pos[d]) - map.plo[d]) * map.dxi[d] - 0.5;
+            let f = Float::floor(l);
+            index[d] = f as i32 + map.dlo[d];
+            let hi = l - f;
+            w[d] = [1.0 - hi, hi];
+        }
+        Self { index, w }
+    }
+
+    /// Calls `f(cell, weight)` for the 8 cells, `i` fastest.
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(IntVect, f64)) {
+        for (dk, wz) in self.w[2].iter().enumerate() {
+            for (dj, wy) in self.w[1].iter().enumerate() {
+                for (di, wx) in self.w[0].iter().enumerate() {
+                    let c = self.index + IntVect::new(di as i32, dj as i32, dk as i32);
+                    f(c, wx * wy * wz);
+                }
+            }
+        }
+    }
+}
+
+/// The compact layout of one fab: offsets of `(i, j, k, n)` in its slice.
+#[derive(Clone, Copy)]
+struct FabIdx {
+    lo: IntVect,
+    hi: IntVect,
+    js: usize,
+    ks: usize,
+    ns: usize,
+}
+
+impl FabIdx {
+    fn new(bx: IndexBox) -> Self {
+        let len = bx.length();
+        let js = len[0] as usize;
+        let ks = js * len[1] as usize;
+        Self {
+            lo: bx.lo(),
+            hi: bx.hi(),
+            js,
+            ks,
+            ns: ks * len[2] as usize,
+        }
+    }
+    /// Offset of `c`, if `c ..= c + reach` lies in the fab.
+    #[inline]
+    fn offset(&self, c: IntVect, reach: i32, n: usize) -> Option<usize> {
+        for d in 0..SPACEDIM {
+            if c[d] < self.lo[d] || c[d] + reach > self.hi[d] {
+                return None;
+            }
+        }
+        Some(
+            (c[0] - self.lo[0]) as usize
+                + (c[1] - self.lo[1]) as usize * self.js
+                + (c[2] - self.lo[2]) as usize * self.ks
+                + n * self.ns,
+        )
+    }
+}
+
+/// Groups the local tiles of level `lev` by grid: `(grid, first, end)` in `tiles`.
+fn grid_runs<T>(tiles: &[TileEntry<T>], lev: usize) -> Vec<(usize, usize, usize)> {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    for (s, t) in tiles.iter().enumerate() {
+        if t.level != lev {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((g, _, e)) if *g == t.grid && *e == s => *e = s + 1,
+            _ => runs.push((t.grid, s, s + 1)),
+        }
+    }
+    runs
+}
+
+/// The first error of a parallel loop, agreed by every rank before the collective that
+/// follows (so a failing rank does not leave the others waiting in `sum_boundary`).
+fn agree(
+    comm: &amrex_multifab::Communicator,
+    errs: impl IntoIterator<Item = Result<()>>,
+) -> Result<()> {
+    let first = errs.into_iter().find_map(core::result::Result::err);
+    let any = comm.all_reduce_u64(u64::from(first.is_some()), ReduceOp::Max);
+    match first {
+        Some(e) => Err(e),
+        None if any != 0 => Err(ErrorKind::BadHierarchy(alloc::string::String::from(
+            "another rank failed in the same particle-mesh operation",
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+impl<T: ParticleTile + Clone> ParticleContainer<T> {
+    fn check_layout<E: amrex_multifab::Element>(
+        &self,
+        lev: usize,
+        mf: &FabArray<E>,
+        comp: usize,
+        ncomp: usize,
+        ghosts: i32,
+    ) -> Result<&ParticleLevel> {
+        let l = self.level(lev)?;
+        if mf.box_array().boxes() != l.box_array().boxes()
+            || mf.distribution_map().pmap() != l.distribution_map().pmap()
+        {
+            return Err(ErrorKind::LayoutMismatch { level: lev }.into());
+        }
+        if comp + ncomp > mf.ncomp() || ncomp == 0 {
+            return Err(ErrorKind::BadComponent {
+                start: comp,
+                count: ncomp,
+                ncomp: mf.ncomp(),
+            }
+            .into());
+        }
+        let ng = mf.n_grow();
+        if (0..SPACEDIM).any(|d| ng[d] < ghosts) {
+            return Err(ErrorKind::NotEnoughGhosts {
+                need: ghosts,
+                have: ng,
+            }
+            .into());
+        }
+        Ok(l)
+    }
+
+    /// Local fabs of `mf` paired with the run of local tiles of their grid.
+    fn fab_runs<'m, E: amrex_multifab::Element>(
+        &self,
+        lev: usize,
+        mf: &'m mut FabArray<E>,
+    ) -> Vec<(&'m mut BaseFab<'static, E>, usize, usize)> {
+        let runs = grid_runs(self.entries(), lev);
+        let grids: Vec<usize> = (0..mf.local_size()).map(|l| mf.global_index(l)).collect();
+        let mut out = Vec::new();
+        let mut r = runs.iter().peekable();
+        for (fab, g) in mf.fabs_mut().zip(grids) {
+            while r.peek().is_some_and(|x| x.0 < g) {
+                r.next();
+            }
+            if let Some(&&(rg, s, e)) = r.peek()
+                && rg == g
+            {
+                out.push((fab, s, e));
+            }
+        }
+        out
+    }
+
+    /// Deposits with a closure per particle (AMReX `ParticleToMesh`): `f(tile, i,
+    /// array)` adds particle `i`'s contribution into the fab of its grid (valid and
+    /// ghost cells), then `sum_boundary` adds the ghost cells into the valid cells that
+    /// own them (periodic images included), so every contribution lands once. Set the
+    /// MultiFab to zero first (ghosts included), as in AMReX. Grids run in parallel.
+    /// **Collective**.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LayoutMismatch`] if `mf` is not on level `lev`'s grids and mapping;
+    /// errors of `sum_boundary`.
+    pub fn particle_to_mesh(
+        &self,
+        lev: usize,
+        mf: &mut MultiFab,
+        f: impl Fn(&T, usize, &mut Array4Mut<'_, f64>) + Sync + Send,
+    ) -> Result<()> {
+        let l = self.check_layout(lev, mf, 0, mf.ncomp(), 0)?;
+        let period = l.geom().periodicity();
+        let tiles = self.entries();
+        let mut jobs = self.fab_runs(lev, mf);
+        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+            let mut a = fab.array_mut()?;
+            for t in &tiles[*s..*e] {
+                for i in 0..t.data.len() {
+                    f(&t.data, i, &mut a);
+                }
+            }
+            Ok(())
+        });
+        drop(jobs);
+        agree(self.communicator(), errs)?;
+        mf.sum_boundary(period)?;
+        Ok(())
+    }
+
+    /// Cloud-in-cell deposition of `weight(tile, i)` into component `comp` of `mf`
+    /// (which needs one ghost cell), then `sum_boundary`: the sum over valid cells grows
+    /// by the particles' total weight, to round-off. Set `mf` to zero first.
+    /// **Collective**.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
+    /// [`ErrorKind::NotEnoughGhosts`]; [`ErrorKind::OutsideFab`] for a particle moved
+    /// out of its grid without `redistribute`; errors of `sum_boundary`.
+    pub fn deposit_cic(
+        &self,
+        lev: usize,
+        mf: &mut MultiFab,
+        comp: usize,
+        weight: impl Fn(&T, usize) -> f64 + Sync + Send,
+    ) -> Result<()> {
+        self.deposit_with(lev, mf, comp, 1, weight)
+    }
+
+    /// Nearest-grid-point deposition (no ghost cell needed), as
+    /// [`deposit_cic`](Self::deposit_cic).
+    ///
+    /// # Errors
+    /// As [`deposit_cic`](Self::deposit_cic).
+    pub fn deposit_ngp(
+        &self,
+        lev: usize,
+        mf: &mut MultiFab,
+        comp: usize,
+        weight: impl Fn(&T, usize) -> f64 + Sync + Send,
+    ) -> Result<()> {
+        self.deposit_with(lev, mf, comp, 0, weight)
+    }
+
+    fn deposit_with(
+        &self,
+        lev: usize,
+        mf: &mut MultiFab,
+        comp: usize,
+        reach: i32,
+        weight: impl Fn(&T, usize) -> f64 + Sync + Send,
+    ) -> Result<()> {
+        let l = self.check_layout(lev, mf, comp, 1, reach)?;
+        let map = MeshMap::new(l.geom());
+        let period = l.geom().periodicity();
+        let tiles = self.entries();
+        let mut jobs = self.fab_runs(lev, mf);
+        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+            let fi = FabIdx::new(fab.index_box());
+            let data = fab.as_mut_slice()?;
+            for t in &tiles[*s..*e] {
+                let outside = |i: usize| -> ParticleContainerError {
+                    ErrorKind::OutsideFab {
+                        grid: t.grid,
+                        position: t.data.pos(i),
+                    }
+                    .into()
+                };
+                for i in 0..t.data.len() {
+                    let q = weight(&t.data, i);
+                    if reach == 0 {
+                        let c = Nearest::new(&map, t.data.pos(i)).index;
+                        let o = fi.offset(c, 0, comp).ok_or_else(|| outside(i))?;
+                        data[o] += q;
+                    } else {
+                        let lw = Linear::new(&map, t.data.pos(i));
+                        let o = fi.offset(lw.index, 1, comp).ok_or_else(|| outside(i))?;
+                        let [wx, wy, wz] = lw.w;
+                        for (dk, &z) in wz.iter().enumerate() {
+                            for (dj, &y) in wy.iter().enumerate() {
+                                let r = o + dj * fi.js + dk * fi.ks;
+                                let qyz = q * y * z;
+                                data[r] += qyz * wx[0];
+                                data[r + 1] += qyz * wx[1];
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        drop(jobs);
+        agree(self.communicator(), errs)?;
+        mf.sum_boundary_with(period, comp..=comp, IntVect::splat(reach).min(mf.n_grow()))?;
+        Ok(())
+    }
+
+    /// Gathers with a closure per particle (AMReX `MeshToParticle`): `f(tile, i,
+    /// array)` reads the fab of the particle's grid (fill its ghost cells first with
+    /// `fill_boundary`) and sets the particle's components. Tiles run in parallel.
+    /// Not collective.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LayoutMismatch`].
+    pub fn mesh_to_particle(
+        &mut self,
+        lev: usize,
+        mf: &MultiFab,
+        f: impl Fn(&mut T, usize, &Array4<'_, f64>) + Sync + Send,
+    ) -> Result<()> {
+        self.check_layout(lev, mf, 0, mf.ncomp(), 0)?;
+        let grids: Vec<Option<usize>> = self.grid_to_local(lev, mf);
+        let (_, tiles) = self.entries_mut();
+        let errs = par::map_mut(tiles, |t| -> Result<()> {
+            if t.level != lev {
+                return Ok(());
+            }
+            let Some(l) = grids[t.grid] else {
+                return Ok(());
+            };
+            let a = mf.fab(l).array()?;
+            for i in 0..t.data.len() {
+                f(&mut t.data, i, &a);
+            }
+            Ok(())
+        });
+        errs.into_iter().collect()
+    }
+
+    fn grid_to_local<E: amrex_multifab::Element>(
+        &self,
+        lev: usize,
+        mf: &FabArray<E>,
+    ) -> Vec<Option<usize>> {
+        let n = self.levels_len_grids(lev);
+        let mut v = vec![None; n];
+        for l in 0..mf.local_size() {
+            v[mf.global_index(l)] = Some(l);
+        }
+        v
+    }
+
+    fn levels_len_grids(&self, lev: usize) -> usize {
+        self.level(lev).map_or(0, |l| l.box_array().len())
+    }
+
+    /// Cloud-in-cell gather: real component `dst[k]` of every particle becomes the
+    /// trilinear interpolation of component `src + k` of `mf` (which needs one ghost
+    /// cell, filled). Not collective.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`] (also for a `dst`
+    /// beyond the particles' real components), [`ErrorKind::NotEnoughGhosts`],
+    /// [`ErrorKind::OutsideFab`].
+    pub fn gather_cic(
+        &mut self,
+        lev: usize,
+        mf: &MultiFab,
+        src: usize,
+        dst: &[usize],
+    ) -> Result<()> {
+        self.gather_with(lev, mf, src, dst, 1)
+    }
+
+    /// Nearest-grid-point gather, as [`gather_cic`](Self::gather_cic) (no ghost cell).
+    ///
+    /// # Errors
+    /// As [`gather_cic`](Self::gather_cic).
+    pub fn gather_ngp(
+        &mut self,
+        lev: usize,
+        mf: &MultiFab,
+        src: usize,
+        dst: &[usize],
+    ) -> Result<()> {
+        self.gather_with(lev, mf, src, dst, 0)
+    }
+
+    fn gather_with(
+        &mut self,
+        lev: usize,
+        mf: &MultiFab,
+        src: usize,
+        dst: &[usize],
+        reach: i32,
+    ) -> Result<()> {
+        let l = self.check_layout(lev, mf, src, dst.len(), reach)?;
+        if let Some(&bad) = dst.iter().find(|&&c| c >= self.num_real_comps()) {
+            return Err(ErrorKind::BadComponent {
+                start: bad,
+                count: 1,
+                ncomp: self.num_real_comps(),
+            }
+            .into());
+        }
+        let map = MeshMap::new(l.geom());
+        let grids = self.grid_to_local(lev, mf);
+        let (_, tiles) = self.entries_mut();
+        let errs = par::map_mut(tiles, |t| -> Result<()> {
+            if t.level != lev {
+                return Ok(());
+            }
+            let Some(lf) = grids[t.grid] else {
+                return Ok(());
+            };
+            let fab = mf.fab(lf);
+            let fi = FabIdx::new(fab.index_box());
+            let data = fab.as_slice()?;
+            for i in 0..t.data.len() {
+                let p = t.data.pos(i);
+                let outside = || -> ParticleContainerError {
+                    ErrorKind::OutsideFab {
+                        grid: t.grid,
+                        position: p,
+                    }
+                    .into()
+                };
+                if reach == 0 {
+                    let c = Nearest::new(&map, p).index;
+                    let o = fi.offset(c, 0, src).ok_or_else(outside)?;
+                    for (k, &d) in dst.iter().enumerate() {
+                        t.data.set_real(i, d, data[o + k * fi.ns] as ParticleReal);
+                    }
+                } else {
+                    let lw = Linear::new(&map, p);
+                    let o = fi.offset(lw.index, 1, src).ok_or_else(outside)?;
+                    let [wx, wy, wz] = lw.w;
+                    for (k, &d) in dst.iter().enumerate() {
+                        let ok = o + k * fi.ns;
+                        let mut v = 0.0;
+                        for (dk, &z) in wz.iter().enumerate() {
+                            for (dj, &y) in wy.iter().enumerate() {
+                                let r = ok + dj * fi.js + dk * fi.ks;
+                                v += y * z * (wx[0] * data[r] + wx[1] * data[r + 1]);
+                            }
+                        }
+                        t.data.set_real(i, d, v as ParticleReal);
+                    }
+                }
+            }
+            Ok(())
+        });
+        errs.into_iter().collect()
+    }
+
+    /// Adds the number of particles in each cell to component `comp` of `imf` (AMReX
+    /// `Increment`), on level `lev`'s grids (valid cells: after `redistribute` each particle's
+    /// cell is in its grid). **Collective** (the ranks agree on success).
+    ///
+    /// # Errors
+    /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
+    /// [`ErrorKind::OutsideFab`].
+    pub fn increment(&self, lev: usize, imf: &mut iMultiFab, comp: usize) -> Result<()> {
+        let l = self.check_layout(lev, imf, comp, 1, 0)?;
+        let map = MeshMap::new(l.geom());
+        let tiles = self.entries();
+        let mut jobs = self.fab_runs(lev, imf);
+        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+            let fi = FabIdx::new(fab.index_box());
+            let data = fab.as_mut_slice()?;
+            for t in &tiles[*s..*e] {
+                for i in 0..t.data.len() {
+                    let p = t.data.pos(i);
+                    let c = Nearest::new(&map, p).index;
+                    let o = fi
+                        .offset(c, 0, comp)
+                        .ok_or_else(|| -> ParticleContainerError {
+                            ErrorKind::OutsideFab {
+                                grid: t.grid,
+                                position: p,
+                            }
+                            .into()
+                        })?;
+                    data[o] += 1;
+                }
+            }
+            Ok(())
+        });
+        drop(jobs);
+        agree(self.communicator(), errs)
+    }
+
+    /// Sorts the particles of every local tile of level `lev` by cell (AMReX
+    /// `SortParticlesByCell`): Fortran order of the cell within the tile box, stable, so
+    /// particles of one cell keep their order. Particles outside their tile box go last.
+    /// Tiles run in parallel.
+    pub fn sort_particles_by_cell(&mut self, lev: usize) {
+        let Ok(l) = self.level(lev) else { return };
+        let map = MeshMap::new(l.geom());
+        let (_, tiles) = self.entries_mut();
+        par::for_each_mut(tiles, |t| {
+            if t.level != lev || t.data.len() < 2 {
+                return;
+            }
+            let tb = t.tilebox;
+            let ncell = tb.num_pts() as usize;
+            let keys: Vec<usize> = (0..t.data.len())
+                .map(|i| {
+                    let c = Nearest::new(&map, t.data.pos(i)).index;
+                    if tb.contains(c) { tb.index(c) } else { ncell }
+                })
+                .collect();
+            let mut start = vec![0u32; ncell + 2];
+            for &k in &keys {
+                start[k + 1] += 1;
+            }
+            for k in 0..=ncell {
+                start[k + 1] += start[k];
+            }
+            let mut perm = vec![0u32; keys.len()];
+            for (i, &k) in keys.iter().enumerate() {
+                perm[start[k] as usize] = i as u32;
+                start[k] += 1;
+            }
+            t.data.permute(&perm);
+        });
+    }
+}
