@@ -105,10 +105,12 @@ find_device_nvrtc() {
     head -n1 <<<"$cands"
 }
 
-# run_bin CRATE EXE CAP LOG: runs one test executable from its crate's folder, appending
-# to LOG, under `timeout` with CAP cut to what is left of the budget. Sets BIN_RC.
+# run_bin CRATE EXE CAP LOG [FILTER]: runs one test executable (only the tests whose
+# names contain FILTER, if given) from its crate's folder, appending to LOG, under
+# `timeout` with CAP cut to what is left of the budget. Sets BIN_RC.
 run_bin() {
     local crate="$1" exe="$2" cap="$3" log="$4" left start took
+    local filter=("${@:5}")
     left=$((DEADLINE - $(date +%s)))
     if [ "$left" -lt 20 ]; then
         say "[$(date +%T)] $exe: not started, the ${BUDGET_S} s budget is spent"
@@ -120,11 +122,11 @@ run_bin() {
         return
     fi
     [ "$left" -lt "$cap" ] && cap="$left"
-    say "[$(date +%T)] $exe --include-ignored --nocapture (limit ${cap} s)"
-    echo "=== $exe --include-ignored --nocapture (from crates/$crate)" >>"$log"
+    say "[$(date +%T)] $exe ${filter[*]} --include-ignored --nocapture (limit ${cap} s)"
+    echo "=== $exe ${filter[*]} --include-ignored --nocapture (from crates/$crate)" >>"$log"
     start=$(date +%s)
-    (cd "crates/$crate" && timeout --kill-after=10 "$cap" "$DIR/$exe" --include-ignored \
-        --nocapture) >>"$log" 2>&1 </dev/null
+    (cd "crates/$crate" && timeout --kill-after=10 "$cap" "$DIR/$exe" "${filter[@]}" \
+        --include-ignored --nocapture) >>"$log" 2>&1 </dev/null
     BIN_RC=$?
     took=$(($(date +%s) - start))
     TIMINGS+=("$exe: ${took} s (rc $BIN_RC)")
@@ -149,6 +151,7 @@ run() {
     local py="${PYTHON:-python3}" envlog="$LOG_DIR/env.log" t0 major nvrtc ptxas
     t0=$(date +%s)
     DEADLINE=$((t0 + BUDGET_S))
+    export RUST_BACKTRACE=1
     : >"$envlog"
     {
         echo "date: $(date -u +%FT%TZ)"
@@ -245,16 +248,16 @@ for m in ("numpy", "pytest", "cupy", "torch"):
     fi
     rm -rf "$site"
 
-    # The PTX shipped for machines without NVRTC, compiled by the driver: amrex-arena's
-    # backends and amrex-multifab's device operations again, with AMREX_CUDA_EMBEDDED_PTX=1,
-    # if time is left.
+    # The PTX shipped for machines without NVRTC, compiled by the driver: the CUDA tests
+    # of amrex-arena's backends and amrex-multifab's device operations again, with
+    # AMREX_CUDA_EMBEDDED_PTX=1, if time is left.
     log="$LOG_DIR/cargo-embedded-ptx.log"
     : >"$log"
     DEADLINE=$((t0 + total_s))
     if [ $((DEADLINE - $(date +%s))) -ge 40 ]; then
         rc=0
         while IFS=$'\t' read -r crate _ exe; do
-            AMREX_CUDA_EMBEDDED_PTX=1 run_bin "$crate" "$exe" 60 "$log"
+            AMREX_CUDA_EMBEDDED_PTX=1 run_bin "$crate" "$exe" 60 "$log" cuda_
             [ "$BIN_RC" -eq 125 ] && continue
             [ "$BIN_RC" -eq 0 ] || rc="$BIN_RC"
         done < <(grep -E '/(test-backends|test-device_ops)$' "$DIR/manifest.tsv")
