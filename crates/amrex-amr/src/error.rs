@@ -13,6 +13,10 @@ use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::CoordSys;
 use amrex_multifab::FabError;
 
+use alloc::string::String;
+
+use crate::parm_parse::ParmParseError;
+
 /// Which argument of an operation an [`AmrError`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -257,6 +261,37 @@ pub enum AmrErrorKind {
         /// The index type found.
         found: IndexType,
     },
+    /// An inputs-file value that could not be read (missing, wrong type or count): the
+    /// ParmParse error names the key, file and line.
+    Input(ParmParseError),
+    /// A parameter with a value out of its range.
+    BadParameter {
+        /// The parameter (`amr.grid_eff`, ...).
+        key: String,
+        /// What is wrong, with the value.
+        detail: String,
+    },
+    /// AMR parameters that break one of AMReX's `checkInput` rules.
+    BadMeshInput {
+        /// The rule broken.
+        rule: &'static str,
+        /// The level.
+        level: usize,
+        /// The direction, where the rule is per direction.
+        dir: Option<usize>,
+        /// The offending values.
+        values: String,
+    },
+    /// The simulation's `error_est` failed (returned an error, or panicked) on some
+    /// rank while tagging `level`; every rank gets this error.
+    ErrorEstFailed {
+        /// The level being tagged.
+        level: usize,
+        /// How many ranks failed.
+        ranks: u64,
+        /// This rank's failure, or that it failed elsewhere.
+        message: String,
+    },
 }
 
 /// AMReX's name for a boundary code it defines but this crate does not implement.
@@ -452,6 +487,28 @@ impl fmt::Display for AmrError {
                 f,
                 "the cells just outside coarsened fine box {index} {bx} leave the i32 index \
                  space"
+            ),
+            K::Input(e) => write!(f, "{e}"),
+            K::BadParameter { key, detail } => write!(f, "bad {key}: {detail}"),
+            K::BadMeshInput {
+                rule,
+                level,
+                dir,
+                values,
+            } => {
+                write!(f, "{rule}: level {level}")?;
+                if let Some(d) = dir {
+                    write!(f, ", direction {d}")?;
+                }
+                write!(f, " ({values})")
+            }
+            K::ErrorEstFailed {
+                level,
+                ranks,
+                message,
+            } => write!(
+                f,
+                "error_est failed while tagging level {level} on {ranks} rank(s): {message}"
             ),
             K::BadDirection { dir } => write!(f, "expected a direction 0, 1 or 2, got {dir}"),
             K::WrongFaces {

@@ -106,6 +106,8 @@ extern crate std;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+mod amr_core;
+mod amr_mesh;
 mod average;
 pub mod boundary;
 mod check;
@@ -123,6 +125,8 @@ mod sum;
 mod tags;
 
 pub use amrex_box::IntVect;
+pub use amr_core::{AmrCore, make_new_grids};
+pub use amr_mesh::{AmrInfo, AmrMesh, geometry_from_parm_parse};
 pub use average::{average_down, average_down_geom};
 pub use cluster::ClusterList;
 pub use error::{AmrError, AmrErrorKind, Operand};
