@@ -5,10 +5,11 @@
 #   bash scripts/gpu-check-prebuilt.sh pack DIR   # here, with the toolchain and .venv
 #   bash scripts/gpu-check-prebuilt.sh run DIR    # there, in a copy of this checkout
 #
-# `pack` builds the release test executables of every crate with device tests (the same
-# crates and features as gpu-check.sh: amrex-arena with cuda,testing; amrex-aos,
-# amrex-basefab and amrex-multifab with cuda), without debug info, into DIR/bin/<crate>/,
-# lists them in DIR/manifest.tsv, and builds the Python wheel with CUDA into DIR/wheels/.
+# `pack` builds, from the committed tree (HEAD), the release test executables of every
+# crate with device tests (the same crates and features as gpu-check.sh: amrex-arena with
+# cuda,testing; amrex-aos, amrex-basefab and amrex-multifab with cuda), without debug info,
+# into DIR/bin/<crate>/, lists them in DIR/manifest.tsv, builds the Python wheel with CUDA
+# into DIR/wheels/ and copies that commit's python-tests/ to DIR/python-tests/.
 # `run` needs only bash, coreutils, the NVIDIA driver and a python3 with NumPy and pytest
 # (CuPy and PyTorch for the tests that use them): it finds NVRTC, runs each executable as
 # `cargo test` would (from its crate's folder) with `--include-ignored --nocapture` under
@@ -70,6 +71,9 @@ pack() {
     done
     say "building the Python wheel with CUDA"
     AMREX_PY_FEATURES=cuda bash scripts/build-python.sh --no-install --out "$dir/wheels" || return 1
+    # The Python tests of the same commit as the wheel (the working tree may be ahead).
+    rm -rf "$dir/python-tests"
+    cp -r python-tests "$dir/python-tests"
     {
         echo "commit: $commit"
         echo "built: $(date -u +%FT%TZ) on $(uname -m), $(rustc -V)"
@@ -211,7 +215,9 @@ for m in ("numpy", "pytest", "cupy", "torch"):
     done
 
     # Python: the wheel into a temporary folder (the device's python3 keeps its packages).
-    local site wheel probe
+    local site wheel probe tests=python-tests
+    # pack's copy of the tests of the wheel's commit; else this checkout's.
+    [ -r "$DIR/python-tests/test_gpu.py" ] && tests="$DIR/python-tests"
     site="$(mktemp -d)"
     wheel="$(ls "$DIR"/wheels/amrex_rs-*.whl 2>/dev/null | head -n1)"
     log="$LOG_DIR/pytest-gpu.log"
@@ -237,9 +243,9 @@ for m in ("numpy", "pytest", "cupy", "torch"):
         local left=$((t0 + total_s - $(date +%s)))
         [ "$left" -gt 200 ] && left=200
         [ "$left" -lt 30 ] && left=30
-        say "[$(date +%T)] pytest python-tests/test_gpu.py (limit ${left} s, log $log)"
+        say "[$(date +%T)] pytest $tests/test_gpu.py (limit ${left} s, log $log)"
         local start=$(($(date +%s)))
-        timeout --kill-after=10 "$left" "$py" -m pytest "${opts[@]}" python-tests/test_gpu.py \
+        timeout --kill-after=10 "$left" "$py" -m pytest "${opts[@]}" "$tests/test_gpu.py" \
             >"$log" 2>&1 </dev/null
         rc=$?
         TIMINGS+=("pytest python-tests/test_gpu.py: $(($(date +%s) - start)) s (rc $rc)")
