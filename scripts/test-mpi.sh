@@ -31,6 +31,8 @@ TESTS=(
     # The AMR level operations, with ranks that pass mismatched arguments (each gets an
     # error, none hangs).
     "amrex-amr:mpi_amr"
+    # Particle redistribute and deposition against a single-process run of the same grids.
+    "amrex-particles:mpi_particles"
 )
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the
 # binary panics on rank $AMREX_MPI_TEST_PANIC_RANK when that variable is set.
