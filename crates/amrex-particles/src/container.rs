@@ -985,6 +985,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         }
     }
 
+    /// Raises this rank's next id to at least `v`.
+    pub(crate) fn raise_next_id(&mut self, v: i64) {
+        self.next_id = self.next_id.max(v);
+    }
+
     pub(crate) fn entries(&self) -> &[TileEntry<T>] {
         &self.tiles
     }

@@ -48,6 +48,8 @@ extern crate std;
 
 mod container;
 mod error;
+#[cfg(feature = "std")]
+pub mod io;
 mod locator;
 mod mesh;
 mod par;

@@ -41,6 +41,7 @@ fn layout() -> (Geometry, BoxArray) {
 }
 
 type Pc = ParticleContainer<AosTile<1, 1>>;
+type Check = (&'static str, fn(&Communicator));
 
 /// Moves every particle by a displacement drawn from its id and the step.
 fn push(pc: &mut Pc, step: u64) {
@@ -192,10 +193,47 @@ fn check_nan_on_one_rank_is_an_error_everywhere(comm: &Communicator) {
     assert_eq!(pc.num_particles(), 1000, "nothing lost");
 }
 
+fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
+    let (g, ba) = layout();
+    let dm = DistributionMapping::new(&ba);
+    let mut pc = Pc::new(g, &ba, &dm, AosTile::new(0, 0));
+    pc.init_random(3000, 21, &[0.0], &[0]).unwrap();
+    push(&mut pc, 9);
+    pc.redistribute().unwrap();
+    let dir = std::env::temp_dir().join(format!("amrex_rs_mpi_particles_{}", comm.size()));
+    if comm.rank() == 0 {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    comm.barrier();
+    pc.write_plotfile(&dir, "particles", &["q"], &["s"])
+        .unwrap();
+    let all = comm.gather_bytes(0, &encode(&pc)).unwrap();
+    // Read back on all ranks, onto other grids.
+    let ba2 = BoxArray::from_domain(g.domain(), 6);
+    let dm2 = DistributionMapping::new(&ba2);
+    let mut back = Pc::new(g, &ba2, &dm2, AosTile::new(0, 0));
+    assert_eq!(
+        back.read_plotfile(&dir, "particles").unwrap(),
+        pc.num_particles()
+    );
+    let strip = |v: Vec<[u64; 7]>| v.into_iter().map(|r| r[..6].to_vec()).collect::<Vec<_>>();
+    let got = comm.gather_bytes(0, &encode(&back)).unwrap();
+    if let (Some(all), Some(got)) = (all, got) {
+        let want = strip(records(&all.concat()));
+        assert_eq!(strip(records(&got.concat())), want);
+        // And on one process.
+        let one = DistributionMapping::single(&ba);
+        let mut serial = Pc::new(g, &ba, &one, AosTile::new(0, 0));
+        serial.read_plotfile(&dir, "particles").unwrap();
+        assert_eq!(strip(records(&encode(&serial))), want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 fn main() {
     let guard = amrex_multifab::init().expect("MPI init");
     let comm = guard.communicator().clone();
-    let checks: [(&str, fn(&Communicator)); 2] = [
+    let checks: [Check; 3] = [
         (
             "redistribute and deposit match one process",
             check_same_as_one_process,
@@ -203,6 +241,10 @@ fn main() {
         (
             "a NaN on one rank is an error on every rank",
             check_nan_on_one_rank_is_an_error_everywhere,
+        ),
+        (
+            "a plotfile written on n ranks reads back on n and on 1",
+            check_plotfile_written_on_n_ranks_reads_back_anywhere,
         ),
     ];
     for (name, f) in checks {
