@@ -53,6 +53,7 @@
 //! | [`basefab`] | `amrex-basefab` | yes (`alloc`) | `BaseFab`, `FArrayBox`, `IArrayBox` |
 //! | [`multifab`] | `amrex-multifab` | `alloc`; `std` adds threads | `BoxArray`, `DistributionMapping`, `MultiFab`, `MFIter`, `FillBoundary`, `ParallelCopy` |
 //! | [`plotfile`] (feature `std`) | `amrex-plotfile` | no (`std`) | AMReX plotfiles (`HyperCLaw-V1.1`, VisMF) read and written byte for byte, refusing inconsistent hierarchies |
+//! | [`particles`] | `amrex-particles` | yes (`alloc`); `std` adds threads and files | `ParticleContainer`: particles on grids, `redistribute` across tiles and ranks, CIC/NGP deposit and gather, particle plotfiles |
 //!
 //! Outside the facade: `level-zero-sys` (the Level Zero loader bindings under
 //! `amrex-arena`'s `level-zero` feature) and `amrex-dlpack-capsule` (DLPack PyCapsules
@@ -105,6 +106,7 @@ pub use amrex_box as boxes;
 pub use amrex_dlpack_core as dlpack;
 pub use amrex_geometry as geometry;
 pub use amrex_multifab as multifab;
+pub use amrex_particles as particles;
 #[cfg(feature = "std")]
 pub use amrex_plotfile as plotfile;
 pub use amrex_podvector as podvector;
@@ -151,4 +153,7 @@ pub mod crate_readmes {
     #[cfg(feature = "std")]
     #[doc = include_str!("../crates/amrex-plotfile/README.md")]
     pub struct Plotfile;
+    /// `amrex-particles`.
+    #[doc = include_str!("../crates/amrex-particles/README.md")]
+    pub struct Particles;
 }
