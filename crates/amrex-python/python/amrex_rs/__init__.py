@@ -13,21 +13,35 @@ import os as _os
 import sys as _sys
 
 
+def _nvrtc_folders(nvidia):
+    """The folders of an ``nvidia`` package directory where NVRTC's wheels put the library:
+    ``cuda_nvrtc/lib`` (``nvidia-cuda-nvrtc-cu12``), then ``cu13/lib``, ``cu12/lib``, ...
+    newest first (CUDA 13's ``nvidia-cuda-nvrtc``, which PyTorch's cu130 wheels depend on,
+    puts ``libnvrtc.so.13`` in ``nvidia/cu13/lib``)."""
+    try:
+        subs = _os.listdir(nvidia)
+    except OSError:
+        return []
+    majors = sorted((s for s in subs if s.startswith("cu") and s[2:].isdigit()),
+                    key=lambda s: int(s[2:]), reverse=True)
+    return [_os.path.join(nvidia, s, "lib") for s in ["cuda_nvrtc", *majors]]
+
+
 def _find_nvrtc():
-    """NVRTC (the CUDA run-time compiler the device kernels are built with) from the
-    ``nvidia-cuda-nvrtc-cu12`` wheel, which PyTorch's CUDA wheels depend on: its library
-    folder is not on the loader's path, so the extension is told where it is."""
+    """NVRTC (the CUDA run-time compiler the device kernels are built with) from NVIDIA's
+    wheels, which PyTorch's CUDA wheels depend on: their library folder is not on the
+    loader's path, so the extension is told where it is."""
     if "AMREX_NVRTC_LIBRARY" in _os.environ:
         return
     for base in _sys.path:
-        lib = _os.path.join(base or ".", "nvidia", "cuda_nvrtc", "lib")
-        try:
-            names = sorted(n for n in _os.listdir(lib) if n.startswith("libnvrtc.so."))
-        except OSError:
-            continue
-        if names:
-            _os.environ["AMREX_NVRTC_LIBRARY"] = _os.path.join(lib, names[0])
-            return
+        for lib in _nvrtc_folders(_os.path.join(base or ".", "nvidia")):
+            try:
+                names = sorted(n for n in _os.listdir(lib) if n.startswith("libnvrtc.so."))
+            except OSError:
+                continue
+            if names:
+                _os.environ["AMREX_NVRTC_LIBRARY"] = _os.path.join(lib, names[0])
+                return
 
 
 _find_nvrtc()
