@@ -20,6 +20,11 @@ const PENDING: u32 = u32::MAX - 2;
 /// Entry of `ParticleContainer::local` for a tile on another rank.
 const REMOTE: u32 = u32::MAX;
 
+/// `(index, destination code)` of the particles that leave a tile.
+type Leavers = Vec<(u32, u32)>;
+/// The first particle of a tile with a non-finite position: its index and position.
+type BadPosition = (usize, [ParticleReal; SPACEDIM]);
+
 /// Message tags of `redistribute` (counts, then particles).
 const TAG_COUNTS: u16 = 2501;
 const TAG_DATA: u16 = 2502;
@@ -498,15 +503,16 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         OUTSIDE
     }
 
-    /// Destination codes of every particle of `data`, whose own code is `own` (with
-    /// tile box `tb` on level `own_level`). Wraps periodic positions in place.
+    /// `(index, destination code)` of every particle of `data` that leaves it (its own
+    /// code is `own`, its tile box `tb` on level `own_level`), in increasing index
+    /// order. Wraps periodic positions in place.
     fn destinations(
         &self,
         data: &mut T,
         own: u32,
         own_level: usize,
         tb: IndexBox,
-    ) -> core::result::Result<Vec<u32>, (usize, [ParticleReal; SPACEDIM])> {
+    ) -> core::result::Result<Leavers, BadPosition> {
         let g0 = &self.levels[0].geom;
         let (plo, rhi, per) = (g0.prob_lo(), g0.roundoff_hi(), g0.periodic_flags());
         let plen: [f64; 3] = core::array::from_fn(|d| g0.prob_length(d));
@@ -514,10 +520,15 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let single = self.levels.len() == 1;
         let own_geom = &self.levels[own_level.min(self.levels.len() - 1)].geom;
         let n = data.len();
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::new();
         for i in 0..n {
+            let mut push = |c: u32| {
+                if c != own {
+                    out.push((i as u32, c));
+                }
+            };
             if !is_valid(data.idcpu(i)) {
-                out.push(INVALID);
+                push(INVALID);
                 continue;
             }
             let mut p = data.pos(i);
@@ -539,7 +550,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
             let pf = p.map(r2f);
             if !g0.inside_physical_domain(pf) {
-                out.push(OUTSIDE);
+                push(OUTSIDE);
                 continue;
             }
             if single
@@ -547,10 +558,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 && let Some(cell) = own_geom.cell_index(pf)
                 && tb.contains(cell)
             {
-                out.push(own);
                 continue;
             }
-            out.push(self.locate_code(p));
+            push(self.locate_code(p));
         }
         Ok(out)
     }
@@ -711,9 +721,12 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
 
     /// Puts the (finite) particles of `t` in their local tiles or in `pending`.
     fn place(&mut self, t: &mut T) -> AddReport {
-        let codes = self
+        let codes: Vec<u32> = self
             .destinations(t, PENDING, 0, IndexBox::new(IntVect::ZERO, IntVect::ZERO))
-            .unwrap_or_else(|_| unreachable!("positions were checked"));
+            .unwrap_or_else(|_| unreachable!("positions were checked"))
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
         let mut groups = group_by_code(&codes);
         let mut rep = AddReport {
             added: t.len(),
@@ -1044,29 +1057,26 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             let (index, position) = first_bad.unwrap_or((usize::MAX, [ParticleReal::NAN; 3]));
             return Err(ErrorKind::NonFinitePosition { index, position }.into());
         }
-        let mut dest: Vec<Vec<u32>> = dest.into_iter().map(|d| d.unwrap_or_default()).collect();
-        let pdest = pdest.unwrap_or_default();
+        let mut dest: Vec<Vec<(u32, u32)>> =
+            dest.into_iter().map(|d| d.unwrap_or_default()).collect();
+        let pdest: Vec<u32> = pdest
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, c)| c)
+            .collect();
 
-        // Pass 2: each tile keeps its stayers and hands out its leavers.
-        let mut jobs: Vec<(&mut TileEntry<T>, &mut Vec<u32>)> =
+        // Pass 2: each tile hands out its leavers and fills their holes from its end.
+        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers)> =
             self.tiles.iter_mut().zip(dest.iter_mut()).collect();
         let outs: Vec<(T, Vec<u32>, usize)> = par::map_mut(&mut jobs, |(t, d)| {
-            let (mut keep, mut leave) = (Vec::new(), Vec::new());
-            for (i, &c) in d.iter().enumerate() {
-                if c == t.code {
-                    keep.push(i as u32)
-                } else {
-                    leave.push(i as u32)
-                }
-            }
+            let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
+            let codes: Vec<u32> = d.iter().map(|&(_, c)| c).collect();
             let mut out = t.data.new_like();
-            out.append_selected(&t.data, &leave);
-            let codes: Vec<u32> = leave.iter().map(|&i| d[i as usize]).collect();
-            let kept = keep.len();
             if !leave.is_empty() {
-                t.data.keep_selected(&keep);
+                out.append_selected(&t.data, &leave);
+                t.data.remove_selected(&leave);
             }
-            (out, codes, kept)
+            (out, codes, t.data.len())
         });
         drop(jobs);
         let pend = core::mem::replace(&mut self.pending, self.template.new_like());

@@ -54,6 +54,15 @@ pub trait ParticleTile: Send + Sync + Sized {
     fn append_selected(&mut self, src: &Self, idx: &[u32]);
     /// Keeps only the particles `idx` (strictly increasing), in that order.
     fn keep_selected(&mut self, idx: &[u32]);
+    /// Removes the particles `idx` (strictly increasing), filling each hole with a
+    /// particle from the end (AMReX's CPU redistribute does the same): O(`idx.len()`)
+    /// work, the order of the others changes.
+    fn remove_selected(&mut self, idx: &[u32]) {
+        let (moves, n) = hole_filling_moves(self.len(), idx);
+        self.apply_moves(&moves, n);
+    }
+    /// Copies particle `from` to `to` for each pair, in order, then truncates to `n`.
+    fn apply_moves(&mut self, moves: &[(u32, u32)], n: usize);
     /// Reorders the particles: new particle `k` is old particle `perm[k]`.
     fn permute(&mut self, perm: &[u32]) {
         let mut t = self.new_like();
@@ -124,6 +133,34 @@ pub trait ParticleTile: Send + Sync + Sized {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn hole_filling_removes_exactly_the_selected() {
+        for (len, idx) in [
+            (10usize, vec![0u32, 3, 9]),
+            (5, vec![0, 1, 2, 3, 4]),
+            (6, vec![4, 5]),
+            (6, vec![0]),
+            (3, vec![]),
+            (7, vec![1, 2, 5, 6]),
+        ] {
+            let mut v: Vec<u32> = (0..len as u32).collect();
+            let (moves, n) = hole_filling_moves(len, &idx);
+            apply(&mut v, &moves);
+            v.truncate(n);
+            let mut got = v.clone();
+            got.sort_unstable();
+            let want: Vec<u32> = (0..len as u32).filter(|i| !idx.contains(i)).collect();
+            assert_eq!(got, want, "len {len}, removing {idx:?}");
+            assert!(moves.len() <= idx.len());
+        }
+    }
+}
+
 fn real_from(b: &[u8]) -> ParticleReal {
     let mut a = [0u8; RB];
     a.copy_from_slice(b);
@@ -134,6 +171,35 @@ fn real_from(b: &[u8]) -> ParticleReal {
 fn gather_onto<T: Copy>(dst: &mut [T], n0: usize, src: &[T], idx: &[u32]) {
     for (d, &i) in dst[n0..].iter_mut().zip(idx) {
         *d = src[i as usize];
+    }
+}
+
+/// The moves that remove the increasing indices `idx` from `0..len` by filling each
+/// hole with the last particle that stays, and the new length.
+pub(crate) fn hole_filling_moves(len: usize, idx: &[u32]) -> (Vec<(u32, u32)>, usize) {
+    let mut moves = Vec::new();
+    let (mut n, mut lo, mut hi) = (len, 0, idx.len());
+    while lo < hi {
+        // Trailing particles that leave just go.
+        while hi > lo && idx[hi - 1] as usize == n - 1 {
+            hi -= 1;
+            n -= 1;
+        }
+        if lo >= hi {
+            break;
+        }
+        // idx[lo] <= idx[hi - 1] < n - 1, and n - 1 stays: it fills the hole.
+        moves.push(((n - 1) as u32, idx[lo]));
+        n -= 1;
+        lo += 1;
+    }
+    (moves, n)
+}
+
+/// `v[to] = v[from]` for each move.
+fn apply<T: Copy>(v: &mut [T], moves: &[(u32, u32)]) {
+    for &(f, t) in moves {
+        v[t as usize] = v[f as usize];
     }
 }
 
@@ -297,6 +363,16 @@ impl<const NR: usize, const NI: usize> ParticleTile for AosTile<NR, NI> {
             gather_onto(self.rt.int_mut(c), n0, &src.rt.int(c)[..], idx);
         }
     }
+    fn apply_moves(&mut self, moves: &[(u32, u32)], n: usize) {
+        apply(self.aos.as_mut_slice(), moves);
+        for c in 0..self.rt.num_real_comps() {
+            apply(self.rt.real_mut(c), moves);
+        }
+        for c in 0..self.rt.num_int_comps() {
+            apply(self.rt.int_mut(c), moves);
+        }
+        self.resize(n);
+    }
     fn keep_selected(&mut self, idx: &[u32]) {
         compact(self.aos.as_mut_slice(), idx);
         for c in 0..self.rt.num_real_comps() {
@@ -443,6 +519,16 @@ impl<const NR: usize, const NI: usize> ParticleTile for SoaTile<NR, NI> {
         for c in 0..self.soa.num_int_comps() {
             gather_onto(self.soa.int_mut(c), n0, &src.soa.int(c)[..], idx);
         }
+    }
+    fn apply_moves(&mut self, moves: &[(u32, u32)], n: usize) {
+        apply(self.soa.idcpu_mut(), moves);
+        for c in 0..self.soa.num_real_comps() {
+            apply(self.soa.real_mut(c), moves);
+        }
+        for c in 0..self.soa.num_int_comps() {
+            apply(self.soa.int_mut(c), moves);
+        }
+        self.resize(n);
     }
     fn keep_selected(&mut self, idx: &[u32]) {
         compact(self.soa.idcpu_mut(), idx);
