@@ -1,9 +1,9 @@
 //! AMReX's core data containers in Rust, each sharing its memory with any DLPack consumer
-//! without copying (tested with NumPy, JAX, array-api-strict, tvm-ffi and C; PyTorch,
-//! CuPy and dpnp speak the same protocol but have not been tried).
+//! without copying (tested with NumPy, JAX, array-api-strict, tvm-ffi and C, and on one
+//! GPU with CuPy and PyTorch; dpnp speaks the same protocol but has not been tried).
 //!
-//! GPU memory (CUDA, ROCm/HIP, Level Zero) is written but has not run on a GPU: see
-//! [Feature flags](#feature-flags) for what the tests check without one.
+//! GPU memory: CUDA has run on one GPU (an NVIDIA H200, CUDA 13.0); ROCm/HIP and Level
+//! Zero are written but have never run on a device: see [Feature flags](#feature-flags).
 //!
 //! This package is a facade: each module re-exports one member crate, so a simulation
 //! code can depend on `amrex` alone, while a code that needs one container depends on its
@@ -87,13 +87,14 @@
 //!   are loaded at run time, so builds need no SDK); device FabArrays then run their
 //!   operations on their arena's kernels (CUDA kernels; HIP and Level Zero have
 //!   memory, copies and exports but no device kernels at all, and return a `NoKernels`
-//!   error for kernel work). **No GPU has run any of this.** Without one, the tests check
-//!   that each backend builds, loads its runtime lazily and fails cleanly with an error
-//!   where its library or driver is missing, and that the CUDA kernels compile with
-//!   NVRTC (and the PTX the library ships with `ptxas`); the containers' device code
-//!   paths run on a host-backed stand-in arena, which checks their plumbing, not device
-//!   arithmetic. No kernel launch, device copy, stream wait or CuPy/PyTorch exchange has
-//!   run (`docs/gpu.md`).
+//!   error for kernel work). Without a GPU, the tests check that each backend builds,
+//!   loads its runtime lazily and fails cleanly with an error where its library or
+//!   driver is missing, and that the CUDA kernels compile with NVRTC (and the PTX the
+//!   library ships with `ptxas`); the containers' device code paths run on a host-backed
+//!   stand-in arena, which checks their plumbing, not device arithmetic. **Only CUDA has
+//!   run on a GPU**, one NVIDIA H200 with driver 580 (CUDA 13.0): device, pinned and
+//!   managed memory, the kernels against the host, CuPy and PyTorch exchanges and the
+//!   stream waits, all passing; HIP and Level Zero never (`docs/gpu.md`).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 

@@ -53,9 +53,9 @@
 //!   `view_mut`).
 //! - `cuda`, `hip`, `level-zero`: turn on the matching `amrex-arena` backend, so
 //!   [`DeviceVector`], [`PinnedVector`] and [`ManagedVector`] can hold memory. This
-//!   builds and fails cleanly without a GPU, but no GPU has run it yet: vectors in GPU
-//!   memory are exercised only by `amrex-arena`'s device tests, which are ignored on
-//!   machines without a device.
+//!   builds and fails cleanly without a GPU. Vectors in GPU memory are exercised by
+//!   `amrex-arena`'s device tests, which are ignored on machines without a device; with
+//!   `cuda` they passed on one NVIDIA H200 (HIP and Level Zero never ran on a device).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
