@@ -23,14 +23,14 @@
 //! `cell_cons_interp` for new and remade levels, and the regrid every `regrid_int`
 //! steps of each level. Built with `--features mpi` it runs under `mpirun -n N` with
 //! the same output.
-use std::fmt::Write as _;
+use core::fmt::Write as _;
 
 use amrex::amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex::amr::fill_patch::Source;
 use amrex::amr::{
-    AmrCore, AmrError, AmrErrorKind, AmrMesh, CellConsLinear, FluxRegister, ParmParse,
-    TagBoxArray, average_down_faces, average_down_geom, fill_patch_single_level,
-    fill_patch_two_levels, interp_from_coarse_level,
+    AmrCore, AmrError, AmrErrorKind, AmrMesh, CellConsLinear, FluxRegister, ParmParse, TagBoxArray,
+    average_down_faces, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
+    interp_from_coarse_level,
 };
 use amrex::geometry::Geometry;
 use amrex::multifab::{
@@ -45,7 +45,7 @@ fn no_value(_: [f64; 3], _: f64, _: usize) -> f64 {
     0.0
 }
 
-const PI: f64 = std::f64::consts::PI;
+const PI: f64 = core::f64::consts::PI;
 /// Ghost cells of the state the fluxes read (the tutorial's `num_grow`).
 const NUM_GROW: i32 = 3;
 
@@ -176,7 +176,12 @@ fn slopes(q: &amrex::multifab::Array4<'_, f64>, gbx: IndexBox, d: usize) -> Fab 
         let drgt = qp - q0;
         let dcen = 0.5 * (dlft + drgt);
         let dsgn = 1.0_f64.copysign(dcen);
-        let dslop = 2.0 * if dlft.abs() < drgt.abs() { dlft.abs() } else { drgt.abs() };
+        let dslop = 2.0
+            * if dlft.abs() < drgt.abs() {
+                dlft.abs()
+            } else {
+                drgt.abs()
+            };
         let dlim = if dlft * drgt >= 0.0 { dslop } else { 0.0 };
         (dcen, dsgn, dlim)
     };
@@ -189,7 +194,8 @@ fn slopes(q: &amrex::multifab::Array4<'_, f64>, gbx: IndexBox, d: usize) -> Fab 
         let p = IntVect::new(i, j, k);
         let (dcen, dsgn, dlim) = lim(p);
         let (m, pl) = (p - e, p + e);
-        let dq1 = 4.0 / 3.0 * dcen - (1.0 / 6.0) * (s2.at(pl[0], pl[1], pl[2]) + s2.at(m[0], m[1], m[2]));
+        let dq1 =
+            4.0 / 3.0 * dcen - (1.0 / 6.0) * (s2.at(pl[0], pl[1], pl[2]) + s2.at(m[0], m[1], m[2]));
         dsgn * dlim.min(dq1.abs())
     });
     s4
@@ -239,13 +245,18 @@ fn fab_fluxes(
             let cp = c + et;
             ph[d].at(i, j, k)
                 - dtdx[t] / 3.0
-                    * (0.5 * (vt[cp] + vt[c])
+                    * (0.5
+                        * (vt[cp] + vt[c])
                         * (ph[t].at(cp[0], cp[1], cp[2]) - ph[t].at(c[0], c[1], c[2])))
         });
         out
     };
     // phix_y, phix_z, phiy_x, phiy_z, phiz_x, phiz_y.
-    let tr = [[None, Some(trans(0, 1)), Some(trans(0, 2))], [Some(trans(1, 0)), None, Some(trans(1, 2))], [Some(trans(2, 0)), Some(trans(2, 1)), None]];
+    let tr = [
+        [None, Some(trans(0, 1)), Some(trans(0, 2))],
+        [Some(trans(1, 0)), None, Some(trans(1, 2))],
+        [Some(trans(2, 0)), Some(trans(2, 1)), None],
+    ];
     let get = |d: usize, t: usize| tr[d][t].as_ref().expect("a transverse state");
     let flux = |d: usize| -> Fab {
         // The two other directions in increasing order, and the states corrected by the
@@ -269,10 +280,14 @@ fn fab_fluxes(
             u * (ph[d].at(i, j, k)
                 - 0.5
                     * dtdx[a]
-                    * (0.5 * (va[ca] + va[c]) * (pa.at(ca[0], ca[1], ca[2]) - pa.at(c[0], c[1], c[2])))
+                    * (0.5
+                        * (va[ca] + va[c])
+                        * (pa.at(ca[0], ca[1], ca[2]) - pa.at(c[0], c[1], c[2])))
                 - 0.5
                     * dtdx[b]
-                    * (0.5 * (vb[cb] + vb[c]) * (pb.at(cb[0], cb[1], cb[2]) - pb.at(c[0], c[1], c[2]))))
+                    * (0.5
+                        * (vb[cb] + vb[c])
+                        * (pb.at(cb[0], cb[1], cb[2]) - pb.at(c[0], c[1], c[2]))))
         });
         out
     };
@@ -330,9 +345,29 @@ struct AmrCoreAdv {
     flux_reg: Vec<Option<FluxRegister>>,
     bcs: Vec<PhysBcFunct<Ext>>,
     rank0: bool,
+    timers: Timers,
 }
 
-fn user_err(what: &str, e: impl std::fmt::Display) -> AmrError {
+/// Wall-clock seconds spent in each part of the run, on this rank.
+#[derive(Default)]
+struct Timers {
+    advance: f64,
+    fill_patch: f64,
+    reflux: f64,
+    average_down: f64,
+    regrid: f64,
+    plotfile: f64,
+}
+
+/// Runs `f`, adding its wall-clock time to `acc`.
+fn timed<T>(acc: &mut f64, f: impl FnOnce() -> T) -> T {
+    let t0 = std::time::Instant::now();
+    let r = f();
+    *acc += t0.elapsed().as_secs_f64();
+    r
+}
+
+fn user_err(what: &str, e: impl core::fmt::Display) -> AmrError {
     AmrError::new(
         "advection_amr",
         AmrErrorKind::BadParameter {
@@ -343,12 +378,15 @@ fn user_err(what: &str, e: impl std::fmt::Display) -> AmrError {
 }
 
 impl AmrCoreAdv {
-    fn new(pp: &ParmParse) -> Result<Self, Box<dyn std::error::Error>> {
+    fn new(pp: &ParmParse) -> Result<Self, Box<dyn core::error::Error>> {
         let mesh = AmrMesh::from_parm_parse(pp)?;
         let amr = pp.prefixed("amr");
         let adv = pp.prefixed("adv");
         if amr.query_or::<i64>("chk_int", -1)? > 0 || amr.contains("restart") {
-            return Err("checkpoint files (amr.chk_int > 0, amr.restart) are not supported by this port".into());
+            return Err(
+                "checkpoint files (amr.chk_int > 0, amr.restart) are not supported by this port"
+                    .into(),
+            );
         }
         let p = Params {
             max_step: pp.query_or("max_step", i64::from(i32::MAX))?,
@@ -398,6 +436,7 @@ impl AmrCoreAdv {
             flux_reg: (0..nlev + 1).map(|_| None).collect(),
             bcs,
             rank0,
+            timers: Timers::default(),
         })
     }
 
@@ -416,16 +455,34 @@ impl AmrCoreAdv {
     }
 
     /// New state, old state, face velocities and flux register of a level on `ba`/`dm`.
-    fn define_level(&mut self, lev: usize, time: f64, ba: &BoxArray, dm: &DistributionMapping, ng: i32) -> Result<MultiFab, AmrError> {
+    fn define_level(
+        &mut self,
+        lev: usize,
+        time: f64,
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+        ng: i32,
+    ) -> Result<MultiFab, AmrError> {
         let new = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
         self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, IntVect::splat(ng)));
         self.t_new[lev] = time;
         self.t_old[lev] = time - 1.0e200;
         self.facevel[lev] = Some([0, 1, 2].map(|d| {
-            MultiFab::new(&ba.convert(IndexType::CELL.with_node(d)), dm, 1, IntVect::UNIT)
+            MultiFab::new(
+                &ba.convert(IndexType::CELL.with_node(d)),
+                dm,
+                1,
+                IntVect::UNIT,
+            )
         }));
         if lev > 0 && self.p.do_reflux {
-            self.flux_reg[lev] = Some(FluxRegister::new(ba, dm, self.mesh.ref_ratio(lev - 1), lev, 1)?);
+            self.flux_reg[lev] = Some(FluxRegister::new(
+                ba,
+                dm,
+                self.mesh.ref_ratio(lev - 1),
+                lev,
+                1,
+            )?);
         }
         Ok(new)
     }
@@ -470,7 +527,11 @@ impl AmrCoreAdv {
 
     fn est_time_step(&mut self, lev: usize, time: f64) -> Result<f64, AmrError> {
         let geom = *self.mesh.geom(lev);
-        let t = if time == 0.0 { time } else { time + 0.5 * self.dt[lev] };
+        let t = if time == 0.0 {
+            time
+        } else {
+            time + 0.5 * self.dt[lev]
+        };
         let vel = self.facevel[lev].as_mut().expect("level data");
         define_velocity(vel, &geom, t);
         let dx = geom.cell_size();
@@ -491,10 +552,10 @@ impl AmrCoreAdv {
         let change_max = 1.1;
         let mut dt_0 = dt_tmp[0];
         let mut n_factor = 1;
-        for lev in 0..=finest {
-            dt_tmp[lev] = dt_tmp[lev].min(change_max * self.dt[lev]);
+        for (lev, d) in dt_tmp.iter_mut().enumerate() {
+            *d = d.min(change_max * self.dt[lev]);
             n_factor *= self.nsubsteps[lev];
-            dt_0 = dt_0.min(n_factor as f64 * dt_tmp[lev]);
+            dt_0 = dt_0.min(n_factor as f64 * *d);
         }
         let eps = 1.0e-3 * dt_0;
         if self.t_new[0] + dt_0 > self.p.stop_time - eps {
@@ -510,13 +571,22 @@ impl AmrCoreAdv {
     /// One step of one level with the tutorial's fluxes (`AdvancePhiAtLevel`): the
     /// new state, and the fluxes into the flux registers when refluxing.
     fn advance_phi_at_level(&mut self, lev: usize, time: f64, dt_lev: f64) -> Result<(), AmrError> {
-        std::mem::swap(&mut self.phi_old[lev], &mut self.phi_new[lev]);
+        core::mem::swap(&mut self.phi_old[lev], &mut self.phi_new[lev]);
         let geom = *self.mesh.geom(lev);
         let dx = geom.cell_size();
         let dtdx = [dt_lev / dx[0], dt_lev / dx[1], dt_lev / dx[2]];
         let old = self.phi_old[lev].as_ref().expect("level data");
-        let mut sborder = MultiFab::new(old.box_array(), old.distribution_map(), 1, IntVect::splat(NUM_GROW));
-        self.fill_patch(lev, time, &mut sborder)?;
+        let mut sborder = MultiFab::new(
+            old.box_array(),
+            old.distribution_map(),
+            1,
+            IntVect::splat(NUM_GROW),
+        );
+        let mut fp = 0.0;
+        timed(&mut fp, || self.fill_patch(lev, time, &mut sborder))?;
+        self.timers.fill_patch += fp;
+        let t0 = std::time::Instant::now();
+        let old = self.phi_old[lev].as_ref().expect("level data");
         let vel = self.facevel[lev].as_ref().expect("level data");
         let results = compute_fluxes(&sborder, vel, dtdx);
         let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, old.n_grow());
@@ -524,40 +594,61 @@ impl AmrCoreAdv {
         let refluxing = self.p.do_reflux && (lev < self.finest() || lev > 0);
         if refluxing {
             // Fluxes times face area and dt, as the registers take them.
-            let area = [dt_lev * dx[1] * dx[2], dt_lev * dx[0] * dx[2], dt_lev * dx[0] * dx[1]];
+            let area = [
+                dt_lev * dx[1] * dx[2],
+                dt_lev * dx[0] * dx[2],
+                dt_lev * dx[0] * dx[1],
+            ];
             let fluxes = face_multifabs(&new, &results, |d, v| v * area[d]);
-            if lev < self.finest() {
-                if let Some(fr) = self.flux_reg[lev + 1].as_mut() {
-                    for (d, f) in fluxes.iter().enumerate() {
-                        fr.crse_init(f, d, 0, 0, 1, -1.0, CopyOp::Copy)?;
-                    }
+            if lev < self.finest()
+                && let Some(fr) = self.flux_reg[lev + 1].as_mut()
+            {
+                for (d, f) in fluxes.iter().enumerate() {
+                    fr.crse_init(f, d, 0, 0, 1, -1.0, CopyOp::Copy)?;
                 }
             }
-            if lev > 0 {
-                if let Some(fr) = self.flux_reg[lev].as_mut() {
-                    for (d, f) in fluxes.iter().enumerate() {
-                        fr.fine_add(f, d, 0, 0, 1, 1.0)?;
-                    }
+            if lev > 0
+                && let Some(fr) = self.flux_reg[lev].as_mut()
+            {
+                for (d, f) in fluxes.iter().enumerate() {
+                    fr.fine_add(f, d, 0, 0, 1, 1.0)?;
                 }
             }
         }
         self.phi_new[lev] = Some(new);
+        self.timers.advance += t0.elapsed().as_secs_f64();
         // The tutorial's CFL check.
         let vel = self.facevel[lev].as_ref().expect("level data");
         for (d, v) in vel.iter().enumerate() {
             let umax = v.norm0(0..1, 0).map_err(|e| user_err("facevel", e))?;
             if umax * dt_lev > dx[d] {
-                return Err(user_err("adv.cfl", format!("CFL violation on level {lev}: |u| {umax} dt {dt_lev} > dx {}; use a smaller adv.cfl", dx[d])));
+                return Err(user_err(
+                    "adv.cfl",
+                    format!(
+                        "CFL violation on level {lev}: |u| {umax} dt {dt_lev} > dx {}; use a smaller adv.cfl",
+                        dx[d]
+                    ),
+                ));
             }
         }
         Ok(())
     }
 
-    fn time_step_with_subcycling(&mut self, lev: usize, time: f64) -> Result<(), Box<dyn std::error::Error>> {
+    fn time_step_with_subcycling(
+        &mut self,
+        lev: usize,
+        time: f64,
+    ) -> Result<(), Box<dyn core::error::Error>> {
         let max_level = self.mesh.max_level();
-        if self.p.regrid_int > 0 && lev < max_level && self.istep[lev] > self.last_regrid_step[lev] && self.istep[lev] % self.p.regrid_int == 0 {
+        if self.p.regrid_int > 0
+            && lev < max_level
+            && self.istep[lev] > self.last_regrid_step[lev]
+            && self.istep[lev] % self.p.regrid_int == 0
+        {
             let old_finest = self.finest();
+            let t0 = std::time::Instant::now();
             self.regrid(lev, time)?;
+            self.timers.regrid += t0.elapsed().as_secs_f64();
             for k in lev..=self.finest() {
                 self.last_regrid_step[k] = self.istep[k];
             }
@@ -566,17 +657,30 @@ impl AmrCoreAdv {
             }
         }
         if self.p.verbose > 0 {
-            self.say(&format!("[Level {lev} step {}] ADVANCE with time = {} dt = {}", self.istep[lev] + 1, g10(self.t_new[lev]), g10(self.dt[lev])));
+            self.say(&format!(
+                "[Level {lev} step {}] ADVANCE with time = {} dt = {}",
+                self.istep[lev] + 1,
+                g10(self.t_new[lev]),
+                g10(self.dt[lev])
+            ));
         }
         self.t_old[lev] = self.t_new[lev];
         self.t_new[lev] += self.dt[lev];
         let t_nph = self.t_old[lev] + 0.5 * self.dt[lev];
         let geom = *self.mesh.geom(lev);
-        define_velocity(self.facevel[lev].as_mut().expect("level data"), &geom, t_nph);
+        define_velocity(
+            self.facevel[lev].as_mut().expect("level data"),
+            &geom,
+            t_nph,
+        );
         self.advance_phi_at_level(lev, time, self.dt[lev])?;
         self.istep[lev] += 1;
         if self.p.verbose > 0 {
-            self.say(&format!("[Level {lev} step {}] Advanced {} cells", self.istep[lev], self.mesh.count_cells(lev)));
+            self.say(&format!(
+                "[Level {lev} step {}] Advanced {} cells",
+                self.istep[lev],
+                self.mesh.count_cells(lev)
+            ));
         }
         if lev < self.finest() {
             for i in 1..=self.nsubsteps[lev + 1] {
@@ -586,37 +690,60 @@ impl AmrCoreAdv {
             if self.p.do_reflux {
                 let geom = *self.mesh.geom(lev);
                 let fr = self.flux_reg[lev + 1].as_ref().expect("a flux register");
-                fr.reflux(self.phi_new[lev].as_mut().expect("level data"), 1.0, 0, 0, 1, &geom)?;
+                let state = self.phi_new[lev].as_mut().expect("level data");
+                timed(&mut self.timers.reflux, || {
+                    fr.reflux(state, 1.0, 0, 0, 1, &geom)
+                })?;
             }
+            let t0 = std::time::Instant::now();
             self.average_down_to(lev)?;
+            self.timers.average_down += t0.elapsed().as_secs_f64();
         }
         Ok(())
     }
 
-    fn time_step_no_subcycling(&mut self, time: f64) -> Result<(), Box<dyn std::error::Error>> {
-        if self.mesh.max_level() > 0 && self.p.regrid_int > 0 && self.istep[0] % self.p.regrid_int == 0 {
+    fn time_step_no_subcycling(&mut self, time: f64) -> Result<(), Box<dyn core::error::Error>> {
+        if self.mesh.max_level() > 0
+            && self.p.regrid_int > 0
+            && self.istep[0] % self.p.regrid_int == 0
+        {
+            let t0 = std::time::Instant::now();
             self.regrid(0, time)?;
+            self.timers.regrid += t0.elapsed().as_secs_f64();
         }
         let finest = self.finest();
         if self.p.verbose > 0 {
             for lev in 0..=finest {
-                self.say(&format!("[Level {lev} step {}] ADVANCE with time = {} dt = {}", self.istep[lev] + 1, g10(self.t_new[lev]), g10(self.dt[0])));
+                self.say(&format!(
+                    "[Level {lev} step {}] ADVANCE with time = {} dt = {}",
+                    self.istep[lev] + 1,
+                    g10(self.t_new[lev]),
+                    g10(self.dt[0])
+                ));
             }
         }
         for lev in 0..=finest {
             let geom = *self.mesh.geom(lev);
             define_velocity(self.facevel[lev].as_mut().expect("level data"), &geom, time);
         }
+        let t0 = std::time::Instant::now();
         self.advance_phi_all_levels(time, self.dt[0])?;
+        self.timers.advance += t0.elapsed().as_secs_f64();
+        let t0 = std::time::Instant::now();
         for lev in (0..finest).rev() {
             self.average_down_to(lev)?;
         }
+        self.timers.average_down += t0.elapsed().as_secs_f64();
         for lev in 0..=finest {
             self.istep[lev] += 1;
         }
         if self.p.verbose > 0 {
             for lev in 0..=finest {
-                self.say(&format!("[Level {lev} step {}] Advanced {} cells", self.istep[lev], self.mesh.count_cells(lev)));
+                self.say(&format!(
+                    "[Level {lev} step {}] Advanced {} cells",
+                    self.istep[lev],
+                    self.mesh.count_cells(lev)
+                ));
             }
         }
         Ok(())
@@ -628,13 +755,18 @@ impl AmrCoreAdv {
         let finest = self.finest();
         let mut all_fluxes = Vec::new();
         for lev in 0..=finest {
-            std::mem::swap(&mut self.phi_old[lev], &mut self.phi_new[lev]);
+            core::mem::swap(&mut self.phi_old[lev], &mut self.phi_new[lev]);
             self.t_old[lev] = self.t_new[lev];
             self.t_new[lev] += dt;
             let dx = self.mesh.geom(lev).cell_size();
             let dtdx = [dt / dx[0], dt / dx[1], dt / dx[2]];
             let old = self.phi_old[lev].as_ref().expect("level data");
-            let mut sborder = MultiFab::new(old.box_array(), old.distribution_map(), 1, IntVect::splat(NUM_GROW));
+            let mut sborder = MultiFab::new(
+                old.box_array(),
+                old.distribution_map(),
+                1,
+                IntVect::splat(NUM_GROW),
+            );
             self.fill_patch(lev, time, &mut sborder)?;
             let vel = self.facevel[lev].as_ref().expect("level data");
             let results = compute_fluxes(&sborder, vel, dtdx);
@@ -643,7 +775,12 @@ impl AmrCoreAdv {
         for lev in (1..=finest).rev() {
             let (lo, hi) = all_fluxes.split_at_mut(lev);
             for d in 0..3 {
-                average_down_faces(&hi[0][d], &mut lo[lev - 1][d], self.mesh.ref_ratio(lev - 1), 0)?;
+                average_down_faces(
+                    &hi[0][d],
+                    &mut lo[lev - 1][d],
+                    self.mesh.ref_ratio(lev - 1),
+                    0,
+                )?;
             }
         }
         for (lev, fl) in all_fluxes.iter().enumerate() {
@@ -653,7 +790,10 @@ impl AmrCoreAdv {
             let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, old.n_grow());
             for l in 0..new.local_size() {
                 let bx = new.box_of(new.global_index(l));
-                let (q, f) = (old.array_at(l), [fl[0].array_at(l), fl[1].array_at(l), fl[2].array_at(l)]);
+                let (q, f) = (
+                    old.array_at(l),
+                    [fl[0].array_at(l), fl[1].array_at(l), fl[2].array_at(l)],
+                );
                 let fx = |i, j, k| f[0][(i, j, k)];
                 let fy = |i, j, k| f[1][(i, j, k)];
                 let fz = |i, j, k| f[2][(i, j, k)];
@@ -673,7 +813,14 @@ impl AmrCoreAdv {
         average_down_geom(fine, c, &fg, &cg, 0, 1, ratio)
     }
 
-    fn write_plot_file(&self) -> Result<(), Box<dyn std::error::Error>> {
+    fn write_plot_file(&mut self) -> Result<(), Box<dyn core::error::Error>> {
+        let t0 = std::time::Instant::now();
+        let r = self.write_plot_file_untimed();
+        self.timers.plotfile += t0.elapsed().as_secs_f64();
+        r
+    }
+
+    fn write_plot_file_untimed(&self) -> Result<(), Box<dyn core::error::Error>> {
         let name = format!("{}{:05}", self.p.plot_file, self.istep[0]);
         self.say(&format!("Writing plotfile {name}"));
         let finest = self.finest();
@@ -691,7 +838,8 @@ impl AmrCoreAdv {
         Ok(())
     }
 
-    fn evolve(&mut self) -> Result<(), Box<dyn std::error::Error>> {
+    fn evolve(&mut self) -> Result<(), Box<dyn core::error::Error>> {
+        let t_start = std::time::Instant::now();
         let mut cur_time = self.t_new[0];
         let mut last_plot_file_step = 0;
         let mut step = self.istep[0];
@@ -705,7 +853,13 @@ impl AmrCoreAdv {
             }
             cur_time += self.dt[0];
             let sum_phi = self.state(0).sum(0..1, 0).map_err(|e| user_err("sum", e))?;
-            self.say(&format!("Coarse STEP {} ends. TIME = {} DT = {} Sum(Phi) = {}", step + 1, g10(cur_time), g10(self.dt[0]), g10(sum_phi)));
+            self.say(&format!(
+                "Coarse STEP {} ends. TIME = {} DT = {} Sum(Phi) = {}",
+                step + 1,
+                g10(cur_time),
+                g10(self.dt[0]),
+                g10(sum_phi)
+            ));
             for lev in 0..=self.finest() {
                 self.t_new[lev] = cur_time;
             }
@@ -721,7 +875,40 @@ impl AmrCoreAdv {
         if self.p.plot_int > 0 && self.istep[0] > last_plot_file_step {
             self.write_plot_file()?;
         }
+        self.report_timing(t_start.elapsed().as_secs_f64());
         Ok(())
+    }
+
+    /// The wall-clock split of the run per coarse step (rank 0's clock), after the
+    /// lines AMReX prints.
+    fn report_timing(&self, total: f64) {
+        let steps = self.istep[0].max(1) as f64;
+        let t = &self.timers;
+        let parts = [
+            ("advance", t.advance),
+            ("fill_patch", t.fill_patch),
+            ("reflux", t.reflux),
+            ("average_down", t.average_down),
+            ("regrid", t.regrid),
+            ("plotfiles", t.plotfile),
+        ];
+        let other = total - parts.iter().map(|p| p.1).sum::<f64>();
+        let ranks = amrex::multifab::Communicator::current().size();
+        let threads = rayon::current_num_threads();
+        self.say(&format!(
+            "timing: {} coarse steps in {total:.3} s ({ranks} rank(s), {threads} thread(s) each), per coarse step:",
+            self.istep[0]
+        ));
+        for (name, secs) in parts
+            .iter()
+            .chain(&[("other (dt, velocities, sums)", other)])
+        {
+            self.say(&format!(
+                "  {name:<28} {:>9.3} ms  {:>5.1} %",
+                1e3 * secs / steps,
+                100.0 * secs / total
+            ));
+        }
     }
 }
 
@@ -751,7 +938,11 @@ fn write_update(new: &mut MultiFab, sborder: &MultiFab, fl: &[[Fab; 3]], dtdx: [
 }
 
 /// The fluxes as face MultiFabs on `like`'s layout, each value passed through `scale`.
-fn face_multifabs(like: &MultiFab, fl: &[[Fab; 3]], scale: impl Fn(usize, f64) -> f64) -> [MultiFab; 3] {
+fn face_multifabs(
+    like: &MultiFab,
+    fl: &[[Fab; 3]],
+    scale: impl Fn(usize, f64) -> f64,
+) -> [MultiFab; 3] {
     [0, 1, 2].map(|d| {
         let ba = like.box_array().convert(IndexType::CELL.with_node(d));
         let mut mf = MultiFab::new(&ba, like.distribution_map(), 1, IntVect::ZERO);
@@ -799,7 +990,13 @@ impl AmrCore for AmrCoreAdv {
         &mut self.mesh
     }
 
-    fn error_est(&mut self, lev: usize, tags: &mut TagBoxArray, _time: f64, _ngrow: usize) -> Result<(), AmrError> {
+    fn error_est(
+        &mut self,
+        lev: usize,
+        tags: &mut TagBoxArray,
+        _time: f64,
+        _ngrow: usize,
+    ) -> Result<(), AmrError> {
         let Some(&phierr) = self.p.phierr.get(lev) else {
             return Ok(());
         };
@@ -818,7 +1015,13 @@ impl AmrCore for AmrCoreAdv {
         Ok(())
     }
 
-    fn make_new_level_from_scratch(&mut self, lev: usize, time: f64, ba: &BoxArray, dm: &DistributionMapping) -> Result<(), AmrError> {
+    fn make_new_level_from_scratch(
+        &mut self,
+        lev: usize,
+        time: f64,
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+    ) -> Result<(), AmrError> {
         let mut state = self.define_level(lev, time, ba, dm, 0)?;
         let geom = *self.mesh.geom(lev);
         for l in 0..state.local_size() {
@@ -832,7 +1035,13 @@ impl AmrCore for AmrCoreAdv {
         Ok(())
     }
 
-    fn make_new_level_from_coarse(&mut self, lev: usize, time: f64, ba: &BoxArray, dm: &DistributionMapping) -> Result<(), AmrError> {
+    fn make_new_level_from_coarse(
+        &mut self,
+        lev: usize,
+        time: f64,
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+    ) -> Result<(), AmrError> {
         let ng = self.state(lev - 1).n_grow()[0];
         let mut state = self.define_level(lev, time, ba, dm, ng)?;
         interp_from_coarse_level(
@@ -852,7 +1061,13 @@ impl AmrCore for AmrCoreAdv {
         Ok(())
     }
 
-    fn remake_level(&mut self, lev: usize, time: f64, ba: &BoxArray, dm: &DistributionMapping) -> Result<(), AmrError> {
+    fn remake_level(
+        &mut self,
+        lev: usize,
+        time: f64,
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+    ) -> Result<(), AmrError> {
         let ng = self.state(lev).n_grow();
         let mut new_state = MultiFab::new(ba, dm, 1, ng);
         self.fill_patch(lev, time, &mut new_state)?;
@@ -860,9 +1075,22 @@ impl AmrCore for AmrCoreAdv {
         self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, ng));
         self.t_new[lev] = time;
         self.t_old[lev] = time - 1.0e200;
-        self.facevel[lev] = Some([0, 1, 2].map(|d| MultiFab::new(&ba.convert(IndexType::CELL.with_node(d)), dm, 1, IntVect::UNIT)));
+        self.facevel[lev] = Some([0, 1, 2].map(|d| {
+            MultiFab::new(
+                &ba.convert(IndexType::CELL.with_node(d)),
+                dm,
+                1,
+                IntVect::UNIT,
+            )
+        }));
         if lev > 0 && self.p.do_reflux {
-            self.flux_reg[lev] = Some(FluxRegister::new(ba, dm, self.mesh.ref_ratio(lev - 1), lev, 1)?);
+            self.flux_reg[lev] = Some(FluxRegister::new(
+                ba,
+                dm,
+                self.mesh.ref_ratio(lev - 1),
+                lev,
+                1,
+            )?);
         }
         Ok(())
     }
@@ -874,7 +1102,7 @@ impl AmrCore for AmrCoreAdv {
     }
 }
 
-fn run() -> Result<(), Box<dyn std::error::Error>> {
+fn run() -> Result<(), Box<dyn core::error::Error>> {
     let _parallel = amrex::multifab::init()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(inputs) = args.first() else {

@@ -74,7 +74,7 @@ fn compare(a: &Plotfile, b: &Plotfile, rtol: f64) -> Vec<String> {
             ma.box_array().num_pts(),
             worst.0
         );
-        if !(worst.0 <= rtol) {
+        if worst.0.is_nan() || worst.0 > rtol {
             bad.push(format!(
                 "level {lev}: values differ by {:.3e} relative (> {rtol:e}) at {:?}",
                 worst.0, worst.1
@@ -90,10 +90,13 @@ fn main() {
         eprintln!("usage: plotfile_compare A B [rtol]");
         std::process::exit(2);
     }
-    let rtol = args.get(2).map_or(Ok(1e-12), |s| s.parse::<f64>()).unwrap_or_else(|e| {
-        eprintln!("plotfile_compare: bad rtol: {e}");
-        std::process::exit(2);
-    });
+    let rtol = args
+        .get(2)
+        .map_or(Ok(1e-12), |s| s.parse::<f64>())
+        .unwrap_or_else(|e| {
+            eprintln!("plotfile_compare: bad rtol: {e}");
+            std::process::exit(2);
+        });
     let read = |p: &str| {
         read_plotfile(p).unwrap_or_else(|e| {
             eprintln!("plotfile_compare: cannot read {p}: {e}");

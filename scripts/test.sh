@@ -45,6 +45,9 @@ log "MPI: clippy with feature mpi, then each MPI test under mpirun -n 1, 2 and 4
 cargo clippy --workspace --all-targets --features "amrex/mpi,amrex/ndarray,amrex-plotfile/mpi,amrex-benches/mpi" -- -D warnings
 bash scripts/test-mpi.sh
 
+log "AMReX's Advection_AmrCore tutorial: the port against AMReX's own plotfiles and log, on 1 process and under mpirun -n 2 and -n 4 (scripts/test-advection.sh)"
+bash scripts/test-advection.sh
+
 log "cargo test: the single-precision builds (lib and integration tests; doctests assume f64)"
 cargo test -p amrex-basefab --features single-precision --lib --tests
 cargo test -p amrex-aos --features single-precision-particles --lib --tests

@@ -151,22 +151,16 @@ fn error_est_agreed<C: AmrCore>(
     time: f64,
 ) -> Result<(), AmrError> {
     #[cfg(feature = "std")]
-    let local: Result<(), String> = {
-        let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
-            core.error_est(lev, tags, time, 0)
-        }));
-        match r {
+    let local: Result<(), String> =
+        match amrex_multifab::catch_panic(|| core.error_est(lev, tags, time, 0)) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(format!("{e}")),
-            Err(p) => Err(p
-                .downcast_ref::<&str>()
-                .map(|s| String::from(*s))
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .map_or_else(|| String::from("panicked"), |s| format!("panicked: {s}"))),
-        }
-    };
+            Err(p) => Err(format!("panicked: {p}")),
+        };
     #[cfg(not(feature = "std"))]
-    let local: Result<(), String> = core.error_est(lev, tags, time, 0).map_err(|e| format!("{e}"));
+    let local: Result<(), String> = core
+        .error_est(lev, tags, time, 0)
+        .map_err(|e| format!("{e}"));
     let failed = comm.all_reduce_u64(u64::from(local.is_err()), ReduceOp::Sum);
     if failed == 0 {
         return Ok(());

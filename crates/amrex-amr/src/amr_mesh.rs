@@ -184,9 +184,7 @@ impl AmrInfo {
         }
         info.check_input = amr.query_or("check_input", true).map_err(pp_err)?;
         info.use_new_chop = amr.query_or("use_new_chop", false).map_err(pp_err)?;
-        info.iterate_on_new_grids = amr
-            .query_or("iterate_on_new_grids", true)
-            .map_err(pp_err)?;
+        info.iterate_on_new_grids = amr.query_or("iterate_on_new_grids", true).map_err(pp_err)?;
         Ok(info)
     }
 
@@ -196,7 +194,11 @@ impl AmrInfo {
             let last = v.last().copied().unwrap_or(default);
             v.resize(n.max(v.len()), last);
         };
-        fill(&mut self.ref_ratio, self.max_level.max(1), IntVect::splat(2));
+        fill(
+            &mut self.ref_ratio,
+            self.max_level.max(1),
+            IntVect::splat(2),
+        );
         fill(&mut self.blocking_factor, nlev, IntVect::splat(8));
         fill(&mut self.max_grid_size, nlev, IntVect::splat(32));
         fill(&mut self.n_error_buf, nlev, IntVect::splat(1));
@@ -222,7 +224,9 @@ pub fn geometry_from_parm_parse(pp: &ParmParse) -> Result<Geometry, AmrError> {
             },
         )
     };
-    let n_cell = pp.get_arr_n::<i32>("amr.n_cell", SPACEDIM).map_err(pp_err)?;
+    let n_cell = pp
+        .get_arr_n::<i32>("amr.n_cell", SPACEDIM)
+        .map_err(pp_err)?;
     if n_cell.iter().any(|&n| n < 1) {
         return Err(bad(
             "amr.n_cell",
@@ -239,11 +243,19 @@ pub fn geometry_from_parm_parse(pp: &ParmParse) -> Result<Geometry, AmrError> {
         .query_arr_n::<i32>("geometry.is_periodic", SPACEDIM)
         .map_err(pp_err)?
         .unwrap_or_else(|| vec![0; SPACEDIM]);
-    let coord = match pp.query_or::<i32>("geometry.coord_sys", 0).map_err(pp_err)? {
+    let coord = match pp
+        .query_or::<i32>("geometry.coord_sys", 0)
+        .map_err(pp_err)?
+    {
         0 => CoordSys::Cartesian,
         1 => CoordSys::Rz,
         2 => CoordSys::Spherical,
-        c => return Err(bad("geometry.coord_sys", format!("expected 0, 1 or 2, got {c}"))),
+        c => {
+            return Err(bad(
+                "geometry.coord_sys",
+                format!("expected 0, 1 or 2, got {c}"),
+            ));
+        }
     };
     let rb = RealBox::new([lo[0], lo[1], lo[2]], [hi[0], hi[1], hi[2]])
         .map_err(|e| bad("geometry.prob_lo/prob_hi", format!("{e}")))?;

@@ -124,9 +124,9 @@ mod parm_parse;
 mod sum;
 mod tags;
 
-pub use amrex_box::IntVect;
 pub use amr_core::{AmrCore, make_new_grids};
 pub use amr_mesh::{AmrInfo, AmrMesh, geometry_from_parm_parse};
+pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
 pub use cluster::ClusterList;
 pub use error::{AmrError, AmrErrorKind, Operand};

@@ -1152,7 +1152,128 @@ fn tags_buffer_map_collate(c: &Communicator) {
 type Check = (&'static str, fn(&Communicator));
 
 /// The checks every run makes, in this order on every rank.
+/// A regrid driver over MPI: a blob tagged on every rank's boxes gives, on any rank
+/// count, the grids one process computes; and an `error_est` that panics on the last
+/// rank only is an `ErrorEstFailed` error on every rank (no abort, no hang).
+fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
+    use amrex_amr::{AmrCore, AmrInfo, AmrMesh};
+    struct Blob {
+        mesh: AmrMesh,
+        panic_on: Option<usize>,
+    }
+    impl AmrCore for Blob {
+        fn mesh(&self) -> &AmrMesh {
+            &self.mesh
+        }
+        fn mesh_mut(&mut self) -> &mut AmrMesh {
+            &mut self.mesh
+        }
+        fn error_est(
+            &mut self,
+            lev: usize,
+            tags: &mut TagBoxArray,
+            t: f64,
+            _: usize,
+        ) -> Result<(), AmrError> {
+            if self.panic_on == Some(Communicator::current().rank()) {
+                panic!("error_est of this rank panics on purpose");
+            }
+            let g = *self.mesh.geom(lev);
+            let fa = tags.fab_array_mut();
+            for l in 0..fa.local_size() {
+                let bx = fa.box_of(fa.global_index(l));
+                let mut a = fa.array_mut_at(l);
+                for p in bx.iter() {
+                    let x = g.cell_centre(p);
+                    let r2 = (x[0] - 0.3 - t).powi(2) + (x[1] - 0.6).powi(2) + (x[2] - 0.5).powi(2);
+                    if r2 < 0.03 {
+                        a[p] = TagBoxArray::SET;
+                    }
+                }
+            }
+            Ok(())
+        }
+        fn make_new_level_from_scratch(
+            &mut self,
+            _: usize,
+            _: f64,
+            _: &BoxArray,
+            _: &DistributionMapping,
+        ) -> Result<(), AmrError> {
+            Ok(())
+        }
+        fn make_new_level_from_coarse(
+            &mut self,
+            _: usize,
+            _: f64,
+            _: &BoxArray,
+            _: &DistributionMapping,
+        ) -> Result<(), AmrError> {
+            Ok(())
+        }
+        fn remake_level(
+            &mut self,
+            _: usize,
+            _: f64,
+            _: &BoxArray,
+            _: &DistributionMapping,
+        ) -> Result<(), AmrError> {
+            Ok(())
+        }
+        fn clear_level(&mut self, _: usize) {}
+    }
+    let info = AmrInfo {
+        max_level: 2,
+        max_grid_size: vec![IntVect::splat(16)],
+        blocking_factor: vec![IntVect::splat(4)],
+        // The same grids on any rank count: no chopping for the ranks.
+        refine_grid_layout: [false; 3],
+        ..AmrInfo::default()
+    };
+    let g = cartesian(
+        IndexBox::new(IntVect::ZERO, IntVect::splat(31)),
+        [true, false, true],
+    );
+    let mut sim = Blob {
+        mesh: AmrMesh::new(g, info.clone()).unwrap(),
+        panic_on: None,
+    };
+    sim.init_from_scratch(0.0).unwrap();
+    sim.regrid(0, 0.2).unwrap();
+    // The same driver on this rank alone gives the same grids.
+    let grids: Vec<Vec<IndexBox>> = (0..=sim.mesh.finest_level().unwrap())
+        .map(|l| sim.mesh.box_array(l).boxes().to_vec())
+        .collect();
+    assert!(grids.len() == 3 && !grids[2].is_empty(), "{grids:?}");
+    let digest: u64 = grids.iter().flatten().fold(0, |h, b| {
+        mix(h ^ mix(b.small_end()[0] as u64
+            + 1000 * b.big_end()[1] as u64
+            + 7 * b.small_end()[2] as u64))
+    });
+    assert_eq!(
+        c.all_reduce_u64(digest, ReduceOp::Max),
+        c.all_reduce_u64(digest, ReduceOp::Min),
+        "ranks disagree on the grids"
+    );
+
+    sim.panic_on = Some(c.size() - 1);
+    let e = sim.regrid(0, 0.3).unwrap_err();
+    match e.kind() {
+        AmrErrorKind::ErrorEstFailed {
+            ranks: 1, message, ..
+        } => {
+            let mine = c.rank() == c.size() - 1;
+            assert_eq!(message.contains("panics on purpose"), mine, "{message}");
+        }
+        k => panic!("expected ErrorEstFailed on every rank, got {k:?}"),
+    }
+}
+
 const CHECKS: &[Check] = &[
+    (
+        "amr_core_regrid_and_panicking_error_est",
+        amr_core_regrid_and_panicking_error_est,
+    ),
     (
         "average_down_ratios_and_components",
         average_down_ratios_and_components,

@@ -120,6 +120,8 @@ pub use ops::Reduction;
 pub use par::TileMut;
 #[cfg(feature = "mpi")]
 pub use parallel::abort_on_panic;
+#[cfg(feature = "std")]
+pub use parallel::catch_panic;
 pub use parallel::{
     CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
     finalize, init,

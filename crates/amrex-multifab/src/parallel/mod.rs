@@ -627,6 +627,46 @@ pub fn finalize() {
     finalize_mpi();
 }
 
+#[cfg(feature = "std")]
+std::thread_local! {
+    /// How many [`catch_panic`] calls are running on this thread.
+    static CATCHING: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
+/// `true` while [`catch_panic`] runs on this thread: the MPI panic hook then lets the
+/// panic unwind to it instead of aborting every rank.
+#[cfg(feature = "mpi")]
+pub(crate) fn catching_panics() -> bool {
+    CATCHING.with(|c| c.get() > 0)
+}
+
+/// Runs `f` on this thread and returns its panic, if any, as `Err(message)` instead of
+/// unwinding further. Under MPI the hook that `Communicator::world` installs (which
+/// aborts every rank when one panics) stands down for panics on this thread while `f`
+/// runs, so the caller can tell the other ranks in its next collective and every rank
+/// can return an error; a panic on another thread (a rayon worker inside `f`) still
+/// aborts. The caller must then take part in that collective: a rank that catches a
+/// panic and stops talking would leave the others waiting.
+#[cfg(feature = "std")]
+pub fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    struct Guard;
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            CATCHING.with(|c| c.set(c.get() - 1));
+        }
+    }
+    CATCHING.with(|c| c.set(c.get() + 1));
+    let guard = Guard;
+    let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(f));
+    drop(guard);
+    r.map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| String::from(*s))
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| String::from("a panic with a non-string payload"))
+    })
+}
+
 // A `DistributionMapping` and every `FabArray` carry a `Communicator`, and a FabArray may
 // hold an exchange in flight: all must stay usable from rayon's threads.
 const _: fn() = || {

@@ -400,13 +400,18 @@ pub(crate) fn finalize_mpi() {
 /// that panics must not leave the others waiting in a collective forever. With one rank
 /// the panic unwinds as usual. [`Communicator::world`] installs it; call it yourself if
 /// you bring your own communicator. (It also means `catch_unwind` cannot recover a panic
-/// under `mpirun -n 2` or more.)
+/// under `mpirun -n 2` or more; [`catch_panic`](crate::catch_panic) can, on its own
+/// thread.)
 pub fn abort_on_panic() {
     static INSTALLED: Once = Once::new();
     INSTALLED.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             previous(info);
+            if super::catching_panics() {
+                // `catch_panic` takes it, and the caller tells the other ranks.
+                return;
+            }
             // No MPI lock here: the panicking thread may hold it, and this is the last
             // MPI call the process makes.
             if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
