@@ -18,9 +18,11 @@
 //! - One method set for every arena: on host and pinned memory the operations run those
 //!   host loops; on device and managed memory the arena's kernels
 //!   ([`Kernels`](amrex_arena::kernels::Kernels), chosen by `Kernels::host_loops`). Only
-//!   CUDA has kernels, and no GPU has run them yet: the tests run that path on
-//!   `amrex-arena`'s `FakeDeviceArena`, whose kernels are the host loops, so they check
-//!   the dispatch and plumbing, not device arithmetic.
+//!   CUDA has kernels. They have run on one GPU (an NVIDIA H200, CUDA 13, on
+//!   2026-12-04: the device tests of `tests/device_ops.rs` matched the host loops bit for
+//!   bit); everywhere else the tests run that path on `amrex-arena`'s `FakeDeviceArena`,
+//!   whose kernels are the host loops, so they check the dispatch and plumbing, not
+//!   device arithmetic.
 //!
 //! AMReX plotfiles of these MultiFabs are read and written by the `amrex-plotfile` crate.
 //!
