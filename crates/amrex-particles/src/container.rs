@@ -1,6 +1,7 @@
 //! [`ParticleContainer`]: particles tied to the grids of one or more levels.
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::locator::GridLocator;
+use crate::mesh::{MeshMap, cell_of};
 use crate::par;
 use crate::tile::{ParticleTile, is_valid, r2f};
 use alloc::string::String;
@@ -518,7 +519,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let plen: [f64; 3] = core::array::from_fn(|d| g0.prob_length(d));
         let any_per = per.iter().any(|&b| b);
         let single = self.levels.len() == 1;
-        let own_geom = &self.levels[own_level.min(self.levels.len() - 1)].geom;
+        let own_map = MeshMap::new(&self.levels[own_level.min(self.levels.len() - 1)].geom);
         let n = data.len();
         let mut out = Vec::new();
         for i in 0..n {
@@ -555,7 +556,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
             if single
                 && own != PENDING
-                && let Some(cell) = own_geom.cell_index(pf)
+                && let Some(cell) = cell_of(&own_map, p)
                 && tb.contains(cell)
             {
                 continue;
@@ -1059,59 +1060,72 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         }
         let mut dest: Vec<Vec<(u32, u32)>> =
             dest.into_iter().map(|d| d.unwrap_or_default()).collect();
-        let pdest: Vec<u32> = pdest
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(_, c)| c)
-            .collect();
+        let pdest: Leavers = pdest.unwrap_or_default();
 
-        // Pass 2: each tile hands out its leavers and fills their holes from its end.
-        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers)> =
-            self.tiles.iter_mut().zip(dest.iter_mut()).collect();
-        let outs: Vec<(T, Vec<u32>, usize)> = par::map_mut(&mut jobs, |(t, d)| {
-            let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
-            let codes: Vec<u32> = d.iter().map(|&(_, c)| c).collect();
-            let mut out = t.data.new_like();
-            if !leave.is_empty() {
-                out.append_selected(&t.data, &leave);
-                t.data.remove_selected(&leave);
-            }
-            (out, codes, t.data.len())
-        });
-        drop(jobs);
+        // Pass 2: each tile's leavers go straight to their destination tile (or this
+        // rank's buffer for their owner), grouped by destination; then every tile fills
+        // the holes they left from its end, in parallel. Arrivals are appended after a
+        // tile's old particles, so its leavers' indices stay valid until then.
         let pend = core::mem::replace(&mut self.pending, self.template.new_like());
-
         let mut rep = RedistributeReport::default();
         let nranks = self.comm.size();
         let me = self.comm.rank();
         let mut send_codes: Vec<Vec<u32>> = vec![Vec::new(); nranks];
         let mut send_recs: Vec<Vec<u8>> = vec![Vec::new(); nranks];
-        let mut route = |this: &mut Self, src: &T, codes: &[u32], rep: &mut RedistributeReport| {
-            for (code, idx) in group_by_code(codes) {
+        let ntiles = self.tiles.len();
+        #[expect(
+            clippy::needless_range_loop,
+            reason = "`s` also names the source tile for `pair_mut`, and `ntiles` the held particles"
+        )]
+        for s in 0..=ntiles {
+            let leavers: &Leavers = if s < ntiles { &dest[s] } else { &pdest };
+            if s < ntiles {
+                rep.kept += self.tiles[s].data.len() - leavers.len();
+            }
+            if leavers.is_empty() {
+                continue;
+            }
+            let codes: Vec<u32> = leavers.iter().map(|&(_, c)| c).collect();
+            for (code, pos) in group_by_code(&codes) {
+                let idx: Vec<u32> = pos.iter().map(|&p| leavers[p as usize].0).collect();
                 match code {
                     INVALID => rep.removed_invalid += idx.len(),
                     OUTSIDE => rep.removed_outside += idx.len(),
                     _ => {
-                        let slot = this.local[code as usize];
+                        let slot = self.local[code as usize];
                         if slot == REMOTE {
-                            let r = this.owner[code as usize] as usize;
+                            let r = self.owner[code as usize] as usize;
                             rep.sent += idx.len();
                             send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
+                            let src = if s < ntiles {
+                                &self.tiles[s].data
+                            } else {
+                                &pend
+                            };
                             src.pack_selected(&idx, &mut send_recs[r]);
                         } else {
                             rep.moved_local += idx.len();
-                            this.tiles[slot as usize].data.append_selected(src, &idx);
+                            if s < ntiles {
+                                let (src, dst) = pair_mut(&mut self.tiles, s, slot as usize);
+                                dst.data.append_selected(&src.data, &idx);
+                            } else {
+                                self.tiles[slot as usize].data.append_selected(&pend, &idx);
+                            }
                         }
                     }
                 }
             }
-        };
-        for (out, codes, kept) in &outs {
-            rep.kept += kept;
-            route(self, out, codes, &mut rep);
         }
-        route(self, &pend, &pdest, &mut rep);
-        drop(outs);
+        drop(pend);
+        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers)> =
+            self.tiles.iter_mut().zip(dest.iter_mut()).collect();
+        par::for_each_mut(&mut jobs, |(t, d)| {
+            if !d.is_empty() {
+                let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
+                t.data.remove_selected(&leave);
+            }
+        });
+        drop(jobs);
 
         // Pass 3: between ranks, counts first, then one message per rank that gets any.
         if nranks > 1 {
@@ -1168,6 +1182,18 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             .comm
             .all_reduce_u64(rep.removed_outside as u64, ReduceOp::Sum);
         Ok(rep)
+    }
+}
+
+/// `(&v[a], &mut v[b])` for `a != b`.
+fn pair_mut<E>(v: &mut [E], a: usize, b: usize) -> (&E, &mut E) {
+    assert_ne!(a, b, "a particle never leaves for its own tile");
+    if a < b {
+        let (l, r) = v.split_at_mut(b);
+        (&l[a], &mut r[0])
+    } else {
+        let (l, r) = v.split_at_mut(a);
+        (&r[0], &mut l[b])
     }
 }
 

@@ -13,7 +13,6 @@ use amrex_geometry::Geometry;
 use amrex_multifab::{
     Array4, Array4Mut, BaseFab, FabArray, IndexBox, IntVect, MultiFab, ReduceOp, iMultiFab,
 };
-use num_traits::Float;
 
 /// What a particle needs to find its cells: the domain's low corner, inverse cell size
 /// and first cell index (from a [`Geometry`]).
@@ -39,6 +38,31 @@ impl MeshMap {
     }
 }
 
+/// `floor(y)` as an `i32`, for `y` in `i32`'s range (else a saturated value). Exactly
+/// `f64::floor` there, but inlined: without SSE4.1 in the target, `floor` is a libm
+/// call, the largest cost of a deposit.
+#[inline(always)]
+pub(crate) fn floor_i32(y: f64) -> i32 {
+    let t = y as i32;
+    if f64::from(t) > y { t - 1 } else { t }
+}
+
+/// The cell of `p` as [`Geometry::cell_index`] finds it (`floor((x - plo) / dx) +
+/// small_end`), for positions whose index fits `i32` comfortably (inside or near the
+/// domain); `None` otherwise.
+#[inline]
+pub(crate) fn cell_of(map: &MeshMap, p: [ParticleReal; SPACEDIM]) -> Option<IntVect> {
+    let mut c = IntVect::ZERO;
+    for d in 0..SPACEDIM {
+        let y = (r2f(p[d]) - map.plo[d]) * map.dxi[d];
+        if !(y > -1e9 && y < 1e9) {
+            return None;
+        }
+        c[d] = floor_i32(y) + map.dlo[d];
+    }
+    Some(c)
+}
+
 /// Nearest-grid-point weights (AMReX `ParticleInterpolator::Nearest`): the particle's
 /// cell, `floor((x - plo) / dx)`, with weight 1 — the cell
 /// [`Geometry::cell_index`] gives, so a point on a face goes to the cell above.
@@ -54,9 +78,9 @@ impl Nearest {
     #[must_use]
     pub fn new(map: &MeshMap, pos: [ParticleReal; SPACEDIM]) -> Self {
         let index = IntVect::new(
-            (Float::floor((r2f(pos[0]) - map.plo[0]) * map.dxi[0]) as i32) + map.dlo[0],
-            (Float::floor((r2f(pos[1]) - map.plo[1]) * map.dxi[1]) as i32) + map.dlo[1],
-            (Float::floor((r2f(pos[2]) - map.plo[2]) * map.dxi[2]) as i32) + map.dlo[2],
+            floor_i32((r2f(pos[0]) - map.plo[0]) * map.dxi[0]) + map.dlo[0],
+            floor_i32((r2f(pos[1]) - map.plo[1]) * map.dxi[1]) + map.dlo[1],
+            floor_i32((r2f(pos[2]) - map.plo[2]) * map.dxi[2]) + map.dlo[2],
         );
         Self { index }
     }
@@ -84,9 +108,9 @@ impl Linear {
         let mut w = [[0.0; 2]; SPACEDIM];
         for d in 0..SPACEDIM {
             let l = (r2f(pos[d]) - map.plo[d]) * map.dxi[d] - 0.5;
-            let f = Float::floor(l);
-            index[d] = f as i32 + map.dlo[d];
-            let hi = l - f;
+            let f = floor_i32(l);
+            index[d] = f + map.dlo[d];
+            let hi = l - f64::from(f);
             w[d] = [1.0 - hi, hi];
         }
         Self { index, w }
@@ -339,14 +363,22 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                         let lw = Linear::new(&map, t.data.pos(i));
                         let o = fi.offset(lw.index, 1, comp).ok_or_else(|| outside(i))?;
                         let [wx, wy, wz] = lw.w;
-                        for (dk, &z) in wz.iter().enumerate() {
-                            for (dj, &y) in wy.iter().enumerate() {
-                                let r = o + dj * fi.js + dk * fi.ks;
-                                let qyz = q * y * z;
-                                data[r] += qyz * wx[0];
-                                data[r + 1] += qyz * wx[1];
-                            }
-                        }
+                        let (js, ks) = (fi.js, fi.ks);
+                        // One bounds check for the whole 2x2x2 stencil.
+                        let s = &mut data[o..=o + ks + js + 1];
+                        let (q0, q1) = (q * wz[0], q * wz[1]);
+                        let w00 = q0 * wy[0];
+                        let w10 = q0 * wy[1];
+                        let w01 = q1 * wy[0];
+                        let w11 = q1 * wy[1];
+                        s[0] += w00 * wx[0];
+                        s[1] += w00 * wx[1];
+                        s[js] += w10 * wx[0];
+                        s[js + 1] += w10 * wx[1];
+                        s[ks] += w01 * wx[0];
+                        s[ks + 1] += w01 * wx[1];
+                        s[ks + js] += w11 * wx[0];
+                        s[ks + js + 1] += w11 * wx[1];
                     }
                 }
             }
@@ -488,15 +520,16 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     let lw = Linear::new(&map, p);
                     let o = fi.offset(lw.index, 1, src).ok_or_else(outside)?;
                     let [wx, wy, wz] = lw.w;
+                    let (js, ks) = (fi.js, fi.ks);
+                    let w = [wy[0] * wz[0], wy[1] * wz[0], wy[0] * wz[1], wy[1] * wz[1]];
                     for (k, &d) in dst.iter().enumerate() {
                         let ok = o + k * fi.ns;
-                        let mut v = 0.0;
-                        for (dk, &z) in wz.iter().enumerate() {
-                            for (dj, &y) in wy.iter().enumerate() {
-                                let r = ok + dj * fi.js + dk * fi.ks;
-                                v += y * z * (wx[0] * data[r] + wx[1] * data[r + 1]);
-                            }
-                        }
+                        // One bounds check for the whole 2x2x2 stencil.
+                        let s = &data[ok..=ok + ks + js + 1];
+                        let v = w[0] * (wx[0] * s[0] + wx[1] * s[1])
+                            + w[1] * (wx[0] * s[js] + wx[1] * s[js + 1])
+                            + w[2] * (wx[0] * s[ks] + wx[1] * s[ks + 1])
+                            + w[3] * (wx[0] * s[ks + js] + wx[1] * s[ks + js + 1]);
                         t.data.set_real(i, d, v as ParticleReal);
                     }
                 }
