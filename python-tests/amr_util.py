@@ -7,7 +7,7 @@ import numpy as np
 def fill(mf, f, ghosts=False):
     """mf at (i, j, k) component n becomes f(i, j, k, n) (NumPy arrays of indices) on
     every local box, valid cells only or ghost cells too."""
-    for a, (lo, hi) in zip(mf.to_numpy(ghosts=ghosts), mf.boxes(ghosts=ghosts)):
+    for a, (lo, hi) in zip(mf.to_numpy(order="C", ghosts=ghosts), mf.boxes(ghosts=ghosts)):
         n, k, j, i = np.meshgrid(
             np.arange(a.shape[0]),
             np.arange(lo[2], hi[2] + 1),
@@ -20,7 +20,7 @@ def fill(mf, f, ghosts=False):
 
 def snapshot(mf):
     """Copies of every local box, ghost cells included, to compare before and after."""
-    return [a.copy() for a in mf.to_numpy(ghosts=True)]
+    return [a.copy() for a in mf.to_numpy(order="C", ghosts=True)]
 
 
 def same(before, mf):
@@ -40,7 +40,7 @@ def level(amr, lo, hi, ncomp=1, ngrow=0, max_size=None, typ=None):
 def at(mf, i, j, k, n=0):
     """The value at (i, j, k), component n, from the first local box whose fab (ghost
     cells included) holds it; None if none does."""
-    for a, (lo, hi) in zip(mf.to_numpy(ghosts=True), mf.boxes(ghosts=True)):
+    for a, (lo, hi) in zip(mf.to_numpy(order="C", ghosts=True), mf.boxes(ghosts=True)):
         if all(lo[d] <= p <= hi[d] for d, p in enumerate((i, j, k))):
             return float(a[n, k - lo[2], j - lo[1], i - lo[0]])
     return None

@@ -35,7 +35,7 @@ def main():
 
     def gather():
         out = np.empty((n, n, n, 1), order="F")
-        for arr, (lo, hi) in zip(mf.to_numpy(order="F"), mf.boxes()):
+        for arr, (lo, hi) in zip(mf.to_numpy(order="F", ghosts=False), mf.boxes()):
             out[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1] = arr
         return out
 

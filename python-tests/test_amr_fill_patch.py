@@ -36,7 +36,7 @@ def test_fill_patch_single_level_periodic():
     fill(src, lambda i, j, k, c: i + 0.0)
     dst = mfab(geom.Domain(), ngrow=1, max_size=8, value=SENTINEL)
     amr.fill_patch_single_level(dst, 0.0, [src], [0.0], 0, 0, 1, geom, noop(geom), 0)
-    for a, (lo, hi) in zip(dst.to_numpy(ghosts=True), dst.boxes(ghosts=True)):
+    for a, (lo, hi) in zip(dst.to_numpy(order="C", ghosts=True), dst.boxes(ghosts=True)):
         i = np.arange(lo[0], hi[0] + 1)
         assert np.array_equal(a[0], np.broadcast_to(i % n, a[0].shape))
 
@@ -80,13 +80,13 @@ def test_interp_from_coarse_level_is_linear_and_conservative():
                                  noop(fgeom), 0, amr.IntVect(2), amr.cell_cons_interp,
                                  [amr.BCRec()], 0)
     # f(i_c) = i_c is f = x - 1/2 in coarse units: fine cell i has i / 2 - 1/4
-    for a, (lo, hi) in zip(fine.to_numpy(), fine.boxes()):
+    for a, (lo, hi) in zip(fine.to_numpy(order="C", ghosts=False), fine.boxes()):
         i = np.arange(lo[0], hi[0] + 1)
         assert np.allclose(a[0], np.broadcast_to(i / 2 - 0.25, a[0].shape), rtol=0, atol=1e-13)
     back = mfab(cgeom.Domain())
     fill(back, lambda i, j, k, c: i + 0.0)
     amr.average_down(fine, back, 0, 1, 2)
-    assert np.allclose(back.to_numpy()[0][0], np.broadcast_to(np.arange(n), (n, n, n)), atol=1e-13)
+    assert np.allclose(back.to_numpy(order="C", ghosts=False)[0][0], np.broadcast_to(np.arange(n), (n, n, n)), atol=1e-13)
 
 
 def test_fill_patch_two_levels():

@@ -133,7 +133,7 @@ def conservative_step(with_reflux=True, overwrite=False, fine_max=None):
 
     # u -= (F_hi - F_lo) / V on both levels
     for u, fl, v in ((u_c, fc, vc), (u_f, ff, vf)):
-        for a, fa in zip(u.to_numpy(), zip(*(f.to_numpy() for f in fl))):
+        for a, fa in zip(u.to_numpy(order="C", ghosts=False), zip(*(f.to_numpy(order="C", ghosts=False) for f in fl))):
             a[0] -= (fa[0][0][:, :, 1:] - fa[0][0][:, :, :-1]) / v
             a[0] -= (fa[1][0][:, 1:, :] - fa[1][0][:, :-1, :]) / v
             a[0] -= (fa[2][0][1:, :, :] - fa[2][0][:-1, :, :]) / v

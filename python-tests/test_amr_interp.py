@@ -44,7 +44,7 @@ def two_levels(typ=None, cghost=1, f=None):
 
 def fine_points(fine):
     """Every valid fine index of the (single-component) fine level, with its value."""
-    for a, (lo, hi) in zip(fine.to_numpy(), fine.boxes()):
+    for a, (lo, hi) in zip(fine.to_numpy(order="C", ghosts=False), fine.boxes()):
         for (k, j, i), v in np.ndenumerate(a[0]):
             yield i + lo[0], j + lo[1], k + lo[2], v
 

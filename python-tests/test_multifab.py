@@ -32,7 +32,7 @@ def wrapped(p, lo, hi):
 @pytest.mark.parametrize("ghosts", [False, True])
 def test_every_box_tensor_reads_right_values(ghosts):
     domain, mf = make()
-    arrays = mf.to_xp(ghosts=ghosts)
+    arrays = mf.to_xp(order="C", ghosts=ghosts)
     boxes = mf.boxes(ghosts=ghosts)
     assert len(arrays) == len(boxes) == mf.num_local_boxes()
     lo, hi = domain.lo, domain.hi
@@ -51,7 +51,7 @@ def test_every_box_tensor_reads_right_values(ghosts):
 
 def test_writes_through_numpy_land_in_the_multifab():
     _, mf = make()
-    arrays = mf.to_xp(ghosts=False)
+    arrays = mf.to_xp(order="C", ghosts=False)
     for a in arrays:
         a[1, ...] = 3.0
     assert mf.min(comp=1) == 3.0 and mf.max(comp=1) == 3.0
@@ -59,7 +59,7 @@ def test_writes_through_numpy_land_in_the_multifab():
 
 def test_tensor_outlives_the_multifab():
     _, mf = make()
-    a = mf.to_xp(ghosts=True)[0]
+    a = mf.to_xp(order="C", ghosts=True)[0]
     first = a.copy()
     del mf
     np.testing.assert_array_equal(a, first)

@@ -56,6 +56,8 @@ def _public_callables(amr):
                     continue
                 if attr.startswith("_") and not attr.startswith("__"):
                     continue
+                if member is None:  # a class constant such as Config.gpu_backend
+                    continue
                 yield f"{name}.{attr}", member
         elif callable(obj):
             yield name, obj

@@ -126,26 +126,62 @@ fn the_arena() -> PyArena {
     PyArena(AnyArena::default())
 }
 
-/// Device memory of the first GPU backend with a device (`RuntimeError` saying why when
-/// there is none).
+/// `kind` memory of the first GPU backend with a device, as AMReX's `The_*_Arena()`: in
+/// a build without any GPU backend that is host memory, as AMReX's CPU builds (and
+/// pyAMReX's) give; a build with a backend but no usable device raises `RuntimeError`
+/// saying why.
+fn the(kind: MemoryKind, device_id: i32) -> PyResult<PyArena> {
+    match AnyArena::new(kind, device_id) {
+        Ok(a) => Ok(PyArena(a)),
+        Err(e) if matches!(e.kind(), ErrorKind::NotCompiled(_)) => Ok(PyArena(AnyArena::default())),
+        Err(e) => Err(arena_err(e)),
+    }
+}
+
+/// Device memory of the first GPU backend with a device; host memory in a build without
+/// GPU backends (AMReX's CPU builds); `RuntimeError` saying why for a GPU build without a
+/// usable device.
 #[pyfunction]
 #[pyo3(name = "The_Device_Arena", signature = (device_id=0))]
 fn the_device_arena(device_id: i32) -> PyResult<PyArena> {
-    make(MemoryKind::Device, device_id)
+    the(MemoryKind::Device, device_id)
 }
 
-/// Pinned (page-locked) host memory of the first GPU backend.
+/// Pinned (page-locked) host memory of the first GPU backend; host memory in a build
+/// without GPU backends.
 #[pyfunction]
 #[pyo3(name = "The_Pinned_Arena", signature = (device_id=0))]
 fn the_pinned_arena(device_id: i32) -> PyResult<PyArena> {
-    make(MemoryKind::Pinned, device_id)
+    the(MemoryKind::Pinned, device_id)
 }
 
-/// Managed (migrating) memory of the first GPU backend.
+/// Managed (migrating) memory of the first GPU backend; host memory in a build without
+/// GPU backends.
 #[pyfunction]
 #[pyo3(name = "The_Managed_Arena", signature = (device_id=0))]
 fn the_managed_arena(device_id: i32) -> PyResult<PyArena> {
-    make(MemoryKind::Managed, device_id)
+    the(MemoryKind::Managed, device_id)
+}
+
+/// Host memory (AMReX's `The_Cpu_Arena()`).
+#[pyfunction]
+#[pyo3(name = "The_Cpu_Arena")]
+fn the_cpu_arena() -> PyArena {
+    PyArena(AnyArena::default())
+}
+
+/// Stream-ordered device memory in AMReX; here the device arena (`The_Device_Arena()`).
+#[pyfunction]
+#[pyo3(name = "The_Async_Arena", signature = (device_id=0))]
+fn the_async_arena(device_id: i32) -> PyResult<PyArena> {
+    the(MemoryKind::Device, device_id)
+}
+
+/// Memory for MPI buffers in AMReX; here the device arena (`The_Device_Arena()`).
+#[pyfunction]
+#[pyo3(name = "The_Comms_Arena", signature = (device_id=0))]
+fn the_comms_arena(device_id: i32) -> PyResult<PyArena> {
+    the(MemoryKind::Device, device_id)
 }
 
 /// Copies an export of `arena` memory to the host and makes consumer streams wait for
@@ -311,5 +347,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(the_device_arena, m)?)?;
     m.add_function(wrap_pyfunction!(the_pinned_arena, m)?)?;
     m.add_function(wrap_pyfunction!(the_managed_arena, m)?)?;
+    m.add_function(wrap_pyfunction!(the_cpu_arena, m)?)?;
+    m.add_function(wrap_pyfunction!(the_async_arena, m)?)?;
+    m.add_function(wrap_pyfunction!(the_comms_arena, m)?)?;
     Ok(())
 }

@@ -6,7 +6,10 @@ use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 
 /// A list of boxes (AMReX `BoxArray`).
-#[pyclass(module = "amrex_rs", name = "BoxArray", frozen)]
+///
+/// Mutable as in pyAMReX: `ba.max_size(n)` chops the boxes in place. Objects built from a
+/// BoxArray (a DistributionMapping, a MultiFab) keep the boxes it had then.
+#[pyclass(module = "amrex_rs", name = "BoxArray")]
 #[derive(Debug, Clone)]
 pub(crate) struct PyBoxArray(pub(crate) BoxArray);
 
@@ -18,7 +21,7 @@ impl PyBoxArray {
     #[pyo3(signature = (boxes, max_size=None))]
     fn py_new(boxes: &Bound<'_, PyAny>, max_size: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         if let Ok(domain) = boxes.cast::<PyBox>() {
-            let domain = domain.get().0;
+            let domain = domain.borrow().0;
             return Ok(Self(match max_size {
                 Some(m) => BoxArray::from_domain_iv(domain, int_vect_of(m)?),
                 None => BoxArray::new(vec![domain]),
@@ -26,7 +29,7 @@ impl PyBoxArray {
         }
         let list: Vec<PyBox> = boxes
             .try_iter()?
-            .map(|b| Ok(*b?.cast::<PyBox>()?.get()))
+            .map(|b| Ok(*b?.cast::<PyBox>()?.borrow()))
             .collect::<PyResult<_>>()?;
         let ba = BoxArray::new(list.into_iter().map(|b| b.0).collect());
         Ok(Self(match max_size {
@@ -35,9 +38,15 @@ impl PyBoxArray {
         }))
     }
 
-    /// Chops every box so no side exceeds `n` (an int or IntVect).
-    fn max_size(&self, n: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(Self(self.0.max_size(int_vect_of(n)?)))
+    /// Chops every box in place so no side exceeds `n` (an int or IntVect), as pyAMReX's
+    /// `ba.max_size(n)`, and returns this BoxArray (so `ba.max_size(n)` chained or
+    /// assigned sees the chopped boxes too).
+    fn max_size<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        n: &Bound<'_, PyAny>,
+    ) -> PyResult<PyRefMut<'py, Self>> {
+        slf.0 = slf.0.max_size(int_vect_of(n)?);
+        Ok(slf)
     }
 
     /// The smallest box holding every box.

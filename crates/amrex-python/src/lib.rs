@@ -39,6 +39,7 @@ mod mfiter;
 mod multifab;
 mod particles;
 mod plotfile;
+mod runtime;
 mod smallmatrix;
 mod vector;
 mod views;
@@ -71,5 +72,6 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     particles::register(m)?;
     plotfile::register(m)?;
     amr::register(m)?;
+    runtime::register(m)?;
     Ok(())
 }

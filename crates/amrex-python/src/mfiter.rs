@@ -11,7 +11,8 @@ pub(crate) struct PyMfi(pub(crate) Mfi);
 
 #[pymethods]
 impl PyMfi {
-    /// Global box index.
+    /// Global box index (a property, as pyAMReX's `mfi.index`).
+    #[getter]
     fn index(&self) -> usize {
         self.0.index()
     }

@@ -9,6 +9,7 @@
 //! [`subscript`].
 
 use crate::arena::{PyArena, arena_arg, arena_err};
+use crate::array4::PyArray4;
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
 use crate::dlpack::import::{Sharing, Tensor, to_xp};
@@ -20,9 +21,9 @@ use amrex_basefab::component_range;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
 use amrex_multifab::{FabArray, Ghosts, MultiFab, Periodicity, Tiling};
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyTuple};
 
 /// `(lo, hi)` corners as tuples.
 type Corners = ((i32, i32, i32), (i32, i32, i32));
@@ -254,10 +255,22 @@ impl PyMultiFab {
         (g.x(), g.y(), g.z())
     }
 
-    /// Number of components (pyAMReX `nComp()`).
-    #[pyo3(name = "nComp")]
+    /// Number of components (pyAMReX's property `nComp`).
+    #[getter(nComp)]
     fn n_comp(&self) -> usize {
         self.ncomp_()
+    }
+
+    /// Number of components (pyAMReX's property `num_comp`).
+    #[getter]
+    fn num_comp(&self) -> usize {
+        self.ncomp_()
+    }
+
+    /// Number of boxes (pyAMReX's property `size`).
+    #[getter]
+    fn size(&self) -> usize {
+        either!(self, m => m.box_array().len())
     }
 
     /// The BoxArray.
@@ -310,38 +323,47 @@ impl PyMultiFab {
             .collect())
     }
 
-    /// The fab of `mfi` (ghost cells included) as a zero-copy DLPack object: NumPy's
+    /// The fab of `mfi` (ghost cells included), zero-copy, as pyAMReX's `mf.array(mfi)`:
+    /// an `Array4` with global indices (`a[i, j, k, n]`, assignable; `to_xp()` in F order)
+    /// for memory the CPU reaches, a DLPack `Tensor` for device memory.
     /// `np.from_dlpack(mf.array(mfi))[n, k, j, i]` is component `n` at `fabbox.lo + (i, j, k)`.
-    fn array(&self, mfi: &PyMfi) -> PyResult<Tensor> {
+    fn array(&self, py: Python<'_>, mfi: &PyMfi) -> PyResult<Py<PyAny>> {
         let l = mfi.0.local_index();
         if l >= either!(self, m => m.local_size()) {
             return Err(PyIndexError::new_err("MFIter item of another MultiFab"));
         }
-        Ok(match &self.store {
-            Store::Host(m) => {
-                // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays
-                // and while this MultiFab's methods run, and no Rust reference into the
-                // tensor is kept.
-                let t = unsafe { m.to_dlpack_box_detached(l, Ghosts::Include) };
-                Tensor::new(Imported::Versioned(t))
-            }
+        let begin = either!(self, m => m.fabbox(m.global_index(l)).small_end());
+        let t = match &self.store {
+            // SAFETY: as in `tensors`: Python holds the GIL while it uses the arrays
+            // and while this MultiFab's methods run, and no Rust reference into the
+            // tensor is kept.
+            Store::Host(m) => Tensor::new(Imported::Versioned(unsafe {
+                m.to_dlpack_box_detached(l, Ghosts::Include)
+            })),
             // SAFETY: as above.
             Store::Arena(m) => Tensor::on(
                 Imported::Versioned(unsafe { m.to_dlpack_box_detached(l, Ghosts::Include) }),
                 m.arena(),
             ),
-        })
+        };
+        if !t.inner.view().device().is_host_accessible() {
+            return Ok(Bound::new(py, t)?.into_any().unbind());
+        }
+        let a = PyArray4::from_imported(t.inner, begin)?;
+        Ok(Bound::new(py, a)?.into_any().unbind())
     }
 
-    /// One array per local box (NumPy here), zero-copy, shape `(ncomp, nz, ny, nx)`, or
-    /// `(nx, ny, nz, ncomp)` with `order="F"`.
-    #[pyo3(signature = (ghosts=false, copy=false, order="C"))]
+    /// One array per local box, as pyAMReX: the whole fab with its ghost cells, zero-copy,
+    /// shape `(nx, ny, nz, ncomp)` (`order="F"`, the default) or `(ncomp, nz, ny, nx)`
+    /// (`order="C"`); NumPy for host memory, CuPy/dpnp for device memory. `ghosts=False`
+    /// (not in pyAMReX) gives the valid cells only.
+    #[pyo3(signature = (copy=false, order="F", *, ghosts=true))]
     fn to_xp<'py>(
         &self,
         py: Python<'py>,
-        ghosts: bool,
         copy: bool,
         order: &str,
+        ghosts: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.tensors(ghosts_of(ghosts))
             .into_iter()
@@ -353,15 +375,16 @@ impl PyMultiFab {
             .collect()
     }
 
-    /// NumPy arrays of every local box: zero-copy for host memory; device memory needs
-    /// `copy=True` (a host copy), else `BufferError`.
-    #[pyo3(signature = (ghosts=false, copy=false, order="C"))]
+    /// NumPy arrays of every local box, as `to_xp`: ghost cells included, `order="F"`
+    /// by default; zero-copy for host memory; device memory needs `copy=True` (a host
+    /// copy), else `BufferError`.
+    #[pyo3(signature = (copy=false, order="F", *, ghosts=true))]
     fn to_numpy<'py>(
         &self,
         py: Python<'py>,
-        ghosts: bool,
         copy: bool,
         order: &str,
+        ghosts: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         self.tensors(ghosts_of(ghosts))
             .into_iter()
@@ -369,6 +392,25 @@ impl PyMultiFab {
                 let obj = Bound::new(py, t)?;
                 let src = obj.get().export()?;
                 crate::dlpack::import::to_numpy(obj.as_any(), &src, Sharing::copy_if(copy), order)
+            })
+            .collect()
+    }
+
+    /// CuPy arrays of every local box, as `to_xp` (pyAMReX `to_cupy`): an `ImportError`
+    /// without CuPy, CuPy's own error for host memory.
+    #[pyo3(signature = (copy=false, order="F", *, ghosts=true))]
+    fn to_cupy<'py>(
+        &self,
+        py: Python<'py>,
+        copy: bool,
+        order: &str,
+        ghosts: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.tensors(ghosts_of(ghosts))
+            .into_iter()
+            .map(|t| {
+                let obj = Bound::new(py, t)?;
+                crate::dlpack::import::to_cupy(obj.as_any(), Sharing::copy_if(copy), order)
             })
             .collect()
     }
@@ -423,35 +465,128 @@ impl PyMultiFab {
     }
 }
 
-/// `MultiFab.f(value, comp=0, ncomp=None, ngrow=None)`: a scalar applied to components
-/// `comp..comp+ncomp` over `ngrow` ghost cells, checked by `nc` and `ng`.
+/// The part of a MultiFab an element-wise operation covers: pyAMReX's positional forms
+/// `(nghost)`, `(comp, num_comp)` and `(comp, num_comp, nghost)` in `args`, or this
+/// module's keywords.
+struct Part {
+    comp: usize,
+    nc: usize,
+    ng: IntVect,
+}
+
+/// How an operation reads a lone positional argument and no arguments at all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `set_val(v)`: every component over the whole fab, ghost cells included (AMReX's
+    /// `FabArray::setVal(val)`); a lone positional argument is refused (pyAMReX has no
+    /// `set_val(val, nghost)`).
+    SetVal,
+    /// `plus(v, nghost=0)`, `negate(nghost=0)`: a lone positional is the ghost width.
+    Nghost,
+}
+
+impl PyMultiFab {
+    fn part(
+        &self,
+        name: &str,
+        form: Form,
+        args: &Bound<'_, PyTuple>,
+        comp: Option<usize>,
+        ncomp: Option<usize>,
+        ngrow: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Part> {
+        let keywords = comp.is_some() || ncomp.is_some() || ngrow.is_some();
+        let clash = || {
+            PyTypeError::new_err(format!(
+                "MultiFab.{name}: give the components and ghost cells either positionally \
+                 (pyAMReX's form) or as comp=/ncomp=/ngrow= keywords, not both"
+            ))
+        };
+        let (comp, ncomp, ngrow): (Option<usize>, Option<usize>, Option<Bound<'_, PyAny>>) =
+            match args.len() {
+                0 => (comp, ncomp, ngrow.cloned()),
+                1 if form == Form::Nghost => {
+                    if keywords {
+                        return Err(clash());
+                    }
+                    (None, None, Some(args.get_item(0)?))
+                }
+                2 | 3 => {
+                    if keywords {
+                        return Err(clash());
+                    }
+                    let ng = if args.len() == 3 {
+                        Some(args.get_item(2)?)
+                    } else {
+                        None
+                    };
+                    (
+                        Some(args.get_item(0)?.extract()?),
+                        Some(args.get_item(1)?.extract()?),
+                        ng,
+                    )
+                }
+                n => {
+                    return Err(PyTypeError::new_err(format!(
+                        "MultiFab.{name}: takes {} positional arguments after the value, got {n}",
+                        if form == Form::Nghost {
+                            "(nghost), (comp, num_comp) or (comp, num_comp, nghost)"
+                        } else {
+                            "(comp, num_comp) or (comp, num_comp, nghost)"
+                        }
+                    )));
+                }
+            };
+        if form == Form::SetVal && args.is_empty() && !keywords {
+            let ng = either!(self, m => m.n_grow());
+            return Ok(Part {
+                comp: 0,
+                nc: self.ncomp_(),
+                ng,
+            });
+        }
+        let comp = comp.unwrap_or(0);
+        let nc = self.nc(comp, ncomp)?;
+        let ng = self.ng(ngrow.as_ref())?;
+        Ok(Part { comp, nc, ng })
+    }
+}
+
+/// `MultiFab.f(value, *args, comp=None, ncomp=None, ngrow=None)`: a scalar applied to
+/// components `comp..comp+ncomp` over `ngrow` ghost cells, with pyAMReX's positional forms
+/// (see [`PyMultiFab::part`]).
 macro_rules! scalar_ops {
-    ($($(#[doc = $doc:literal])+ $name:ident => $method:ident;)+) => {
+    ($($(#[doc = $doc:literal])+ $name:ident => $method:ident, $form:expr;)+) => {
         #[pymethods]
         impl PyMultiFab {$(
             $(#[doc = $doc])+
-            #[pyo3(signature = (value, comp=0, ncomp=None, ngrow=None))]
+            #[pyo3(signature = (value, *args, comp=None, ncomp=None, ngrow=None))]
             fn $name(
                 &mut self,
                 value: f64,
-                comp: usize,
+                args: &Bound<'_, PyTuple>,
+                comp: Option<usize>,
                 ncomp: Option<usize>,
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
-                let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-                either_mut!(self, m => m.$method(value, comp..comp + nc, ng)).map_err(fab_err)
+                let p = self.part(stringify!($name), $form, args, comp, ncomp, ngrow)?;
+                either_mut!(self, m => m.$method(value, p.comp..p.comp + p.nc, p.ng))
+                    .map_err(fab_err)
             }
         )+}
     };
 }
 
 scalar_ops! {
-    /// Sets components `comp..comp+ncomp` to `value` over `ngrow` ghost cells.
-    set_val => set_val;
-    /// Adds `value`.
-    plus => plus;
-    /// Multiplies by `value`.
-    mult => mult;
+    /// `set_val(v)` sets every component of every fab, ghost cells included (pyAMReX,
+    /// AMReX's `setVal(val)`); `set_val(v, comp, num_comp, nghost=0)` or the keywords
+    /// `comp=`, `ncomp=`, `ngrow=` (default 0) set a part.
+    set_val => set_val, Form::SetVal;
+    /// Adds `value`: `plus(v, nghost=0)` to every component, `plus(v, comp, num_comp,
+    /// nghost=0)` to a range (pyAMReX's forms), or the keywords `comp=`, `ncomp=`, `ngrow=`.
+    plus => plus, Form::Nghost;
+    /// Multiplies by `value`, with the forms of `plus`.
+    mult => mult, Form::Nghost;
 }
 
 /// `MultiFab.f(comp=0, ngrow=None) -> float`: a reduction of one component.
@@ -484,19 +619,20 @@ reductions! {
     norm2;
 }
 
-/// Static two-MultiFab operations `MultiFab.f(dst, [a,] src, scomp, dcomp, nc, ng=None)`,
-/// each the FabArray method `$method` on either memory; `(a)` after the name adds the
-/// scalar `a: float`. Operations without a device kernel refuse device memory in the
-/// library ([`FabError::NoKernel`], raised as `NotImplementedError`).
+/// Two-MultiFab operations `dst.f([a,] src, scomp, dcomp, nc, ng=None)`, each the
+/// FabArray method `$method` on either memory; `(a)` after the name adds the scalar
+/// `a: float`. Instance methods as in pyAMReX since 2025, so the static form of the older
+/// bindings and of AMReX's C++, `MultiFab.f(dst, [a,] src, ...)`, is the same call.
+/// Operations without a device kernel refuse device memory in the library
+/// ([`FabError::NoKernel`], raised as `NotImplementedError`).
 macro_rules! binary_ops {
     ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $method:ident;)+) => {
         #[pymethods]
         impl PyMultiFab {$(
             $(#[doc = $doc])+
-            #[staticmethod]
-            #[pyo3(signature = (dst, $($a,)? src, scomp, dcomp, nc, ng=None))]
+            #[pyo3(signature = ($($a,)? src, scomp, dcomp, nc, ng=None))]
             fn $name(
-                mut dst: PyRefMut<'_, Self>,
+                mut slf: PyRefMut<'_, Self>,
                 $($a: f64,)?
                 src: PyRef<'_, Self>,
                 scomp: usize,
@@ -504,10 +640,10 @@ macro_rules! binary_ops {
                 nc: usize,
                 ng: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
-                let ng = dst.ng(ng)?;
+                let ng = slf.ng(ng)?;
                 let comps = dcomp..dcomp.saturating_add(nc);
                 pair!(
-                    &mut dst.store,
+                    &mut slf.store,
                     &src.store,
                     stringify!($name),
                     (d, s) => d.$method($($a,)? s, scomp, comps, ng)
@@ -519,20 +655,93 @@ macro_rules! binary_ops {
 }
 
 binary_ops! {
-    /// `dst[dcomp..] = src[scomp..]` (AMReX `MultiFab.Copy`).
-    copy => copy_from;
-    /// `dst[dcomp..] += src[scomp..]`.
+    /// `self[dcomp..] = src[scomp..]` (AMReX `MultiFab::Copy`; pyAMReX `copymf`).
+    copymf => copy_from;
+    /// `self[dcomp..] += src[scomp..]`.
     add => add;
-    /// `dst[dcomp..] -= src[scomp..]`.
+    /// `self[dcomp..] -= src[scomp..]`.
     subtract => subtract;
-    /// `dst[dcomp..] *= src[scomp..]`.
+    /// `self[dcomp..] *= src[scomp..]`.
     multiply => multiply;
-    /// `dst[dcomp..] /= src[scomp..]`.
+    /// `self[dcomp..] /= src[scomp..]`.
     divide => divide;
-    /// `dst[dcomp..] += a * src[scomp..]` (AMReX `MultiFab.Saxpy`).
+    /// `self[dcomp..] += a * src[scomp..]` (AMReX `MultiFab::Saxpy`).
     saxpy(a) => saxpy;
-    /// `dst[dcomp..] = src[scomp..] + a * dst[dcomp..]` (AMReX `MultiFab.Xpay`).
+    /// `self[dcomp..] = src[scomp..] + a * self[dcomp..]` (AMReX `MultiFab::Xpay`).
     xpay(a) => xpay;
+}
+
+impl PyMultiFab {
+    /// A new MultiFab of the same layout and memory with every value (ghost cells
+    /// included) copied.
+    fn deep_copy(&self) -> PyResult<Self> {
+        let store = match &self.store {
+            Store::Host(m) => {
+                let mut c =
+                    MultiFab::new(m.box_array(), m.distribution_map(), m.ncomp(), m.n_grow());
+                c.copy_from(m, 0, 0..m.ncomp(), m.n_grow())
+                    .map_err(fab_err)?;
+                Store::Host(c)
+            }
+            Store::Arena(m) => {
+                let mut c = FabArray::try_new_in(
+                    m.box_array(),
+                    m.distribution_map(),
+                    m.ncomp(),
+                    m.n_grow(),
+                    m.arena().clone(),
+                )
+                .map_err(arena_err)?;
+                c.copy_from(m, 0, 0..m.ncomp(), m.n_grow())
+                    .map_err(fab_err)?;
+                Store::Arena(c)
+            }
+        };
+        Ok(Self { store })
+    }
+}
+
+#[pymethods]
+impl PyMultiFab {
+    /// `mf.copy()`: a deep copy (same layout, same memory, ghost cells included), as
+    /// pyAMReX's `MultiFab.copy()`. `dst.copy(src, scomp, dcomp, nc, ng=None)` (or
+    /// `MultiFab.copy(dst, src, ...)`, AMReX's `MultiFab::Copy`) copies components of `src`
+    /// into this MultiFab and returns `None`.
+    #[pyo3(signature = (src=None, scomp=None, dcomp=None, nc=None, ng=None))]
+    fn copy(
+        slf: PyRefMut<'_, Self>,
+        src: Option<PyRef<'_, Self>>,
+        scomp: Option<usize>,
+        dcomp: Option<usize>,
+        nc: Option<usize>,
+        ng: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Self>> {
+        match (src, scomp, dcomp, nc) {
+            (None, None, None, None) if ng.is_none() => slf.deep_copy().map(Some),
+            (Some(src), Some(scomp), Some(dcomp), Some(nc)) => {
+                Self::copymf(slf, src, scomp, dcomp, nc, ng).map(|()| None)
+            }
+            _ => Err(PyTypeError::new_err(
+                "MultiFab.copy() takes no arguments (a deep copy) or (src, scomp, dcomp, nc, \
+                 ng=None) (copy components of src into this MultiFab)",
+            )),
+        }
+    }
+}
+
+/// `amrex_rs.copy_mfab(dst, src, srccomp, dstcomp, numcomp, nghost)`: pyAMReX's function
+/// form of `MultiFab::Copy`.
+#[pyfunction]
+#[pyo3(signature = (dst, src, srccomp, dstcomp, numcomp, nghost))]
+fn copy_mfab(
+    dst: PyRefMut<'_, PyMultiFab>,
+    src: PyRef<'_, PyMultiFab>,
+    srccomp: usize,
+    dstcomp: usize,
+    numcomp: usize,
+    nghost: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    PyMultiFab::copymf(dst, src, srccomp, dstcomp, numcomp, Some(nghost))
 }
 
 /// `ValueError` for two MultiFabs in different kinds of memory.
@@ -570,37 +779,41 @@ impl PyMultiFab {
         either_mut!(self, m => m.abs(comp..comp + nc, ng)).map_err(fab_err)
     }
 
-    /// `x = -x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
-    #[pyo3(signature = (comp=0, ncomp=None, ngrow=None))]
+    /// `x = -x`: `negate(nghost=0)` on every component, `negate(comp, num_comp,
+    /// nghost=0)` on a range (pyAMReX's forms), or the keywords `comp=`, `ncomp=`, `ngrow=`.
+    #[pyo3(signature = (*args, comp=None, ncomp=None, ngrow=None))]
     fn negate(
         &mut self,
-        comp: usize,
+        args: &Bound<'_, PyTuple>,
+        comp: Option<usize>,
         ncomp: Option<usize>,
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        either_mut!(self, m => m.negate(comp..comp + nc, ng)).map_err(fab_err)
+        let p = self.part("negate", Form::Nghost, args, comp, ncomp, ngrow)?;
+        either_mut!(self, m => m.negate(p.comp..p.comp + p.nc, p.ng)).map_err(fab_err)
     }
 
-    /// `x = numerator / x` on components `comp..comp+ncomp` over `ngrow` ghost cells.
-    #[pyo3(signature = (numerator, comp=0, ncomp=None, ngrow=None))]
+    /// `x = numerator / x`: `invert(numerator, nghost)` on every component,
+    /// `invert(numerator, comp, num_comp, nghost=0)` on a range (pyAMReX's forms), or the
+    /// keywords `comp=`, `ncomp=`, `ngrow=`.
+    #[pyo3(signature = (numerator, *args, comp=None, ncomp=None, ngrow=None))]
     fn invert(
         &mut self,
         numerator: f64,
-        comp: usize,
+        args: &Bound<'_, PyTuple>,
+        comp: Option<usize>,
         ncomp: Option<usize>,
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        either_mut!(self, m => m.invert(numerator, comp..comp + nc, ng)).map_err(fab_err)
+        let p = self.part("invert", Form::Nghost, args, comp, ncomp, ngrow)?;
+        either_mut!(self, m => m.invert(numerator, p.comp..p.comp + p.nc, p.ng)).map_err(fab_err)
     }
 
     /// `dst[dcomp..] = a * x[xcomp..] + b * y[ycomp..]` (AMReX `MultiFab.LinComb`).
-    #[staticmethod]
-    #[pyo3(signature = (dst, a, x, xcomp, b, y, ycomp, dcomp, nc, ng=None))]
+    #[pyo3(signature = (a, x, xcomp, b, y, ycomp, dcomp, nc, ng=None))]
     #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
     fn lin_comb(
-        mut dst: PyRefMut<'_, Self>,
+        mut slf: PyRefMut<'_, Self>,
         a: f64,
         x: PyRef<'_, Self>,
         xcomp: usize,
@@ -611,20 +824,19 @@ impl PyMultiFab {
         nc: usize,
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let ng = dst.ng(ng)?;
+        let ng = slf.ng(ng)?;
         let (x, y) = (x.host()?, y.host()?);
-        dst.host_mut()?
+        slf.host_mut()?
             .lin_comb(a, x, xcomp, b, y, ycomp, dcomp..dcomp + nc, ng)
             .map_err(fab_err)?;
         Ok(())
     }
 
     /// `dst[dcomp..] += s1[comp1..] * s2[comp2..]` (AMReX `MultiFab.AddProduct`).
-    #[staticmethod]
-    #[pyo3(signature = (dst, s1, comp1, s2, comp2, dcomp, nc, ng=None))]
+    #[pyo3(signature = (s1, comp1, s2, comp2, dcomp, nc, ng=None))]
     #[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
     fn add_product(
-        mut dst: PyRefMut<'_, Self>,
+        mut slf: PyRefMut<'_, Self>,
         s1: PyRef<'_, Self>,
         comp1: usize,
         s2: PyRef<'_, Self>,
@@ -633,9 +845,9 @@ impl PyMultiFab {
         nc: usize,
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let ng = dst.ng(ng)?;
+        let ng = slf.ng(ng)?;
         let (s1, s2) = (s1.host()?, s2.host()?);
-        dst.host_mut()?
+        slf.host_mut()?
             .add_product(s1, comp1, s2, comp2, dcomp..dcomp + nc, ng)
             .map_err(fab_err)?;
         Ok(())
@@ -711,19 +923,18 @@ impl PyMultiFab {
 
     /// Swaps `dst[dcomp..dcomp+nc]` and `src[scomp..scomp+nc]` over `ng` ghost cells
     /// (AMReX `MultiFab.Swap`; two different MultiFabs of the same layout).
-    #[staticmethod]
-    #[pyo3(signature = (dst, src, scomp, dcomp, nc, ng=None))]
+    #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
     fn swap(
-        mut dst: PyRefMut<'_, Self>,
+        mut slf: PyRefMut<'_, Self>,
         mut src: PyRefMut<'_, Self>,
         scomp: usize,
         dcomp: usize,
         nc: usize,
         ng: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let ng = dst.ng(ng)?;
+        let ng = slf.ng(ng)?;
         let src = src.host_mut()?;
-        dst.host_mut()?
+        slf.host_mut()?
             .swap(src, scomp, dcomp..dcomp.saturating_add(nc), ng)
             .map_err(fab_err)
     }
@@ -742,5 +953,6 @@ impl PyMultiFab {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyMultiFab>()
+    m.add_class::<PyMultiFab>()?;
+    m.add_function(wrap_pyfunction!(copy_mfab, m)?)
 }

@@ -101,8 +101,8 @@ impl PyBCRec {
         match (lo, hi, bc_domain) {
             (None, None, None) => Ok(Self(BCRec::uniform(BCType::IntDir))),
             (Some(bx), Some(domain), Some(bc)) => Ok(set_bc(
-                bx.cast::<PyBox>()?.get(),
-                domain.cast::<PyBox>()?.get(),
+                &bx.cast::<PyBox>()?.borrow(),
+                &domain.cast::<PyBox>()?.borrow(),
                 bc,
             )),
             (Some(lo), Some(hi), None) => {

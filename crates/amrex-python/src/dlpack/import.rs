@@ -111,18 +111,40 @@ pub(crate) fn to_xp<'py>(
     if name == "numpy" {
         return to_numpy(obj, src, sharing, order);
     }
-    let xp = import_xp(obj.py(), name)?;
+    from_module(&import_xp(obj.py(), name)?, obj, sharing, order)
+}
+
+/// `to_cupy(copy, order)`: a CuPy array of the memory (CuPy's own error for memory it
+/// cannot see, an `ImportError` without CuPy), as pyAMReX's `to_cupy`.
+pub(crate) fn to_cupy<'py>(
+    obj: &Bound<'py, PyAny>,
+    sharing: Sharing,
+    order: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    from_module(&import_xp(obj.py(), "cupy")?, obj, sharing, order)
+}
+
+/// `xp.from_dlpack(obj)`, copied for `Sharing::Copy`, transposed for `order="F"`.
+fn from_module<'py>(
+    xp: &Bound<'py, PyModule>,
+    obj: &Bound<'py, PyAny>,
+    sharing: Sharing,
+    order: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let reverse = match order {
+        "C" | "c" => false,
+        "F" | "f" => true,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "order must be 'F' or 'C', got {order:?}"
+            )));
+        }
+    };
     let mut arr = xp.call_method1("from_dlpack", (obj,))?;
     if sharing == Sharing::Copy {
         arr = arr.call_method0("copy")?;
     }
-    match order {
-        "C" | "c" => Ok(arr),
-        "F" | "f" => arr.getattr("T"),
-        _ => Err(PyValueError::new_err(format!(
-            "order must be 'F' or 'C', got {order:?}"
-        ))),
-    }
+    if reverse { arr.getattr("T") } else { Ok(arr) }
 }
 
 /// The `stream` a consumer on our kernels' stream passes to a producer on `device`:
