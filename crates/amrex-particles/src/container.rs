@@ -522,6 +522,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let own_map = MeshMap::new(&self.levels[own_level.min(self.levels.len() - 1)].geom);
         let n = data.len();
         let mut out = Vec::new();
+        // One level and a real tile: a particle whose cell is in the tile box stays.
+        let fast = single && own != PENDING;
         for i in 0..n {
             let mut push = |c: u32| {
                 if c != own {
@@ -533,6 +535,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 continue;
             }
             let mut p = data.pos(i);
+            // The common case first: inside the domain (so finite, nothing to wrap) and
+            // still in this tile.
+            let inside = (0..SPACEDIM).all(|d| r2f(p[d]) >= plo[d] && r2f(p[d]) < rhi[d]);
+            if inside {
+                if fast
+                    && let Some(cell) = cell_of(&own_map, p)
+                    && tb.contains(cell)
+                {
+                    continue;
+                }
+                push(self.locate_code(p));
+                continue;
+            }
             if !p.iter().all(|x| x.is_finite()) {
                 return Err((i, p));
             }
@@ -554,8 +569,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 push(OUTSIDE);
                 continue;
             }
-            if single
-                && own != PENDING
+            if fast
                 && let Some(cell) = cell_of(&own_map, p)
                 && tb.contains(cell)
             {
