@@ -585,61 +585,18 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let n = a.pos[0].len();
         let names = ["y positions", "z positions"];
         for d in 1..SPACEDIM {
-            if a.pos[d].len() != n {
-                return Err(ErrorKind::LengthMismatch {
-                    what: String::from(names[d - 1]),
-                    expected: n,
-                    found: a.pos[d].len(),
-                }
-                .into());
-            }
+            check_len(|| String::from(names[d - 1]), n, a.pos[d].len())?;
         }
-        let (nr, ni) = (self.template.num_reals(), self.template.num_ints());
-        if a.reals.len() != nr {
-            return Err(ErrorKind::ComponentCount {
-                what: "real",
-                expected: nr,
-                found: a.reals.len(),
-            }
-            .into());
-        }
-        if a.ints.len() != ni {
-            return Err(ErrorKind::ComponentCount {
-                what: "int",
-                expected: ni,
-                found: a.ints.len(),
-            }
-            .into());
-        }
+        check_count("real", self.template.num_reals(), a.reals.len())?;
+        check_count("int", self.template.num_ints(), a.ints.len())?;
         for (c, r) in a.reals.iter().enumerate() {
-            if r.len() != n {
-                return Err(ErrorKind::LengthMismatch {
-                    what: alloc::format!("real component {c}"),
-                    expected: n,
-                    found: r.len(),
-                }
-                .into());
-            }
+            check_len(|| alloc::format!("real component {c}"), n, r.len())?;
         }
         for (c, r) in a.ints.iter().enumerate() {
-            if r.len() != n {
-                return Err(ErrorKind::LengthMismatch {
-                    what: alloc::format!("int component {c}"),
-                    expected: n,
-                    found: r.len(),
-                }
-                .into());
-            }
+            check_len(|| alloc::format!("int component {c}"), n, r.len())?;
         }
         if let Some(ids) = a.ids {
-            if ids.len() != n {
-                return Err(ErrorKind::LengthMismatch {
-                    what: String::from("ids"),
-                    expected: n,
-                    found: ids.len(),
-                }
-                .into());
-            }
+            check_len(|| String::from("ids"), n, ids.len())?;
             if let Some(&id) = ids
                 .iter()
                 .find(|id| id.unsigned_abs() > idcpu::MAX_ID as u64)
@@ -708,19 +665,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// [`ErrorKind::ComponentCount`] for a tile with other components,
     /// [`ErrorKind::NonFinitePosition`]; nothing is added then.
     pub fn add_tile(&mut self, mut t: T) -> Result<AddReport> {
-        if t.num_reals() != self.template.num_reals() || t.num_ints() != self.template.num_ints() {
-            let (what, expected, found) = if t.num_reals() != self.template.num_reals() {
-                ("real", self.template.num_reals(), t.num_reals())
-            } else {
-                ("int", self.template.num_ints(), t.num_ints())
-            };
-            return Err(ErrorKind::ComponentCount {
-                what,
-                expected,
-                found,
-            }
-            .into());
-        }
+        check_count("real", self.template.num_reals(), t.num_reals())?;
+        check_count("int", self.template.num_ints(), t.num_ints())?;
         for i in 0..t.len() {
             let p = t.pos(i);
             if !p.iter().all(|x| x.is_finite()) {
@@ -855,23 +801,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     }
 
     fn check_comp_values(&self, reals: &[ParticleReal], ints: &[i32]) -> Result<()> {
-        if reals.len() != self.template.num_reals() {
-            return Err(ErrorKind::ComponentCount {
-                what: "real",
-                expected: self.template.num_reals(),
-                found: reals.len(),
-            }
-            .into());
-        }
-        if ints.len() != self.template.num_ints() {
-            return Err(ErrorKind::ComponentCount {
-                what: "int",
-                expected: self.template.num_ints(),
-                found: ints.len(),
-            }
-            .into());
-        }
-        Ok(())
+        check_count("real", self.template.num_reals(), reals.len())?;
+        check_count("int", self.template.num_ints(), ints.len())
     }
 
     /// Particles on this rank (all levels, held ones included), valid or not.
@@ -1196,6 +1127,34 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             .comm
             .all_reduce_u64(rep.removed_outside as u64, ReduceOp::Sum);
         Ok(rep)
+    }
+}
+
+/// `ComponentCount` unless `found == expected`.
+pub(crate) fn check_count(what: &'static str, expected: usize, found: usize) -> Result<()> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(ErrorKind::ComponentCount {
+            what,
+            expected,
+            found,
+        }
+        .into())
+    }
+}
+
+/// `LengthMismatch` (naming the array `what()`) unless `found == expected`.
+fn check_len(what: impl FnOnce() -> String, expected: usize, found: usize) -> Result<()> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(ErrorKind::LengthMismatch {
+            what: what(),
+            expected,
+            found,
+        }
+        .into())
     }
 }
 

@@ -37,7 +37,7 @@
 //! `particles.particles_nfiles = -1`); rank 0 writes the headers. Reading works on any
 //! number of ranks and any grids: each rank reads a share of the grids and
 //! `redistribute` puts the particles where they belong.
-use crate::container::ParticleContainer;
+use crate::container::{ParticleContainer, check_count};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::tile::{ParticleTile, is_valid, r2f};
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
@@ -190,22 +190,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         real_names: &[&str],
         int_names: &[&str],
     ) -> Result<()> {
-        if real_names.len() != self.num_real_comps() {
-            return Err(ErrorKind::ComponentCount {
-                what: "real name",
-                expected: self.num_real_comps(),
-                found: real_names.len(),
-            }
-            .into());
-        }
-        if int_names.len() != self.num_int_comps() {
-            return Err(ErrorKind::ComponentCount {
-                what: "int name",
-                expected: self.num_int_comps(),
-                found: int_names.len(),
-            }
-            .into());
-        }
+        check_count("real name", self.num_real_comps(), real_names.len())?;
+        check_count("int name", self.num_int_comps(), int_names.len())?;
         let comm = self.communicator();
         let (me, root) = (comm.rank(), 0);
         let pdir = dir.as_ref().join(name);
