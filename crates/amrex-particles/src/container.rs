@@ -945,6 +945,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     }
 
     /// Raises this rank's next id to at least `v`.
+    #[cfg(feature = "std")]
     pub(crate) fn raise_next_id(&mut self, v: i64) {
         self.next_id = self.next_id.max(v);
     }
