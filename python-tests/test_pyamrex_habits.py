@@ -345,3 +345,106 @@ def test_arenas_on_a_cpu_build(boxarr, distmap):
     mf = amr.MultiFab(boxarr, distmap, 1, 0, arena=amr.The_Pinned_Arena())
     mf.set_val(1.0)
     assert mf.sum(0) == 64**3
+
+
+# --- element types: iMultiFab, float32, IArrayBox ------------------------------------------
+
+@pytest.fixture(params=list(itertools.product([1, 3], [0, 1])))
+def imfab(boxarr, distmap, request):
+    # pyAMReX tests/conftest.py::imfab
+    ncomp, nghost = request.param
+    mf = amr.iMultiFab(boxarr, distmap, ncomp, nghost)
+    mf.set_val(0, 0, ncomp)
+    return mf
+
+
+def test_imfab_loop(imfab):
+    # pyAMReX tests/test_imultifab.py::test_imfab_loop
+    ngv = imfab.n_grow_vect
+    for mfi in imfab:
+        bx = mfi.tilebox().grow(ngv)
+        marr = imfab.array(mfi)
+        assert isinstance(marr, amr.Array4_int)
+        marr_xp = marr.to_xp()
+        assert marr_xp.dtype == np.int32
+        marr_xp[()] = 10
+
+        def iv2s(iv, comp):
+            return tuple(iv) + (comp,)
+
+        for n in range(imfab.num_comp):
+            assert marr_xp[0, 0, 0, n] == 10
+            assert marr_xp[-1, -1, -1, n] == marr_xp[iv2s(bx.big_end - bx.small_end, n)]
+        marr[bx.small_end] = 7
+        assert marr_xp[0, 0, 0, 0] == 7
+
+
+def test_imfab_simple(imfab):
+    # pyAMReX tests/test_imultifab.py::test_imfab_simple
+    for i in range(imfab.num_comp):
+        imfab.set_val(-10 * (i + 1), i, 1)
+    imfab.abs(0, imfab.num_comp)
+    for i in range(imfab.num_comp):
+        assert imfab.max(i) == (10 * (i + 1))
+        assert imfab.min(i) == (10 * (i + 1))
+    imfab.plus(20, 0, imfab.num_comp)
+    imfab.mult(10, 0, imfab.num_comp)
+    imfab.negate(0, imfab.num_comp)
+    for i in range(imfab.num_comp):
+        assert imfab.max(i) == -10 * (20 + (10 * (i + 1)))
+    assert len(imfab) == 8
+
+
+def test_imfab_copy_and_numpy(imfab):
+    # pyAMReX tests/test_imultifab.py::test_imfab_copy and test_imfab_numpy
+    imfab.set_val(42)
+    new_imfab = imfab.copy()
+    imfab.set_val(0)
+    for i in range(imfab.num_comp):
+        assert new_imfab.max(i) == 42 and new_imfab.min(i, new_imfab.n_grow_vect) == 42
+    for field in imfab.to_xp():
+        field[()] = 42
+    assert imfab.sum(0) == 42 * 64**3
+    with pytest.raises(TypeError):
+        imfab.set_val(1.5)  # an int MultiFab refuses a float instead of truncating it
+
+
+def test_float32_multifab_and_fabs(boxarr, distmap):
+    mf = amr.MultiFab_float(boxarr, distmap, 2, 1)
+    mf.set_val(1.5)
+    assert mf.to_numpy()[0].dtype == np.float32 and mf.min(1, 1) == 1.5
+    other = mf.copy()
+    mf.divide(other, 0, 0, 2, 1)
+    assert mf.max(0, 1) == 1.0
+    for mfi in mf:
+        assert isinstance(mf.array(mfi), amr.Array4_float)
+    bx = amr.Box((-1, 0, 2), (4, 3, 5))
+    for cls, value, dtype in [(amr.IArrayBox, 3, np.int32), (amr.FArrayBox_float, 0.25, np.float32)]:
+        fab = cls(bx, 2)
+        fab.set_val(value)
+        a = fab.array()
+        assert a[bx.small_end] == value and a[(4, 3, 5, 1)] == value
+        a[-1, 0, 2, 1] = 2 * value
+        f = fab.to_numpy()
+        assert f.dtype == dtype and f.shape == (6, 4, 4, 2) and f[0, 0, 0, 1] == 2 * value
+        assert fab.get(-1, 0, 2, 1) == 2 * value and fab.max(1) == 2 * value
+        with pytest.raises(NotImplementedError, match="whole fab"):
+            fab.set_val(value, amr.Box((0, 0, 2), (1, 1, 3)))
+
+
+def test_aos_pop_back():
+    # pyAMReX tests/test_aos.py::test_aos_push_pop: pop_back removes the last particle
+    aos = amr.ArrayOfStructs_2_1()
+    for i in range(3):
+        aos.push_back([i, 0.0, 0.0], [1.5, 2.2], i + 1, 0, [3])
+    aos.pop_back()
+    assert aos.size() == aos.num_particles() == 2 and aos.get(1)["id"] == 2
+    # with neighbours AMReX keeps the neighbour count and drops a real particle: refused
+    aos.set_num_neighbors(5)
+    with pytest.raises(NotImplementedError, match="neighbour"):
+        aos.pop_back()
+    aos.set_num_neighbors(0)
+    aos.pop_back()
+    aos.pop_back()
+    with pytest.raises(IndexError):
+        aos.pop_back()

@@ -83,6 +83,7 @@ macro_rules! pair {
 }
 
 mod subscript;
+mod typed;
 
 /// The Python keyword `ghosts=` (a bool, as in pyAMReX).
 fn ghosts_of(ghosts: bool) -> Ghosts {
@@ -495,61 +496,86 @@ impl PyMultiFab {
         ncomp: Option<usize>,
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Part> {
-        let keywords = comp.is_some() || ncomp.is_some() || ngrow.is_some();
-        let clash = || {
-            PyTypeError::new_err(format!(
-                "MultiFab.{name}: give the components and ghost cells either positionally \
-                 (pyAMReX's form) or as comp=/ncomp=/ngrow= keywords, not both"
-            ))
-        };
-        let (comp, ncomp, ngrow): (Option<usize>, Option<usize>, Option<Bound<'_, PyAny>>) =
-            match args.len() {
-                0 => (comp, ncomp, ngrow.cloned()),
-                1 if form == Form::Nghost => {
-                    if keywords {
-                        return Err(clash());
-                    }
-                    (None, None, Some(args.get_item(0)?))
-                }
-                2 | 3 => {
-                    if keywords {
-                        return Err(clash());
-                    }
-                    let ng = if args.len() == 3 {
-                        Some(args.get_item(2)?)
-                    } else {
-                        None
-                    };
-                    (
-                        Some(args.get_item(0)?.extract()?),
-                        Some(args.get_item(1)?.extract()?),
-                        ng,
-                    )
-                }
-                n => {
-                    return Err(PyTypeError::new_err(format!(
-                        "MultiFab.{name}: takes {} positional arguments after the value, got {n}",
-                        if form == Form::Nghost {
-                            "(nghost), (comp, num_comp) or (comp, num_comp, nghost)"
-                        } else {
-                            "(comp, num_comp) or (comp, num_comp, nghost)"
-                        }
-                    )));
-                }
-            };
-        if form == Form::SetVal && args.is_empty() && !keywords {
-            let ng = either!(self, m => m.n_grow());
-            return Ok(Part {
-                comp: 0,
-                nc: self.ncomp_(),
-                ng,
-            });
-        }
-        let comp = comp.unwrap_or(0);
-        let nc = self.nc(comp, ncomp)?;
-        let ng = self.ng(ngrow.as_ref())?;
-        Ok(Part { comp, nc, ng })
+        either!(self, m => part_of(m, "MultiFab", name, form, args, comp, ncomp, ngrow))
     }
+}
+
+/// The [`Part`] of `m` that `cls.name(value, *args, comp=, ncomp=, ngrow=)` covers.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the Python call's pieces, passed through"
+)]
+fn part_of<T: amrex_multifab::Element, A: Arena>(
+    m: &FabArray<T, A>,
+    cls: &str,
+    name: &str,
+    form: Form,
+    args: &Bound<'_, PyTuple>,
+    comp: Option<usize>,
+    ncomp: Option<usize>,
+    ngrow: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Part> {
+    let keywords = comp.is_some() || ncomp.is_some() || ngrow.is_some();
+    let clash = || {
+        PyTypeError::new_err(format!(
+            "{cls}.{name}: give the components and ghost cells either positionally \
+             (pyAMReX's form) or as comp=/ncomp=/ngrow= keywords, not both"
+        ))
+    };
+    let (comp, ncomp, ngrow): (Option<usize>, Option<usize>, Option<Bound<'_, PyAny>>) =
+        match args.len() {
+            0 => (comp, ncomp, ngrow.cloned()),
+            1 if form == Form::Nghost => {
+                if keywords {
+                    return Err(clash());
+                }
+                (None, None, Some(args.get_item(0)?))
+            }
+            2 | 3 => {
+                if keywords {
+                    return Err(clash());
+                }
+                let ng = if args.len() == 3 {
+                    Some(args.get_item(2)?)
+                } else {
+                    None
+                };
+                (
+                    Some(args.get_item(0)?.extract()?),
+                    Some(args.get_item(1)?.extract()?),
+                    ng,
+                )
+            }
+            n => {
+                return Err(PyTypeError::new_err(format!(
+                    "{cls}.{name}: takes {} positional arguments after the value, got {n}",
+                    if form == Form::Nghost {
+                        "(nghost), (comp, num_comp) or (comp, num_comp, nghost)"
+                    } else {
+                        "(comp, num_comp) or (comp, num_comp, nghost)"
+                    }
+                )));
+            }
+        };
+    if form == Form::SetVal && args.is_empty() && !keywords {
+        return Ok(Part {
+            comp: 0,
+            nc: m.ncomp(),
+            ng: m.n_grow(),
+        });
+    }
+    let comp = comp.unwrap_or(0);
+    let nc = ncomp.unwrap_or(m.ncomp().saturating_sub(comp));
+    check_comps(m.ncomp(), comp, nc)?;
+    let ng = match ngrow {
+        None => IntVect::ZERO,
+        Some(n) => {
+            let ng = int_vect_of(&n)?;
+            m.check_ghost_width(ng).map_err(fab_err)?;
+            ng
+        }
+    };
+    Ok(Part { comp, nc, ng })
 }
 
 /// `MultiFab.f(value, *args, comp=None, ncomp=None, ngrow=None)`: a scalar applied to
@@ -953,6 +979,7 @@ impl PyMultiFab {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    typed::register(m)?;
     m.add_class::<PyMultiFab>()?;
     m.add_function(wrap_pyfunction!(copy_mfab, m)?)
 }

@@ -269,6 +269,30 @@ impl PyAos {
         on!(Aos, &self.aos, a => a.len())
     }
 
+    /// Removes the last particle (AMReX `pop_back`: the size shrinks, the memory stays);
+    /// `IndexError` when empty, `BufferError` while views of the particles live. With
+    /// neighbour particles AMReX drops the last neighbour slot but keeps the neighbour
+    /// count (one real particle fewer); that is refused (`NotImplementedError`) rather than
+    /// done differently.
+    fn pop_back(&mut self) -> PyResult<()> {
+        self.exports.check_resizable()?;
+        let n = self.size();
+        if n == 0 {
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "pop_back on an empty ArrayOfStructs",
+            ));
+        }
+        let nn = on!(Aos, &self.aos, a => a.num_neighbors());
+        if nn > 0 {
+            return Err(pyo3::exceptions::PyNotImplementedError::new_err(format!(
+                "pop_back with {nn} neighbour particles: AMReX would drop the last neighbour \
+                 slot and keep the neighbour count; call set_num_neighbors(0) first"
+            )));
+        }
+        on!(Aos, &mut self.aos, a => a.truncate(n - 1));
+        Ok(())
+    }
+
     fn __len__(&self) -> usize {
         self.size()
     }
