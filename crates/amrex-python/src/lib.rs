@@ -36,6 +36,7 @@ mod error;
 mod geometry;
 mod indexing;
 mod mfiter;
+mod particle_container;
 mod multifab;
 mod particles;
 mod plotfile;
@@ -70,6 +71,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     basefab::register(m)?;
     array4::register(m)?;
     particles::register(m)?;
+    particle_container::register(m)?;
     plotfile::register(m)?;
     amr::register(m)?;
     runtime::register(m)?;

@@ -1,0 +1,517 @@
+//! `ParticleContainer` (pyAMReX's name): pure struct-of-arrays particles tied to the grids
+//! of a `Geometry`, `BoxArray` and `DistributionMapping` (`amrex-particles` with
+//! `SoaTile<3, 0>` tiles: the position, then the named real and int components added at
+//! construction). Tiles hand out their components as zero-copy DLPack views; the
+//! container refuses to add or move particles (`BufferError`) while any view is alive.
+use crate::amr::geometry::PyGeometry;
+use crate::box_array::PyBoxArray;
+use crate::distribution::PyDistributionMapping;
+use crate::dlpack::common::Export;
+use crate::dlpack::export::ExportCount;
+use crate::views::SharedView;
+use amrex_array4::Access;
+use amrex_dlpack_core::DlpackElement;
+use amrex_particles::{
+    ErrorKind, ParticleArrays, ParticleContainer, ParticleContainerError, ParticleTile, SoaTile,
+    idcpu,
+};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+type Pc = ParticleContainer<SoaTile<3, 0>>;
+
+/// A refused particle operation as a Python exception: a tile or level that does not
+/// exist is an `IndexError`, everything else a `ValueError` with the library's message.
+fn pc_err(e: ParticleContainerError) -> PyErr {
+    match e.kind() {
+        ErrorKind::NoSuchTile { .. } | ErrorKind::NoSuchLevel { .. } => {
+            PyIndexError::new_err(e.to_string())
+        }
+        _ => PyValueError::new_err(e.to_string()),
+    }
+}
+
+/// The values of a 1-D array of dtype `dtype` (NumPy name), copied. A NumPy (or any
+/// `dtype`-carrying) array of another dtype is a `TypeError` naming both; a list is
+/// converted.
+fn values<T: DlpackElement + Copy>(
+    x: &Bound<'_, PyAny>,
+    dtype: &str,
+    what: &str,
+) -> PyResult<Vec<T>> {
+    let py = x.py();
+    if let Ok(dt) = x.getattr("dtype") {
+        let got = dt.str()?.to_string();
+        if got != dtype {
+            return Err(PyTypeError::new_err(format!(
+                "{what}: expected {dtype}, got {got}"
+            )));
+        }
+    }
+    let np = py.import("numpy")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("dtype", dtype)?;
+    let arr = np.call_method("ascontiguousarray", (x,), Some(&kwargs))?;
+    let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
+    if shape.len() != 1 {
+        return Err(PyValueError::new_err(format!(
+            "{what}: expected a 1-D array, got shape {shape:?}"
+        )));
+    }
+    let t = crate::dlpack::import::import(&arr)?;
+    let typed = t
+        .view()
+        .typed::<T>()
+        .map_err(crate::dlpack::common::dlpack_err)?;
+    Ok(typed
+        .as_slice()
+        .ok_or_else(|| PyValueError::new_err(format!("{what}: not compact")))?
+        .to_vec())
+}
+
+/// One column per name in `names` (zeros where `given` has none), from the arrays that
+/// `given` maps names to; an unknown name is a `ValueError`.
+fn columns<T: DlpackElement + Copy + Default>(
+    given: Option<&Bound<'_, PyDict>>,
+    names: &[String],
+    kind: &str,
+    dtype: &str,
+    n: usize,
+) -> PyResult<Vec<Vec<T>>> {
+    let mut cols = vec![vec![T::default(); n]; names.len()];
+    for (k, v) in given.iter().flat_map(|d| d.iter()) {
+        let name: String = k.extract()?;
+        let c = names.iter().position(|s| *s == name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "no {kind} component {name:?} (the container has {names:?})"
+            ))
+        })?;
+        cols[c] = values::<T>(&v, dtype, &name)?;
+    }
+    Ok(cols)
+}
+
+/// Pure-SoA particles on the grids of one level (pyAMReX's `ParticleContainer_...PureSoA`).
+#[pyclass(module = "amrex_rs", name = "ParticleContainer")]
+pub(crate) struct PyParticleContainer {
+    pc: Pc,
+    real_names: Vec<String>,
+    int_names: Vec<String>,
+    exports: ExportCount,
+}
+
+impl core::fmt::Debug for PyParticleContainer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ParticleContainer")
+            .field("real_comps", &self.real_names)
+            .field("int_comps", &self.int_names)
+            .finish()
+    }
+}
+
+fn report(py: Python<'_>, pairs: &[(&str, u64)]) -> PyResult<Py<PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in pairs {
+        d.set_item(k, v)?;
+    }
+    Ok(d.unbind())
+}
+
+#[pymethods]
+impl PyParticleContainer {
+    /// `ParticleContainer(geom, ba, dm, real_comps=[], int_comps=[])`: particles with a
+    /// position and the named real (float64) and int (int32) components.
+    #[new]
+    #[pyo3(signature = (geom, ba, dm, real_comps = Vec::new(), int_comps = Vec::new()))]
+    fn new(
+        geom: &PyGeometry,
+        ba: &PyBoxArray,
+        dm: &PyDistributionMapping,
+        real_comps: Vec<String>,
+        int_comps: Vec<String>,
+    ) -> PyResult<Self> {
+        let pc = Pc::new_hierarchy(
+            &[geom.0],
+            core::slice::from_ref(&ba.0),
+            core::slice::from_ref(&dm.0),
+            SoaTile::new(real_comps.len(), int_comps.len()),
+        )
+        .map_err(pc_err)?;
+        Ok(Self {
+            pc,
+            real_names: real_comps,
+            int_names: int_comps,
+            exports: ExportCount::default(),
+        })
+    }
+
+    /// Names of the real components: `x`, `y`, `z`, then those given.
+    #[getter]
+    fn real_comp_names(&self) -> Vec<String> {
+        ["x", "y", "z"]
+            .into_iter()
+            .map(String::from)
+            .chain(self.real_names.iter().cloned())
+            .collect()
+    }
+
+    /// Names of the int components.
+    #[getter]
+    fn int_comp_names(&self) -> Vec<String> {
+        self.int_names.clone()
+    }
+
+    /// Adds particles in one call: `x`, `y`, `z` (float64 arrays of one length),
+    /// `reals`/`ints` map component names to float64/int32 arrays (missing ones are
+    /// zero), `ids` (int64; default: fresh ids). Returns a dict: `added`, `placed`,
+    /// `pending` (held until `redistribute`), `outside_domain`. Nothing is added on an
+    /// error: `TypeError` for a wrong dtype, `ValueError` for arrays of different lengths,
+    /// an unknown component name or a NaN/infinite position.
+    #[pyo3(signature = (x, y, z, reals = None, ints = None, ids = None))]
+    #[expect(clippy::too_many_arguments, reason = "pyAMReX's keyword arguments")]
+    fn add_particles(
+        &mut self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        z: &Bound<'_, PyAny>,
+        reals: Option<&Bound<'_, PyDict>>,
+        ints: Option<&Bound<'_, PyDict>>,
+        ids: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyDict>> {
+        self.exports.check_resizable()?;
+        let (x, y, z) = (
+            values::<f64>(x, "float64", "x")?,
+            values::<f64>(y, "float64", "y")?,
+            values::<f64>(z, "float64", "z")?,
+        );
+        let n = x.len();
+        let rv = columns::<f64>(reals, &self.real_names, "real", "float64", n)?;
+        let iv = columns::<i32>(ints, &self.int_names, "int", "int32", n)?;
+        let ids = ids.map(|v| values::<i64>(v, "int64", "ids")).transpose()?;
+        let rs: Vec<&[f64]> = rv.iter().map(Vec::as_slice).collect();
+        let is: Vec<&[i32]> = iv.iter().map(Vec::as_slice).collect();
+        let mut a = ParticleArrays::new(&x, &y, &z)
+            .with_reals(&rs)
+            .with_ints(&is);
+        if let Some(ids) = &ids {
+            a = a.with_ids(ids);
+        }
+        let r = self.pc.add_particles(&a).map_err(pc_err)?;
+        report(
+            py,
+            &[
+                ("added", r.added as u64),
+                ("placed", r.placed as u64),
+                ("pending", r.pending as u64),
+                ("outside_domain", r.outside_domain as u64),
+            ],
+        )
+    }
+
+    /// `n` particles uniformly in the domain, the same for a `seed` on any rank count
+    /// (AMReX `InitRandom`); components zero. Then `redistribute`.
+    fn init_random(&mut self, py: Python<'_>, n: u64, seed: u64) -> PyResult<Py<PyDict>> {
+        self.exports.check_resizable()?;
+        let reals = vec![0.0; self.real_names.len()];
+        let ints = vec![0; self.int_names.len()];
+        let r = self
+            .pc
+            .init_random(n, seed, &reals, &ints)
+            .map_err(pc_err)?;
+        redistribute_report(py, &r)
+    }
+
+    /// Puts every particle in the tile that holds it (AMReX `Redistribute`): wraps
+    /// periodic positions, removes invalid ids and particles outside a non-periodic
+    /// side. Returns a dict of counts (`kept`, `moved_local`, `sent`, `received`,
+    /// `removed_invalid`, `removed_outside`, `removed_outside_global`).
+    fn redistribute(&mut self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        self.exports.check_resizable()?;
+        let r = self.pc.redistribute().map_err(pc_err)?;
+        redistribute_report(py, &r)
+    }
+
+    /// Particles at level `lev` (pyAMReX `number_of_particles_at_level`).
+    #[pyo3(signature = (lev, only_valid = true, only_local = false))]
+    fn number_of_particles_at_level(
+        &self,
+        lev: usize,
+        only_valid: bool,
+        only_local: bool,
+    ) -> PyResult<u64> {
+        self.pc.level(lev).map_err(pc_err)?;
+        Ok(self
+            .pc
+            .number_of_particles_at_level(lev, only_valid, only_local))
+    }
+
+    /// Particles on all levels (pyAMReX `total_number_of_particles`).
+    #[pyo3(signature = (only_valid = true, only_local = false))]
+    fn total_number_of_particles(&self, only_valid: bool, only_local: bool) -> u64 {
+        (0..self.pc.num_levels())
+            .map(|l| {
+                self.pc
+                    .number_of_particles_at_level(l, only_valid, only_local)
+            })
+            .sum()
+    }
+
+    /// The local tiles of level `lev` (pyAMReX's `ParIter`).
+    #[pyo3(signature = (lev = 0))]
+    fn tiles(slf: &Bound<'_, Self>, lev: usize) -> PyResult<Vec<PyParticleTile>> {
+        let this = slf.borrow();
+        this.pc.level(lev).map_err(pc_err)?;
+        Ok(this
+            .pc
+            .tiles(lev)
+            .map(|t| PyParticleTile {
+                owner: slf.clone().unbind(),
+                level: lev,
+                grid: t.grid,
+                tile: t.tile,
+            })
+            .collect())
+    }
+
+    /// Tile `(grid, tile)` of level `lev`; `IndexError` if it does not exist on this rank.
+    #[pyo3(signature = (lev, grid, tile = 0))]
+    fn tile(
+        slf: &Bound<'_, Self>,
+        lev: usize,
+        grid: usize,
+        tile: usize,
+    ) -> PyResult<PyParticleTile> {
+        slf.borrow().pc.tile(lev, grid, tile).map_err(pc_err)?;
+        Ok(PyParticleTile {
+            owner: slf.clone().unbind(),
+            level: lev,
+            grid,
+            tile,
+        })
+    }
+
+    /// Every local particle as columns (`x`, `y`, `z`, real and int components, `id`,
+    /// `cpu`): a `pandas.DataFrame` when pandas is installed, else a dict of NumPy arrays
+    /// (copies).
+    fn to_df(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut cols: Vec<(String, Vec<f64>)> = self
+            .real_comp_names()
+            .into_iter()
+            .map(|n| (n, Vec::new()))
+            .collect();
+        let mut icols: Vec<(String, Vec<i64>)> = self
+            .int_names
+            .iter()
+            .cloned()
+            .chain(["id".into(), "cpu".into()])
+            .map(|n| (n, Vec::new()))
+            .collect();
+        let ni = self.int_names.len();
+        for lev in 0..self.pc.num_levels() {
+            for t in self.pc.tiles(lev) {
+                let d = t.data;
+                for i in 0..d.len() {
+                    let p = d.pos(i);
+                    for k in 0..3 {
+                        cols[k].1.push(p[k]);
+                    }
+                    for c in 0..d.num_reals() {
+                        cols[3 + c].1.push(d.real(i, c));
+                    }
+                    for (c, col) in icols.iter_mut().take(ni).enumerate() {
+                        col.1.push(i64::from(d.int(i, c)));
+                    }
+                    let w = d.idcpu(i);
+                    icols[ni].1.push(idcpu::id(w));
+                    icols[ni + 1].1.push(i64::from(idcpu::cpu(w)));
+                }
+            }
+        }
+        let np = py.import("numpy")?;
+        let d = PyDict::new(py);
+        for (n, v) in cols {
+            d.set_item(n, np.call_method1("array", (v,))?)?;
+        }
+        for (n, v) in icols {
+            d.set_item(n, np.call_method1("array", (v,))?)?;
+        }
+        match py.import("pandas") {
+            Ok(pd) => Ok(pd.call_method1("DataFrame", (d,))?.unbind()),
+            Err(_) => Ok(d.into_any().unbind()),
+        }
+    }
+
+    /// Writes the particles as `dir/name/` in AMReX's particle plotfile format (the
+    /// names of the real components after the position and of the int components).
+    #[pyo3(signature = (dir, name = "particles"))]
+    fn write_plotfile(&self, dir: &str, name: &str) -> PyResult<()> {
+        let r: Vec<&str> = self.real_names.iter().map(String::as_str).collect();
+        let i: Vec<&str> = self.int_names.iter().map(String::as_str).collect();
+        self.pc.write_plotfile(dir, name, &r, &i).map_err(pc_err)
+    }
+
+    /// Reads `dir/name/` (AMReX `Restart`) and redistributes; returns how many were read.
+    #[pyo3(signature = (dir, name = "particles"))]
+    fn read_plotfile(&mut self, dir: &str, name: &str) -> PyResult<u64> {
+        self.exports.check_resizable()?;
+        self.pc.read_plotfile(dir, name).map_err(pc_err)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ParticleContainer({} local particles, real {:?}, int {:?})",
+            self.pc.num_local_particles(),
+            self.real_comp_names(),
+            self.int_names
+        )
+    }
+}
+
+fn redistribute_report(
+    py: Python<'_>,
+    r: &amrex_particles::RedistributeReport,
+) -> PyResult<Py<PyDict>> {
+    report(
+        py,
+        &[
+            ("kept", r.kept as u64),
+            ("moved_local", r.moved_local as u64),
+            ("sent", r.sent as u64),
+            ("received", r.received as u64),
+            ("removed_invalid", r.removed_invalid as u64),
+            ("removed_outside", r.removed_outside as u64),
+            ("removed_outside_global", r.removed_outside_global),
+        ],
+    )
+}
+
+/// One local tile of a `ParticleContainer`: its components as zero-copy DLPack views.
+#[pyclass(module = "amrex_rs", name = "ParticleTile", frozen)]
+#[derive(Debug)]
+pub(crate) struct PyParticleTile {
+    owner: Py<PyParticleContainer>,
+    level: usize,
+    grid: usize,
+    tile: usize,
+}
+
+impl PyParticleTile {
+    /// A writable view of component `which` (`Err` names the component).
+    fn view(&self, py: Python<'_>, which: Comp) -> PyResult<SharedView> {
+        let c = self.owner.bind(py);
+        let this = c.borrow();
+        let t = this
+            .pc
+            .tile(self.level, self.grid, self.tile)
+            .map_err(pc_err)?;
+        let soa = t.struct_of_arrays();
+        let e: Export<'static> = match which {
+            Comp::Real(i) => {
+                let v = soa.real(i);
+                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
+            }
+            Comp::Int(i) => {
+                let v = soa.int(i);
+                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
+            }
+            Comp::IdCpu => {
+                let v = soa.idcpu();
+                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
+            }
+        };
+        // SAFETY: the component vector lives in the container `c`; the container refuses
+        // every operation that could reallocate or move it (`add_particles`,
+        // `redistribute`, `init_random`, `read_plotfile` check the export count) while the
+        // view, which holds one count, lives.
+        Ok(unsafe { SharedView::new(c.as_any(), e, Some(&this.exports)) })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Comp {
+    Real(usize),
+    Int(usize),
+    IdCpu,
+}
+
+#[pymethods]
+impl PyParticleTile {
+    /// The level.
+    #[getter]
+    fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The grid index (AMReX `pti.index()`).
+    #[getter]
+    fn grid(&self) -> usize {
+        self.grid
+    }
+
+    /// The tile index within the grid (AMReX `pti.LocalTileIndex()`).
+    #[getter]
+    fn tile(&self) -> usize {
+        self.tile
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        let c = self.owner.bind(py).borrow();
+        Ok(c.pc
+            .tile(self.level, self.grid, self.tile)
+            .map_err(pc_err)?
+            .len())
+    }
+
+    /// Zero-copy view of real component `name` (`x`, `y`, `z` or a name given to the
+    /// container), float64.
+    fn real(&self, py: Python<'_>, name: &str) -> PyResult<SharedView> {
+        let names = self.owner.bind(py).borrow().real_comp_names();
+        let i = names.iter().position(|n| n == name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "no real component {name:?} (the container has {names:?})"
+            ))
+        })?;
+        self.view(py, Comp::Real(i))
+    }
+
+    /// Zero-copy view of int component `name`, int32.
+    fn int(&self, py: Python<'_>, name: &str) -> PyResult<SharedView> {
+        let names = self.owner.bind(py).borrow().int_names.clone();
+        let i = names.iter().position(|n| n == name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "no int component {name:?} (the container has {names:?})"
+            ))
+        })?;
+        self.view(py, Comp::Int(i))
+    }
+
+    /// Zero-copy view of the packed id/cpu words, uint64.
+    fn idcpu(&self, py: Python<'_>) -> PyResult<SharedView> {
+        self.view(py, Comp::IdCpu)
+    }
+
+    /// Every component as a zero-copy view, by name (`idcpu` included).
+    fn soa(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        let d = PyDict::new(py);
+        let (rn, inn) = {
+            let c = self.owner.bind(py).borrow();
+            (c.real_comp_names(), c.int_names.clone())
+        };
+        for (i, n) in rn.iter().enumerate() {
+            d.set_item(n, self.view(py, Comp::Real(i))?)?;
+        }
+        for (i, n) in inn.iter().enumerate() {
+            d.set_item(n, self.view(py, Comp::Int(i))?)?;
+        }
+        d.set_item("idcpu", self.view(py, Comp::IdCpu)?)?;
+        Ok(d.unbind())
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyParticleContainer>()?;
+    m.add_class::<PyParticleTile>()?;
+    Ok(())
+}
