@@ -85,7 +85,9 @@ MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-2
 
 # The hostile-input regression suites: the importer and plotfile tests once more in a
 # release build (where integer overflow wraps instead of panicking), then under
-# AddressSanitizer (nightly; its own target directory), then each fuzz target for 60 s.
+# AddressSanitizer (nightly; its own target directory), then each fuzz target for 30 s
+# (the corpus in fuzz/corpus is replayed first, so each run starts from the coverage the
+# seeds reach; longer campaigns: scripts/fuzz.sh TARGET SECONDS).
 HOSTILE_PKGS="-p amrex-dlpack-core -p amrex-array4 -p amrex-basefab -p amrex-podvector -p amrex-smallmatrix -p amrex-multifab -p amrex-plotfile -p amrex"
 HOSTILE_TESTS="--test bad_input --test hostile --test ownership --test dlpack --test plotfile --test hostile_input --test bounded_alloc"
 log "importer and plotfile tests, release build"
@@ -101,8 +103,8 @@ ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 RUSTFLAGS="-Zsanitizer=a
     --release --target x86_64-unknown-linux-gnu $HOSTILE_PKGS \
     --features amrex-dlpack-core/ndarray ${HOSTILE_TESTS/--test bounded_alloc/}
 
-log "fuzz targets, 60 s each (scripts/fuzz.sh)"
-bash scripts/fuzz.sh all 60
+log "fuzz targets, 30 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh all 30
 
 log "Python package, the main example and the Python consumer tests"
 bash scripts/test-python.sh
