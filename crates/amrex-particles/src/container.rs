@@ -658,6 +658,44 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         Ok(self.place(&mut t))
     }
 
+    /// [`add_particles`](Self::add_particles) from ndarray views (feature `ndarray`):
+    /// `pos` of shape `(n, 3)`, `reals` of shape `(n, num_real_comps())` and `ints` of
+    /// shape `(n, num_int_comps())`, any strides (columns are copied out first).
+    ///
+    /// # Errors
+    /// [`ErrorKind::LengthMismatch`] for another `n` or a position array without 3
+    /// columns, [`ErrorKind::ComponentCount`] for another number of columns; then those
+    /// of [`add_particles`](Self::add_particles).
+    #[cfg(feature = "ndarray")]
+    pub fn add_particles_ndarray(
+        &mut self,
+        pos: ndarray::ArrayView2<'_, ParticleReal>,
+        reals: ndarray::ArrayView2<'_, ParticleReal>,
+        ints: ndarray::ArrayView2<'_, i32>,
+    ) -> Result<AddReport> {
+        let n = pos.nrows();
+        check_len(|| String::from("position columns"), SPACEDIM, pos.ncols())?;
+        check_len(|| String::from("reals"), n, reals.nrows())?;
+        check_len(|| String::from("ints"), n, ints.nrows())?;
+        check_count("real", self.template.num_reals(), reals.ncols())?;
+        check_count("int", self.template.num_ints(), ints.ncols())?;
+        let col = |c: ndarray::ArrayView1<'_, ParticleReal>| c.iter().copied().collect::<Vec<_>>();
+        let p: Vec<Vec<ParticleReal>> = pos.columns().into_iter().map(col).collect();
+        let r: Vec<Vec<ParticleReal>> = reals.columns().into_iter().map(col).collect();
+        let i: Vec<Vec<i32>> = ints
+            .columns()
+            .into_iter()
+            .map(|c| c.iter().copied().collect())
+            .collect();
+        let rs: Vec<&[ParticleReal]> = r.iter().map(Vec::as_slice).collect();
+        let is: Vec<&[i32]> = i.iter().map(Vec::as_slice).collect();
+        self.add_particles(
+            &ParticleArrays::new(&p[0], &p[1], &p[2])
+                .with_reals(&rs)
+                .with_ints(&is),
+        )
+    }
+
     /// Adds the particles of a tile (with this container's components), as
     /// [`add_particles`](Self::add_particles) but keeping their id/cpu words.
     ///

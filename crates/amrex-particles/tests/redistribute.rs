@@ -406,3 +406,44 @@ fn finest_level_that_covers_a_particle_owns_it() {
     .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::BadHierarchy(_)), "{e}");
 }
+
+#[cfg(feature = "ndarray")]
+#[test]
+fn add_particles_from_ndarray() {
+    let (g, ba, dm) = unit(true);
+    let mut pc = ParticleContainer::new(g, &ba, &dm, AosTile::<1, 1>::new(0, 0));
+    let pos = ndarray::array![[0.1, 0.2, 0.3], [0.9, 0.8, 0.7]];
+    let reals = ndarray::array![[1.0], [2.0]];
+    let ints = ndarray::array![[5], [6]];
+    let r = pc
+        .add_particles_ndarray(pos.view(), reals.view(), ints.view())
+        .unwrap();
+    assert_eq!((r.added, r.placed), (2, 2));
+    let got = contents(&pc);
+    assert_eq!(got[1].1, [0.9, 0.8, 0.7]);
+    // Transposed (column-major) views work too; a wrong column count is refused.
+    let t = ndarray::array![[0.4, 0.5], [0.4, 0.5], [0.4, 0.5]];
+    pc.add_particles_ndarray(t.t(), reals.view(), ints.view())
+        .unwrap();
+    assert_eq!(pc.num_particles(), 4);
+    let e = pc
+        .add_particles_ndarray(t.view(), reals.view(), ints.view())
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::LengthMismatch { .. }), "{e}");
+    let wide = ndarray::array![[1.0, 2.0], [3.0, 4.0]];
+    let e = pc
+        .add_particles_ndarray(pos.view(), wide.view(), ints.view())
+        .unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ErrorKind::ComponentCount {
+                expected: 1,
+                found: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert_eq!(pc.num_particles(), 4);
+}
