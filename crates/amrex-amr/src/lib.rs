@@ -2,8 +2,10 @@
 //! down onto a coarse one (`AMReX_MultiFabUtil`), interpolating coarse data onto a fine
 //! region (`AMReX_Interpolater`), filling a level from its own states and the coarser
 //! level in time and space ([`fill_patch`], `AMReX_FillPatchUtil`), filling ghost cells
-//! beyond non-periodic domain faces ([`boundary`]: `BCRec`, `FilCC`/`FilND`) and
-//! refluxing at coarse/fine interfaces ([`FluxRegister`]).
+//! beyond non-periodic domain faces ([`boundary`]: `BCRec`, `FilCC`/`FilND`),
+//! refluxing at coarse/fine interfaces ([`FluxRegister`]), and regridding: tags,
+//! Berger–Rigoutsos clustering and AMReX's grid generation ([`AmrMesh`], [`AmrCore`]),
+//! configured by inputs files ([`ParmParse`]).
 //!
 //! | AMReX | here |
 //! |---|---|
@@ -22,6 +24,12 @@
 //! | `FillPatchTwoLevels` | [`fill_patch_two_levels`] |
 //! | `InterpFromCoarseLevel` | [`interp_from_coarse_level`] |
 //! | `FluxRegister` | [`FluxRegister`] |
+//! | `TagBoxArray` | [`TagBoxArray`] |
+//! | `ClusterList` (Berger–Rigoutsos) | [`ClusterList`] |
+//! | `ParmParse` | [`ParmParse`] |
+//! | `AmrInfo`, `AmrMesh` (`MakeBaseGrids`, `checkInput`) | [`AmrInfo`], [`AmrMesh`] |
+//! | `AmrMesh::MakeNewGrids` | [`make_new_grids`] |
+//! | `AmrCore` (`ErrorEst`, `MakeNewLevelFromScratch`, ..., `InitFromScratch`, `regrid`) | [`AmrCore`] |
 //!
 //! The averages take any refinement ratio of at least 1 per direction (an [`IntVect`])
 //! and any fine and coarse BoxArrays and distributions: as in AMReX, the fine BoxArray is
