@@ -220,6 +220,18 @@ struct Toy {
     tag_ghosts: bool,
 }
 
+impl Toy {
+    fn new(mesh: AmrMesh, tag: fn([f64; 3], f64) -> bool) -> Self {
+        Self {
+            mesh,
+            tag,
+            fail: None,
+            made: Vec::new(),
+            tag_ghosts: false,
+        }
+    }
+}
+
 impl AmrCore for Toy {
     fn mesh(&self) -> &AmrMesh {
         &self.mesh
@@ -352,13 +364,10 @@ fn blob(x: [f64; 3], t: f64) -> bool {
 fn regrid_keeps_every_invariant() {
     let mut i = info(2);
     i.blocking_factor = vec![IntVect::splat(4)];
-    let mut toy = Toy {
-        mesh: AmrMesh::new(geom([32, 32, 32], [false; 3]), i).unwrap(),
-        tag: blob,
-        fail: None,
-        made: Vec::new(),
-        tag_ghosts: false,
-    };
+    let mut toy = Toy::new(
+        AmrMesh::new(geom([32, 32, 32], [false; 3]), i).unwrap(),
+        blob,
+    );
     toy.init_from_scratch(0.0).unwrap();
     assert_eq!(toy.mesh.finest_level(), Some(2));
     check_hierarchy(&toy);
@@ -396,11 +405,11 @@ fn periodic_tags_at_the_edge_and_tags_beyond_a_wall() {
     i.blocking_factor = vec![IntVect::splat(4)];
     let corner = |x: [f64; 3], _: f64| x[0] < 0.1 && x[1] < 0.2;
     let mut toy = Toy {
-        mesh: AmrMesh::new(geom([32, 32, 8], [true, false, false]), i.clone()).unwrap(),
-        tag: corner,
-        fail: None,
-        made: Vec::new(),
         tag_ghosts: true,
+        ..Toy::new(
+            AmrMesh::new(geom([32, 32, 8], [true, false, false]), i.clone()).unwrap(),
+            corner,
+        )
     };
     toy.init_from_scratch(0.0).unwrap();
     assert_eq!(toy.mesh.finest_level(), Some(1));
@@ -419,11 +428,11 @@ fn periodic_tags_at_the_edge_and_tags_beyond_a_wall() {
 fn failing_or_panicking_error_est_is_an_error() {
     for how in ["error", "panic"] {
         let mut toy = Toy {
-            mesh: AmrMesh::new(geom([16, 16, 16], [false; 3]), info(1)).unwrap(),
-            tag: blob,
             fail: Some(how),
-            made: Vec::new(),
-            tag_ghosts: false,
+            ..Toy::new(
+                AmrMesh::new(geom([16, 16, 16], [false; 3]), info(1)).unwrap(),
+                blob,
+            )
         };
         let e = toy.init_from_scratch(0.0).unwrap_err();
         match e.kind() {
@@ -447,13 +456,10 @@ fn failing_or_panicking_error_est_is_an_error() {
         assert_eq!(toy.mesh.finest_level(), Some(0));
     }
     // regrid from a level at max_level does nothing; regrid before init is an error.
-    let mut toy = Toy {
-        mesh: AmrMesh::new(geom([16, 16, 16], [false; 3]), info(1)).unwrap(),
-        tag: blob,
-        fail: None,
-        made: Vec::new(),
-        tag_ghosts: false,
-    };
+    let mut toy = Toy::new(
+        AmrMesh::new(geom([16, 16, 16], [false; 3]), info(1)).unwrap(),
+        blob,
+    );
     assert!(toy.regrid(0, 0.0).is_err());
     toy.init_from_scratch(0.0).unwrap();
     toy.regrid(1, 0.0).unwrap();
