@@ -23,6 +23,8 @@ const REMOTE: u32 = u32::MAX;
 
 /// `(index, destination code)` of the particles that leave a tile.
 type Leavers = Vec<(u32, u32)>;
+/// `(code, first, end)` runs of a staging tile, or `(source tile, first, end)` arrivals.
+type Runs = Vec<(u32, u32, u32)>;
 /// The first particle of a tile with a non-finite position: its index and position.
 type BadPosition = (usize, [ParticleReal; SPACEDIM]);
 
@@ -224,6 +226,8 @@ pub struct ParticleContainer<T: ParticleTile> {
     level_code: Vec<u32>,
     comm: Communicator,
     next_id: i64,
+    /// Per local tile, its leavers during `redistribute` (kept for their capacity).
+    staging: Vec<T>,
 }
 
 /// Folds `x` into `[lo, hi_roundoff)` with period `len` (AMReX `enforcePeriodic`, by
@@ -351,6 +355,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             level_code: Vec::new(),
             comm,
             next_id: 1,
+            staging: Vec::new(),
         };
         pc.build_tiles();
         Ok(pc)
@@ -1046,70 +1051,110 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             dest.into_iter().map(|d| d.unwrap_or_default()).collect();
         let pdest: Leavers = pdest.unwrap_or_default();
 
-        // Pass 2: each tile's leavers go straight to their destination tile (or this
-        // rank's buffer for their owner), grouped by destination; then every tile fills
-        // the holes they left from its end, in parallel. Arrivals are appended after a
-        // tile's old particles, so its leavers' indices stay valid until then.
-        let pend = core::mem::replace(&mut self.pending, self.template.new_like());
+        // Pass 2 (tiles in parallel): each tile copies its leavers, ordered by
+        // destination, into its staging tile (kept between calls, so no fresh pages each
+        // step) and fills the holes they leave with its last particles (AMReX's CPU
+        // redistribute does the same): one read of every particle plus the movers.
         let mut rep = RedistributeReport::default();
         let nranks = self.comm.size();
         let me = self.comm.rank();
         let mut send_codes: Vec<Vec<u32>> = vec![Vec::new(); nranks];
         let mut send_recs: Vec<Vec<u8>> = vec![Vec::new(); nranks];
         let ntiles = self.tiles.len();
-        #[expect(
-            clippy::needless_range_loop,
-            reason = "`s` also names the source tile for `pair_mut`, and `ntiles` the held particles"
-        )]
-        for s in 0..=ntiles {
-            let leavers: &Leavers = if s < ntiles { &dest[s] } else { &pdest };
-            if s < ntiles {
-                rep.kept += self.tiles[s].data.len() - leavers.len();
+        let mut staging = core::mem::take(&mut self.staging);
+        staging.truncate(ntiles);
+        staging.resize_with(ntiles, || self.template.new_like());
+        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers, &mut T)> = self
+            .tiles
+            .iter_mut()
+            .zip(dest.iter_mut())
+            .zip(staging.iter_mut())
+            .map(|((t, d), st)| (t, d, st))
+            .collect();
+        let runs: Vec<(usize, Runs)> = par::map_mut(&mut jobs, |(t, d, st)| {
+            let kept = t.data.len() - d.len();
+            st.resize(0);
+            if d.is_empty() {
+                return (kept, Vec::new());
             }
-            if leavers.is_empty() {
-                continue;
+            let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
+            d.sort_unstable_by_key(|&(i, c)| (u64::from(c) << 32) | u64::from(i));
+            let order: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
+            st.append_selected(&t.data, &order);
+            t.data.remove_selected(&leave);
+            // (code, first, end) of each destination's run in the staging tile.
+            let mut runs = Vec::new();
+            let mut a = 0;
+            while a < d.len() {
+                let c = d[a].1;
+                let b = a + d[a..].iter().take_while(|x| x.1 == c).count();
+                runs.push((c, a as u32, b as u32));
+                a = b;
             }
-            let codes: Vec<u32> = leavers.iter().map(|&(_, c)| c).collect();
-            for (code, pos) in group_by_code(&codes) {
-                let idx: Vec<u32> = pos.iter().map(|&p| leavers[p as usize].0).collect();
+            (kept, runs)
+        });
+        drop(jobs);
+        // Route each run (one thread; runs, not particles): removals are counted, movers
+        // for other ranks packed, movers for local tiles listed by destination.
+        let mut incoming: Vec<Runs> = vec![Vec::new(); ntiles];
+        for (s, (kept, runs)) in runs.iter().enumerate() {
+            rep.kept += kept;
+            for &(code, a, b) in runs {
+                let n = (b - a) as usize;
                 match code {
-                    INVALID => rep.removed_invalid += idx.len(),
-                    OUTSIDE => rep.removed_outside += idx.len(),
+                    INVALID => rep.removed_invalid += n,
+                    OUTSIDE => rep.removed_outside += n,
                     _ => {
                         let slot = self.local[code as usize];
                         if slot == REMOTE {
                             let r = self.owner[code as usize] as usize;
-                            rep.sent += idx.len();
-                            send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
-                            let src = if s < ntiles {
-                                &self.tiles[s].data
-                            } else {
-                                &pend
-                            };
-                            src.pack_selected(&idx, &mut send_recs[r]);
+                            rep.sent += n;
+                            send_codes[r].extend(core::iter::repeat_n(code, n));
+                            let idx: Vec<u32> = (a..b).collect();
+                            staging[s].pack_selected(&idx, &mut send_recs[r]);
                         } else {
-                            rep.moved_local += idx.len();
-                            if s < ntiles {
-                                let (src, dst) = pair_mut(&mut self.tiles, s, slot as usize);
-                                dst.data.append_selected(&src.data, &idx);
-                            } else {
-                                self.tiles[slot as usize].data.append_selected(&pend, &idx);
-                            }
+                            rep.moved_local += n;
+                            incoming[slot as usize].push((s as u32, a, b));
                         }
                     }
                 }
             }
         }
-        drop(pend);
-        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers)> =
-            self.tiles.iter_mut().zip(dest.iter_mut()).collect();
-        par::for_each_mut(&mut jobs, |(t, d)| {
-            if !d.is_empty() {
-                let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
-                t.data.remove_selected(&leave);
+        // Destination tiles in parallel append their arrivals from the staging tiles.
+        let st = &staging;
+        let mut jobs: Vec<(&mut TileEntry<T>, &Runs)> =
+            self.tiles.iter_mut().zip(incoming.iter()).collect();
+        par::for_each_mut(&mut jobs, |(t, inc)| {
+            for &(s, a, b) in inc.iter() {
+                let idx: Vec<u32> = (a..b).collect();
+                t.data.append_selected(&st[s as usize], &idx);
             }
         });
         drop(jobs);
+        self.staging = staging;
+        // Held particles (from add_particles or a file; rare): every one leaves.
+        let pend = core::mem::replace(&mut self.pending, self.template.new_like());
+        let codes: Vec<u32> = pdest.iter().map(|&(_, c)| c).collect();
+        for (code, pos) in group_by_code(&codes) {
+            let idx: Vec<u32> = pos.iter().map(|&p| pdest[p as usize].0).collect();
+            match code {
+                INVALID => rep.removed_invalid += idx.len(),
+                OUTSIDE => rep.removed_outside += idx.len(),
+                _ => {
+                    let slot = self.local[code as usize];
+                    if slot == REMOTE {
+                        let r = self.owner[code as usize] as usize;
+                        rep.sent += idx.len();
+                        send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
+                        pend.pack_selected(&idx, &mut send_recs[r]);
+                    } else {
+                        rep.moved_local += idx.len();
+                        self.tiles[slot as usize].data.append_selected(&pend, &idx);
+                    }
+                }
+            }
+        }
+        drop(pend);
 
         // Pass 3: between ranks, counts first, then one message per rank that gets any.
         if nranks > 1 {
@@ -1194,18 +1239,6 @@ fn check_len(what: impl FnOnce() -> String, expected: usize, found: usize) -> Re
             found,
         }
         .into())
-    }
-}
-
-/// `(&v[a], &mut v[b])` for `a != b`.
-fn pair_mut<E>(v: &mut [E], a: usize, b: usize) -> (&E, &mut E) {
-    assert_ne!(a, b, "a particle never leaves for its own tile");
-    if a < b {
-        let (l, r) = v.split_at_mut(b);
-        (&l[a], &mut r[0])
-    } else {
-        let (l, r) = v.split_at_mut(a);
-        (&r[0], &mut l[b])
     }
 }
 
