@@ -80,6 +80,30 @@ pub(crate) struct TileEntry<T> {
     pub(crate) data: T,
 }
 
+impl<T> TileEntry<T> {
+    fn view<'a>(&'a self, levels: &[ParticleLevel]) -> TileRef<'a, T> {
+        TileRef {
+            level: self.level,
+            grid: self.grid,
+            tile: self.tile,
+            tilebox: self.tilebox,
+            validbox: levels[self.level].ba.boxes()[self.grid],
+            data: &self.data,
+        }
+    }
+
+    fn view_mut<'a>(&'a mut self, levels: &[ParticleLevel]) -> TileMut<'a, T> {
+        TileMut {
+            level: self.level,
+            grid: self.grid,
+            tile: self.tile,
+            tilebox: self.tilebox,
+            validbox: levels[self.level].ba.boxes()[self.grid],
+            data: &mut self.data,
+        }
+    }
+}
+
 /// A local tile seen by [`ParticleContainer::tiles`]: AMReX's `ParIter` position.
 #[derive(Debug)]
 pub struct TileRef<'a, T> {
@@ -905,14 +929,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.tiles
             .iter()
             .filter(move |t| t.level == lev)
-            .map(move |t| TileRef {
-                level: t.level,
-                grid: t.grid,
-                tile: t.tile,
-                tilebox: t.tilebox,
-                validbox: levels[t.level].ba.boxes()[t.grid],
-                data: &t.data,
-            })
+            .map(move |t| t.view(levels))
     }
 
     /// The local tiles of level `lev`, mutable.
@@ -921,14 +938,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.tiles
             .iter_mut()
             .filter(move |t| t.level == lev)
-            .map(move |t| TileMut {
-                level: t.level,
-                grid: t.grid,
-                tile: t.tile,
-                tilebox: t.tilebox,
-                validbox: levels[t.level].ba.boxes()[t.grid],
-                data: &mut t.data,
-            })
+            .map(move |t| t.view_mut(levels))
     }
 
     /// Runs `f` on every local tile of level `lev`, in parallel (rayon, with `std`).
@@ -936,14 +946,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let levels = &self.levels;
         par::for_each_mut(&mut self.tiles, |t| {
             if t.level == lev {
-                f(TileMut {
-                    level: t.level,
-                    grid: t.grid,
-                    tile: t.tile,
-                    tilebox: t.tilebox,
-                    validbox: levels[t.level].ba.boxes()[t.grid],
-                    data: &mut t.data,
-                });
+                f(t.view_mut(levels));
             }
         });
     }
