@@ -85,6 +85,66 @@ macro_rules! pair {
 mod subscript;
 mod typed;
 
+/// The ghost width of a new MultiFab of `ba`/`dm`, after checking that the two belong
+/// together and that the width is not negative (the library would panic on either).
+fn checked_layout(
+    ba: &PyBoxArray,
+    dm: &PyDistributionMapping,
+    ngrow: Option<&Bound<'_, PyAny>>,
+) -> PyResult<IntVect> {
+    let ng = ngrow.map_or(Ok(IntVect::ZERO), int_vect_of)?;
+    if dm.0.len() != ba.0.len() {
+        return Err(PyValueError::new_err(
+            "the DistributionMapping was made for another BoxArray",
+        ));
+    }
+    if !ng.all_ge(IntVect::ZERO) {
+        return Err(PyValueError::new_err("ngrow must be non-negative"));
+    }
+    Ok(ng)
+}
+
+/// Which array module `per_box` hands the tensors to.
+#[derive(Clone, Copy, Debug)]
+enum ArrayModule {
+    /// The device's own (`to_xp`).
+    Xp,
+    /// NumPy (`to_numpy`).
+    Numpy,
+    /// CuPy (`to_cupy`).
+    Cupy,
+}
+
+/// One array of `module` per tensor (a MultiFab's `to_xp`/`to_numpy`/`to_cupy`).
+fn per_box<'py>(
+    py: Python<'py>,
+    tensors: Vec<Tensor>,
+    module: ArrayModule,
+    copy: bool,
+    order: &str,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let sharing = Sharing::copy_if(copy);
+    tensors
+        .into_iter()
+        .map(|t| {
+            let obj = Bound::new(py, t)?;
+            let obj = obj.as_any();
+            match module {
+                ArrayModule::Cupy => crate::dlpack::import::to_cupy(obj, sharing, order),
+                ArrayModule::Xp => {
+                    to_xp(obj, &obj.cast::<Tensor>()?.get().export()?, sharing, order)
+                }
+                ArrayModule::Numpy => crate::dlpack::import::to_numpy(
+                    obj,
+                    &obj.cast::<Tensor>()?.get().export()?,
+                    sharing,
+                    order,
+                ),
+            }
+        })
+        .collect()
+}
+
 /// The Python keyword `ghosts=` (a bool, as in pyAMReX).
 fn ghosts_of(ghosts: bool) -> Ghosts {
     if ghosts {
@@ -197,15 +257,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
         arena: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let ng = ngrow.map_or(Ok(IntVect::ZERO), int_vect_of)?;
-        if dm.0.len() != ba.0.len() {
-            return Err(PyValueError::new_err(
-                "the DistributionMapping was made for another BoxArray",
-            ));
-        }
-        if !ng.all_ge(IntVect::ZERO) {
-            return Err(PyValueError::new_err("ngrow must be non-negative"));
-        }
+        let ng = checked_layout(ba, dm, ngrow)?;
         let arena = arena_arg(arena)?;
         if matches!(arena, AnyArena::Host(_)) {
             return Ok(Self::from_multifab(MultiFab::new(&ba.0, &dm.0, ncomp, ng)));
@@ -366,14 +418,13 @@ impl PyMultiFab {
         order: &str,
         ghosts: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.tensors(ghosts_of(ghosts))
-            .into_iter()
-            .map(|t| {
-                let obj = Bound::new(py, t)?;
-                let src = obj.get().export()?;
-                to_xp(obj.as_any(), &src, Sharing::copy_if(copy), order)
-            })
-            .collect()
+        per_box(
+            py,
+            self.tensors(ghosts_of(ghosts)),
+            ArrayModule::Xp,
+            copy,
+            order,
+        )
     }
 
     /// NumPy arrays of every local box, as `to_xp`: ghost cells included, `order="F"`
@@ -387,14 +438,13 @@ impl PyMultiFab {
         order: &str,
         ghosts: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.tensors(ghosts_of(ghosts))
-            .into_iter()
-            .map(|t| {
-                let obj = Bound::new(py, t)?;
-                let src = obj.get().export()?;
-                crate::dlpack::import::to_numpy(obj.as_any(), &src, Sharing::copy_if(copy), order)
-            })
-            .collect()
+        per_box(
+            py,
+            self.tensors(ghosts_of(ghosts)),
+            ArrayModule::Numpy,
+            copy,
+            order,
+        )
     }
 
     /// CuPy arrays of every local box, as `to_xp` (pyAMReX `to_cupy`): an `ImportError`
@@ -407,13 +457,13 @@ impl PyMultiFab {
         order: &str,
         ghosts: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        self.tensors(ghosts_of(ghosts))
-            .into_iter()
-            .map(|t| {
-                let obj = Bound::new(py, t)?;
-                crate::dlpack::import::to_cupy(obj.as_any(), Sharing::copy_if(copy), order)
-            })
-            .collect()
+        per_box(
+            py,
+            self.tensors(ghosts_of(ghosts)),
+            ArrayModule::Cupy,
+            copy,
+            order,
+        )
     }
 
     /// Fills ghost cells from the valid cells of other boxes (and periodic images).

@@ -124,97 +124,62 @@ fn gpu_backend() -> Option<&'static str> {
     }
 }
 
+/// The class attributes of `Config` and its `to_dict()`, from one list.
+macro_rules! config {
+    ($($(#[doc = $doc:literal])+ $name:ident: $t:ty = $v:expr;)+) => {
+        #[pymethods]
+        impl PyConfig {
+            $(
+                $(#[doc = $doc])+
+                #[classattr]
+                fn $name() -> $t {
+                    $v
+                }
+            )+
+
+            /// The build description as a dict (pyAMReX `Config.to_dict()`).
+            #[staticmethod]
+            fn to_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+                let d = PyDict::new(py);
+                $(d.set_item(stringify!($name), Self::$name())?;)+
+                Ok(d)
+            }
+        }
+    };
+}
+
+config! {
+    /// This package's version (pyAMReX: the AMReX library version).
+    amrex_version: &'static str = env!("CARGO_PKG_VERSION");
+    /// `"CUDA"`, `"HIP"`, `"SYCL"` (Level Zero), or `None` without GPU support.
+    gpu_backend: Option<&'static str> = gpu_backend();
+    /// Embedded boundaries: not built.
+    have_eb: bool = false;
+    /// Whether a GPU backend is compiled in (cargo feature `cuda`, `hip` or `level-zero`).
+    have_gpu: bool = gpu_backend().is_some();
+    /// MPI: not in the Python package (one process).
+    have_mpi: bool = false;
+    /// OpenMP: not used (the host loops are serial or Rust threads).
+    have_omp: bool = false;
+    /// Explicit SIMD types: not used.
+    have_simd: bool = false;
+    /// Precision of `MultiFab`/`FArrayBox` (`amrex::Real`): `"DOUBLE"`.
+    precision: &'static str = "DOUBLE";
+    /// Precision of particle reals: `"DOUBLE"`.
+    precision_particles: &'static str = "DOUBLE";
+    /// `amrex::Real` elements in a native SIMD vector (1: no explicit SIMD).
+    simd_size: i32 = 1;
+    /// Number of spatial dimensions: always 3 (1-D and 2-D problems use unit extents).
+    spacedim: i32 = 3;
+}
+
 #[pymethods]
 impl PyConfig {
-    /// This package's version (pyAMReX: the AMReX library version).
-    #[classattr]
-    fn amrex_version() -> &'static str {
-        env!("CARGO_PKG_VERSION")
-    }
-
-    /// Number of spatial dimensions: always 3 (1-D and 2-D problems use unit extents).
-    #[classattr]
-    fn spacedim() -> i32 {
-        3
-    }
-
-    /// Whether a GPU backend is compiled in (cargo feature `cuda`, `hip` or `level-zero`).
-    #[classattr]
-    fn have_gpu() -> bool {
-        gpu_backend().is_some()
-    }
-
-    /// `"CUDA"`, `"HIP"`, `"SYCL"` (Level Zero), or `None` without GPU support.
-    #[classattr]
-    fn gpu_backend() -> Option<&'static str> {
-        gpu_backend()
-    }
-
-    /// MPI: not in the Python package (one process).
-    #[classattr]
-    fn have_mpi() -> bool {
-        false
-    }
-
-    /// OpenMP: not used (the host loops are serial or Rust threads).
-    #[classattr]
-    fn have_omp() -> bool {
-        false
-    }
-
-    /// Embedded boundaries: not built.
-    #[classattr]
-    fn have_eb() -> bool {
-        false
-    }
-
-    /// Explicit SIMD types: not used.
-    #[classattr]
-    fn have_simd() -> bool {
-        false
-    }
-
-    /// `amrex::Real` elements in a native SIMD vector (1: no explicit SIMD).
-    #[classattr]
-    fn simd_size() -> i32 {
-        1
-    }
-
-    /// Precision of `MultiFab`/`FArrayBox` (`amrex::Real`): `"DOUBLE"`.
-    #[classattr]
-    fn precision() -> &'static str {
-        "DOUBLE"
-    }
-
-    /// Precision of particle reals: `"DOUBLE"`.
-    #[classattr]
-    fn precision_particles() -> &'static str {
-        "DOUBLE"
-    }
-
     /// Verbosity level (stored, as pyAMReX's settable `Config.verbose`; nothing here
     /// prints).
     #[classattr]
     fn verbose() -> i32 {
         0
-    }
-
-    /// The build description as a dict (pyAMReX `Config.to_dict()`).
-    #[staticmethod]
-    fn to_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("amrex_version", Self::amrex_version())?;
-        d.set_item("gpu_backend", gpu_backend())?;
-        d.set_item("have_eb", false)?;
-        d.set_item("have_gpu", Self::have_gpu())?;
-        d.set_item("have_mpi", false)?;
-        d.set_item("have_omp", false)?;
-        d.set_item("have_simd", false)?;
-        d.set_item("precision", Self::precision())?;
-        d.set_item("precision_particles", Self::precision_particles())?;
-        d.set_item("simd_size", 1)?;
-        d.set_item("spacedim", 3)?;
-        Ok(d)
     }
 }
 
@@ -508,109 +473,73 @@ impl PyParmParse {
     fn countval(&self, name: &str) -> usize {
         state().table.count_values(&self.key(name))
     }
+}
 
-    /// Value `ival` of `prefix.name` as a bool (`true`/`false`/`t`/`f` or an integer);
-    /// `KeyError` if it is not defined, `ValueError` if it is not a boolean.
-    #[pyo3(signature = (name, ival=0))]
-    fn get_bool<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.get(py, name, Kind::Bool, ival)
-    }
+/// Typed getters `pp.get_T(name, ival=0)`: value `ival` of `prefix.name`, `KeyError` if it
+/// is not defined, `ValueError` (naming key, file and line) if it does not read as `T`.
+macro_rules! getters {
+    ($($(#[doc = $doc:literal])+ $name:ident => $kind:ident;)+) => {
+        #[pymethods]
+        impl PyParmParse {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (name, ival=0))]
+            fn $name<'py>(
+                &self,
+                py: Python<'py>,
+                name: &str,
+                ival: usize,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                self.get(py, name, Kind::$kind, ival)
+            }
+        )+}
+    };
+}
 
-    /// Value `ival` of `prefix.name` as an int; `KeyError` if it is not defined.
-    #[pyo3(signature = (name, ival=0))]
-    fn get_int<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.get(py, name, Kind::Int, ival)
-    }
-
+getters! {
+    /// Value `ival` of `prefix.name` as a bool (`true`/`false`/`t`/`f` or an integer).
+    get_bool => Bool;
+    /// Value `ival` of `prefix.name` as an int.
+    get_int => Int;
     /// Value `ival` of `prefix.name` as a float (Fortran's `1.5d-3` too).
-    #[pyo3(signature = (name, ival=0))]
-    fn get_real<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.get(py, name, Kind::Real, ival)
-    }
-
+    get_real => Real;
     /// Value `ival` of `prefix.name` as a string.
-    #[pyo3(signature = (name, ival=0))]
-    fn get_string<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.get(py, name, Kind::Str, ival)
-    }
+    get_string => Str;
+}
 
-    /// `(found, value)` of an int (pyAMReX `query_int`; 0 when not found).
-    #[pyo3(signature = (name, ival=0))]
-    fn query_int<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
-        self.query_pair(
-            py,
-            name,
-            Kind::Int,
-            ival,
-            0i64.into_pyobject(py)?.into_any(),
-        )
-    }
+/// Typed queries `pp.query_T(name, ival=0) -> (found, value)` (pyAMReX's `query_int`),
+/// with the type's zero (`zero(py)`) as the value when `prefix.name` is not defined.
+macro_rules! queries {
+    ($($(#[doc = $doc:literal])+ $name:ident => $kind:ident, $zero:expr;)+) => {
+        #[pymethods]
+        impl PyParmParse {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (name, ival=0))]
+            fn $name<'py>(
+                &self,
+                py: Python<'py>,
+                name: &str,
+                ival: usize,
+            ) -> PyResult<(bool, Bound<'py, PyAny>)> {
+                let zero: fn(Python<'py>) -> PyResult<Bound<'py, PyAny>> = $zero;
+                self.query_pair(py, name, Kind::$kind, ival, zero(py)?)
+            }
+        )+}
+    };
+}
 
+queries! {
+    /// `(found, value)` of an int (0 when not found).
+    query_int => Int, |py| Ok(0i64.into_pyobject(py)?.into_any());
     /// `(found, value)` of a float (0.0 when not found).
-    #[pyo3(signature = (name, ival=0))]
-    fn query_real<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
-        self.query_pair(
-            py,
-            name,
-            Kind::Real,
-            ival,
-            0f64.into_pyobject(py)?.into_any(),
-        )
-    }
-
+    query_real => Real, |py| Ok(0f64.into_pyobject(py)?.into_any());
     /// `(found, value)` of a bool (False when not found).
-    #[pyo3(signature = (name, ival=0))]
-    fn query_bool<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
-        let zero = PyBool::new(py, false).to_owned().into_any();
-        self.query_pair(py, name, Kind::Bool, ival, zero)
-    }
-
+    query_bool => Bool, |py| Ok(PyBool::new(py, false).to_owned().into_any());
     /// `(found, value)` of a string (`""` when not found).
-    #[pyo3(signature = (name, ival=0))]
-    fn query_string<'py>(
-        &self,
-        py: Python<'py>,
-        name: &str,
-        ival: usize,
-    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
-        self.query_pair(py, name, Kind::Str, ival, PyString::new(py, "").into_any())
-    }
+    query_string => Str, |py| Ok(PyString::new(py, "").into_any());
+}
 
+#[pymethods]
+impl PyParmParse {
     /// `prefix.name` read as the type of `default` (bool, int, float or str), or
     /// `default` when it is not defined (AMReX `query` with a preset value).
     fn query<'py>(

@@ -59,6 +59,18 @@ impl Sharing {
     }
 }
 
+/// Whether `order` asks for the reversed (`"F"`, AMReX's `(i, j, k, n)`) axes rather than
+/// the exporter's own (`"C"`); `ValueError` for anything else.
+fn f_order(order: &str) -> PyResult<bool> {
+    match order {
+        "C" | "c" => Ok(false),
+        "F" | "f" => Ok(true),
+        _ => Err(PyValueError::new_err(format!(
+            "order must be 'F' or 'C', got {order:?}"
+        ))),
+    }
+}
+
 /// `to_numpy(copy, order)` for any exporter: a zero-copy NumPy view (or a copy), with
 /// `order="F"` reversing the axes (AMReX's `(i, j, k, n)` order for fabs).
 pub(crate) fn to_numpy<'py>(
@@ -68,15 +80,7 @@ pub(crate) fn to_numpy<'py>(
     order: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = obj.py();
-    let reverse = match order {
-        "C" | "c" => false,
-        "F" | "f" => true,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "order must be 'F' or 'C', got {order:?}"
-            )));
-        }
-    };
+    let reverse = f_order(order)?;
     let np = py.import("numpy")?;
     let arr = if src.host_accessible {
         let arr = np.call_method1("from_dlpack", (obj,))?;
@@ -131,15 +135,7 @@ fn from_module<'py>(
     sharing: Sharing,
     order: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let reverse = match order {
-        "C" | "c" => false,
-        "F" | "f" => true,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "order must be 'F' or 'C', got {order:?}"
-            )));
-        }
-    };
+    let reverse = f_order(order)?;
     let mut arr = xp.call_method1("from_dlpack", (obj,))?;
     if sharing == Sharing::Copy {
         arr = arr.call_method0("copy")?;

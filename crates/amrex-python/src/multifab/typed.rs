@@ -6,11 +6,11 @@
 //! memory, global indexing (`mf[...]`), plotfiles and the AMR-level operations, which take
 //! `float64` MultiFabs. The fabs `IArrayBox` and `FArrayBox_float` sit here too.
 
-use super::{Form, corners, ghosts_of, part_of};
+use super::{ArrayModule, Form, checked_layout, corners, ghosts_of, part_of, per_box};
 use crate::array4::{PyArray4F32, PyArray4I32};
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
-use crate::dlpack::import::{Sharing, Tensor, to_numpy, to_xp};
+use crate::dlpack::import::{Sharing, Tensor, to_numpy};
 use crate::error::fab_err;
 use crate::geometry::{PyBox, PyIntVect, int_vect_of};
 use crate::mfiter::PyMfi;
@@ -70,15 +70,7 @@ macro_rules! typed_multifab {
                 ncomp: usize,
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<Self> {
-                let ng = ngrow.map_or(Ok(IntVect::ZERO), int_vect_of)?;
-                if dm.0.len() != ba.0.len() {
-                    return Err(PyValueError::new_err(
-                        "the DistributionMapping was made for another BoxArray",
-                    ));
-                }
-                if !ng.all_ge(IntVect::ZERO) {
-                    return Err(PyValueError::new_err("ngrow must be non-negative"));
-                }
+                let ng = checked_layout(ba, dm, ngrow)?;
                 Ok(Self(FabArray::new(&ba.0, &dm.0, ncomp, ng)))
             }
 
@@ -179,14 +171,7 @@ macro_rules! typed_multifab {
                 order: &str,
                 ghosts: bool,
             ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-                self.tensors(ghosts_of(ghosts))
-                    .into_iter()
-                    .map(|t| {
-                        let obj = Bound::new(py, t)?;
-                        let src = obj.get().export()?;
-                        to_xp(obj.as_any(), &src, Sharing::copy_if(copy), order)
-                    })
-                    .collect()
+                per_box(py, self.tensors(ghosts_of(ghosts)), ArrayModule::Xp, copy, order)
             }
 
             /// NumPy arrays of every local box, as `to_xp`.
@@ -198,57 +183,7 @@ macro_rules! typed_multifab {
                 order: &str,
                 ghosts: bool,
             ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-                self.tensors(ghosts_of(ghosts))
-                    .into_iter()
-                    .map(|t| {
-                        let obj = Bound::new(py, t)?;
-                        let src = obj.get().export()?;
-                        to_numpy(obj.as_any(), &src, Sharing::copy_if(copy), order)
-                    })
-                    .collect()
-            }
-
-            /// `set_val(v)`: every component of every fab, ghost cells included;
-            /// `set_val(v, comp, num_comp, nghost=0)`, or the keywords.
-            #[pyo3(signature = (value, *args, comp=None, ncomp=None, ngrow=None))]
-            fn set_val(
-                &mut self,
-                value: $t,
-                args: &Bound<'_, PyTuple>,
-                comp: Option<usize>,
-                ncomp: Option<usize>,
-                ngrow: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let p = part_of(&self.0, $pyname, "set_val", Form::SetVal, args, comp, ncomp, ngrow)?;
-                self.0.set_val(value, p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
-            }
-
-            /// Adds `value`: `plus(v, nghost=0)` or `plus(v, comp, num_comp, nghost=0)`.
-            #[pyo3(signature = (value, *args, comp=None, ncomp=None, ngrow=None))]
-            fn plus(
-                &mut self,
-                value: $t,
-                args: &Bound<'_, PyTuple>,
-                comp: Option<usize>,
-                ncomp: Option<usize>,
-                ngrow: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let p = part_of(&self.0, $pyname, "plus", Form::Nghost, args, comp, ncomp, ngrow)?;
-                self.0.plus(value, p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
-            }
-
-            /// Multiplies by `value`, with the forms of `plus`.
-            #[pyo3(signature = (value, *args, comp=None, ncomp=None, ngrow=None))]
-            fn mult(
-                &mut self,
-                value: $t,
-                args: &Bound<'_, PyTuple>,
-                comp: Option<usize>,
-                ncomp: Option<usize>,
-                ngrow: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let p = part_of(&self.0, $pyname, "mult", Form::Nghost, args, comp, ncomp, ngrow)?;
-                self.0.mult(value, p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
+                per_box(py, self.tensors(ghosts_of(ghosts)), ArrayModule::Numpy, copy, order)
             }
 
             /// `x = -x`: `negate(nghost=0)` or `negate(comp, num_comp, nghost=0)`.
@@ -302,70 +237,6 @@ macro_rules! typed_multifab {
                 self.0.sum(comp..=comp, ng).map_err(fab_err)
             }
 
-            /// `self[dcomp..] = src[scomp..]` over `ng` ghost cells (pyAMReX `copymf`).
-            #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
-            fn copymf(
-                &mut self,
-                src: PyRef<'_, Self>,
-                scomp: usize,
-                dcomp: usize,
-                nc: usize,
-                ng: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let ng = self.ng(ng)?;
-                self.0
-                    .copy_from(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-                    .map_err(fab_err)
-            }
-
-            /// `self[dcomp..] += src[scomp..]` over `ng` ghost cells.
-            #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
-            fn add(
-                &mut self,
-                src: PyRef<'_, Self>,
-                scomp: usize,
-                dcomp: usize,
-                nc: usize,
-                ng: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let ng = self.ng(ng)?;
-                self.0
-                    .add(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-                    .map_err(fab_err)
-            }
-
-            /// `self[dcomp..] -= src[scomp..]` over `ng` ghost cells.
-            #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
-            fn subtract(
-                &mut self,
-                src: PyRef<'_, Self>,
-                scomp: usize,
-                dcomp: usize,
-                nc: usize,
-                ng: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let ng = self.ng(ng)?;
-                self.0
-                    .subtract(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-                    .map_err(fab_err)
-            }
-
-            /// `self[dcomp..] *= src[scomp..]` over `ng` ghost cells.
-            #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
-            fn multiply(
-                &mut self,
-                src: PyRef<'_, Self>,
-                scomp: usize,
-                dcomp: usize,
-                nc: usize,
-                ng: Option<&Bound<'_, PyAny>>,
-            ) -> PyResult<()> {
-                let ng = self.ng(ng)?;
-                self.0
-                    .multiply(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-                    .map_err(fab_err)
-            }
-
             /// A deep copy (same layout, ghost cells included), as pyAMReX's `copy()`.
             fn copy(&self) -> PyResult<Self> {
                 let m = &self.0;
@@ -392,6 +263,75 @@ macro_rules! typed_multifab {
                 )
             }
         }
+
+        typed_scalar_ops! { $ty, $t, $pyname:
+            /// `set_val(v)`: every component of every fab, ghost cells included;
+            /// `set_val(v, comp, num_comp, nghost=0)`, or the keywords.
+            set_val, SetVal;
+            /// Adds `value`: `plus(v, nghost=0)` or `plus(v, comp, num_comp, nghost=0)`.
+            plus, Nghost;
+            /// Multiplies by `value`, with the forms of `plus`.
+            mult, Nghost;
+        }
+
+        typed_binary_ops! { $ty:
+            /// `self[dcomp..] = src[scomp..]` over `ng` ghost cells (pyAMReX `copymf`).
+            copymf => copy_from;
+            /// `self[dcomp..] += src[scomp..]`.
+            add => add;
+            /// `self[dcomp..] -= src[scomp..]`.
+            subtract => subtract;
+            /// `self[dcomp..] *= src[scomp..]`.
+            multiply => multiply;
+        }
+    };
+}
+
+/// Scalar operations `mf.f(value, *args, comp=None, ncomp=None, ngrow=None)` of a typed
+/// MultiFab, with pyAMReX's positional forms (see [`part_of`]).
+macro_rules! typed_scalar_ops {
+    ($ty:ident, $t:ty, $cls:literal: $($(#[doc = $doc:literal])+ $name:ident, $form:ident;)+) => {
+        #[pymethods]
+        impl $ty {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (value, *args, comp=None, ncomp=None, ngrow=None))]
+            fn $name(
+                &mut self,
+                value: $t,
+                args: &Bound<'_, PyTuple>,
+                comp: Option<usize>,
+                ncomp: Option<usize>,
+                ngrow: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                let p = part_of(&self.0, $cls, stringify!($name), Form::$form, args, comp, ncomp, ngrow)?;
+                self.0.$name(value, p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
+            }
+        )+}
+    };
+}
+
+/// Two-FabArray operations `dst.f(src, scomp, dcomp, nc, ng=None)` of a typed MultiFab,
+/// each the FabArray method of the same effect.
+macro_rules! typed_binary_ops {
+    ($ty:ident: $($(#[doc = $doc:literal])+ $name:ident => $method:ident;)+) => {
+        #[pymethods]
+        impl $ty {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
+            fn $name(
+                &mut self,
+                src: PyRef<'_, Self>,
+                scomp: usize,
+                dcomp: usize,
+                nc: usize,
+                ng: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<()> {
+                let ng = self.ng(ng)?;
+                self.0
+                    .$method(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
+                    .map_err(fab_err)
+            }
+        )+}
     };
 }
 
@@ -407,24 +347,10 @@ typed_multifab! {
     PyMultiFabF32, f32, "MultiFab_float", PyArray4F32
 }
 
-#[pymethods]
-impl PyMultiFabF32 {
-    /// `self[dcomp..] /= src[scomp..]` over `ng` ghost cells (`float32` only: integer
-    /// division by zero has no value).
-    #[pyo3(signature = (src, scomp, dcomp, nc, ng=None))]
-    fn divide(
-        &mut self,
-        src: PyRef<'_, Self>,
-        scomp: usize,
-        dcomp: usize,
-        nc: usize,
-        ng: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<()> {
-        let ng = self.ng(ng)?;
-        self.0
-            .divide(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-            .map_err(fab_err)
-    }
+typed_binary_ops! { PyMultiFabF32:
+    /// `self[dcomp..] /= src[scomp..]` (`float32` only: integer division by zero has no
+    /// value).
+    divide => divide;
 }
 
 /// Fabs of other element types, in host memory: `IArrayBox` (`int32`) and
@@ -539,48 +465,6 @@ macro_rules! typed_fab {
                 self.to_numpy(py, copy, order)
             }
 
-            /// Sets components `start_comp..start_comp+num_comps` (all by default).
-            #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-            fn set_val(
-                &mut self,
-                val: $t,
-                r#box: Option<PyRef<'_, PyBox>>,
-                start_comp: usize,
-                num_comps: Option<usize>,
-            ) -> PyResult<()> {
-                self.whole("set_val", r#box)?;
-                let c = self.comps(start_comp, num_comps);
-                self.0.set_val(val, c, IntVect::ZERO).map_err(fab_err)
-            }
-
-            /// Adds `val` to components `start_comp..start_comp+num_comps`.
-            #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-            fn plus(
-                &mut self,
-                val: $t,
-                r#box: Option<PyRef<'_, PyBox>>,
-                start_comp: usize,
-                num_comps: Option<usize>,
-            ) -> PyResult<()> {
-                self.whole("plus", r#box)?;
-                let c = self.comps(start_comp, num_comps);
-                self.0.plus(val, c, IntVect::ZERO).map_err(fab_err)
-            }
-
-            /// Multiplies components `start_comp..start_comp+num_comps` by `val`.
-            #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
-            fn mult(
-                &mut self,
-                val: $t,
-                r#box: Option<PyRef<'_, PyBox>>,
-                start_comp: usize,
-                num_comps: Option<usize>,
-            ) -> PyResult<()> {
-                self.whole("mult", r#box)?;
-                let c = self.comps(start_comp, num_comps);
-                self.0.mult(val, c, IntVect::ZERO).map_err(fab_err)
-            }
-
             /// Sum of component `comp`.
             #[pyo3(signature = (comp=0, r#box=None))]
             fn sum(
@@ -618,6 +502,38 @@ macro_rules! typed_fab {
                 format!("{}({}, ncomp={})", $pyname, self.0.box_of(0), self.0.ncomp())
             }
         }
+
+        fab_scalar_ops! { $ty, $t:
+            /// Sets components `start_comp..start_comp+num_comps` (all by default).
+            set_val;
+            /// Adds `val` to components `start_comp..start_comp+num_comps`.
+            plus;
+            /// Multiplies components `start_comp..start_comp+num_comps` by `val`.
+            mult;
+        }
+    };
+}
+
+/// Scalar operations `fab.f(val, box=None, start_comp=0, num_comps=None)` of a typed fab
+/// (over the whole fab: another `box` is refused).
+macro_rules! fab_scalar_ops {
+    ($ty:ident, $t:ty: $($(#[doc = $doc:literal])+ $name:ident;)+) => {
+        #[pymethods]
+        impl $ty {$(
+            $(#[doc = $doc])+
+            #[pyo3(signature = (val, r#box=None, start_comp=0, num_comps=None))]
+            fn $name(
+                &mut self,
+                val: $t,
+                r#box: Option<PyRef<'_, PyBox>>,
+                start_comp: usize,
+                num_comps: Option<usize>,
+            ) -> PyResult<()> {
+                self.whole(stringify!($name), r#box)?;
+                let c = self.comps(start_comp, num_comps);
+                self.0.$name(val, c, IntVect::ZERO).map_err(fab_err)
+            }
+        )+}
     };
 }
 
