@@ -9,6 +9,7 @@
 //! host memory only. A refused argument raises `ValueError` with the library's message,
 //! before anything is written.
 
+pub(crate) mod amr_core;
 pub(crate) mod average;
 pub(crate) mod bc;
 pub(crate) mod fill_patch;
@@ -41,5 +42,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     average::register(m)?;
     interp::register(m)?;
     fill_patch::register(m)?;
-    flux_register::register(m)
+    flux_register::register(m)?;
+    amr_core::register(m)
 }
