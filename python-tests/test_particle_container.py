@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 
-@pytest.fixture
-def pc(amr):
+@pytest.fixture(params=["soa", "aos"])
+def pc(amr, request):
     dom = amr.Box([0, 0, 0], [15, 15, 15])
     geom = amr.Geometry(dom, amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 1, 0])
     ba = amr.BoxArray(dom, 8)
     dm = amr.DistributionMapping(ba)
-    return amr.ParticleContainer(geom, ba, dm, real_comps=["w"], int_comps=["species"])
+    return amr.ParticleContainer(geom, ba, dm, real_comps=["w"], int_comps=["species"], layout=request.param)
 
 
 def test_add_redistribute_and_count(pc):
@@ -45,6 +45,11 @@ def test_tiles_are_zero_copy_views(pc):
         x = np.from_dlpack(t.real("x"))
         ids = np.from_dlpack(t.idcpu())
         assert x.dtype == np.float64 and ids.dtype == np.uint64 and len(x) == len(t)
+        # AoS: fields of 32-byte structs (stride 32 bytes); SoA: compact vectors.
+        assert x.strides == ((32,) if pc_layout(pc) == "aos" else (8,))
+        if len(x):
+            assert ((ids >> np.uint64(63)) == 1).all()  # valid particles
+            x[0] = x[0]  # writable
         n += len(t)
         views = t.soa()
         assert set(views) == {"x", "y", "z", "w", "species", "idcpu"}
@@ -65,6 +70,18 @@ def test_tiles_are_zero_copy_views(pc):
 
     gc.collect()
     pc.redistribute()
+
+
+def pc_layout(pc):
+    return "aos" if "layout=aos" in repr(pc) else "soa"
+
+
+def test_unknown_layout_is_refused(amr):
+    dom = amr.Box([0, 0, 0], [7, 7, 7])
+    ba = amr.BoxArray(dom, 8)
+    geom = amr.Geometry(dom, amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 1, 1])
+    with pytest.raises(ValueError, match='layout must be "soa" or "aos", got "soaa"'):
+        amr.ParticleContainer(geom, ba, amr.DistributionMapping(ba), layout="soaa")
 
 
 def test_bad_input_is_refused_by_name_and_adds_nothing(pc):
@@ -91,7 +108,7 @@ def test_plotfile_round_trip(pc, amr, tmp_path):
     dom = amr.Box([0, 0, 0], [15, 15, 15])
     geom = amr.Geometry(dom, amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 1, 0])
     ba = amr.BoxArray(dom, 4)
-    back = amr.ParticleContainer(geom, ba, amr.DistributionMapping(ba), ["w"], ["species"])
+    back = amr.ParticleContainer(geom, ba, amr.DistributionMapping(ba), ["w"], ["species"], layout="aos")
     assert back.read_plotfile(str(tmp_path)) == 300
     a, b = pc.to_df(), back.to_df()
     oa, ob = np.argsort(np.asarray(a["id"])), np.argsort(np.asarray(b["id"]))

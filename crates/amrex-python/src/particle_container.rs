@@ -12,14 +12,31 @@ use crate::views::SharedView;
 use amrex_array4::Access;
 use amrex_dlpack_core::DlpackElement;
 use amrex_particles::{
-    ErrorKind, ParticleArrays, ParticleContainer, ParticleContainerError, ParticleTile, SoaTile,
-    idcpu,
+    AosTile, ErrorKind, ParticleArrays, ParticleContainer, ParticleContainerError, ParticleTile,
+    SoaTile, idcpu,
 };
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-type Pc = ParticleContainer<SoaTile<3, 0>>;
+/// The two layouts: AMReX's pure SoA (`SoaTile<3, 0>`: x, y, z, then the named
+/// components) and AoS (`AosTile<0, 0>`: `Particle<0, 0>` structs holding x, y, z and
+/// idcpu, the named components beside them).
+#[derive(Debug)]
+enum AnyPc {
+    Soa(ParticleContainer<SoaTile<3, 0>>),
+    Aos(ParticleContainer<AosTile<0, 0>>),
+}
+
+/// `$body` with `$p` bound to the container, whichever its layout.
+macro_rules! on_pc {
+    ($pc:expr, $p:ident => $body:expr) => {
+        match $pc {
+            AnyPc::Soa($p) => $body,
+            AnyPc::Aos($p) => $body,
+        }
+    };
+}
 
 /// A refused particle operation as a Python exception: a tile or level that does not
 /// exist is an `IndexError`, everything else a `ValueError` with the library's message.
@@ -95,7 +112,7 @@ fn columns<T: DlpackElement + Copy + Default>(
 /// Pure-SoA particles on the grids of one level (pyAMReX's `ParticleContainer_...PureSoA`).
 #[pyclass(module = "amrex_rs", name = "ParticleContainer")]
 pub(crate) struct PyParticleContainer {
-    pc: Pc,
+    pc: AnyPc,
     real_names: Vec<String>,
     int_names: Vec<String>,
     exports: ExportCount,
@@ -120,24 +137,39 @@ fn report(py: Python<'_>, pairs: &[(&str, u64)]) -> PyResult<Py<PyDict>> {
 
 #[pymethods]
 impl PyParticleContainer {
-    /// `ParticleContainer(geom, ba, dm, real_comps=[], int_comps=[])`: particles with a
-    /// position and the named real (float64) and int (int32) components.
+    /// `ParticleContainer(geom, ba, dm, real_comps=[], int_comps=[], layout="soa")`:
+    /// particles with a position and the named real (float64) and int (int32)
+    /// components, stored as pure SoA (`"soa"`, AMReX `ParticleContainerPureSoA`) or as
+    /// `Particle<0, 0>` structs with the components beside them (`"aos"`).
     #[new]
-    #[pyo3(signature = (geom, ba, dm, real_comps = Vec::new(), int_comps = Vec::new()))]
+    #[pyo3(signature = (geom, ba, dm, real_comps = Vec::new(), int_comps = Vec::new(), layout = "soa"))]
     fn new(
         geom: &PyGeometry,
         ba: &PyBoxArray,
         dm: &PyDistributionMapping,
         real_comps: Vec<String>,
         int_comps: Vec<String>,
+        layout: &str,
     ) -> PyResult<Self> {
-        let pc = Pc::new_hierarchy(
-            &[geom.0],
+        let (g, b, d) = (
+            [geom.0],
             core::slice::from_ref(&ba.0),
             core::slice::from_ref(&dm.0),
-            SoaTile::new(real_comps.len(), int_comps.len()),
-        )
-        .map_err(pc_err)?;
+        );
+        let (nr, ni) = (real_comps.len(), int_comps.len());
+        let pc = match layout {
+            "soa" => AnyPc::Soa(
+                ParticleContainer::new_hierarchy(&g, b, d, SoaTile::new(nr, ni)).map_err(pc_err)?,
+            ),
+            "aos" => AnyPc::Aos(
+                ParticleContainer::new_hierarchy(&g, b, d, AosTile::new(nr, ni)).map_err(pc_err)?,
+            ),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "layout must be \"soa\" or \"aos\", got {layout:?}"
+                )));
+            }
+        };
         Ok(Self {
             pc,
             real_names: real_comps,
@@ -198,7 +230,7 @@ impl PyParticleContainer {
         if let Some(ids) = &ids {
             a = a.with_ids(ids);
         }
-        let r = self.pc.add_particles(&a).map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.add_particles(&a)).map_err(pc_err)?;
         report(
             py,
             &[
@@ -216,10 +248,7 @@ impl PyParticleContainer {
         self.exports.check_resizable()?;
         let reals = vec![0.0; self.real_names.len()];
         let ints = vec![0; self.int_names.len()];
-        let r = self
-            .pc
-            .init_random(n, seed, &reals, &ints)
-            .map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.init_random(n, seed, &reals, &ints)).map_err(pc_err)?;
         redistribute_report(py, &r)
     }
 
@@ -229,7 +258,7 @@ impl PyParticleContainer {
     /// `removed_invalid`, `removed_outside`, `removed_outside_global`).
     fn redistribute(&mut self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         self.exports.check_resizable()?;
-        let r = self.pc.redistribute().map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.redistribute()).map_err(pc_err)?;
         redistribute_report(py, &r)
     }
 
@@ -241,36 +270,35 @@ impl PyParticleContainer {
         only_valid: bool,
         only_local: bool,
     ) -> PyResult<u64> {
-        self.pc.level(lev).map_err(pc_err)?;
-        Ok(self
-            .pc
-            .number_of_particles_at_level(lev, only_valid, only_local))
+        on_pc!(&self.pc, p => {
+            p.level(lev).map_err(pc_err)?;
+            Ok(p.number_of_particles_at_level(lev, only_valid, only_local))
+        })
     }
 
     /// Particles on all levels (pyAMReX `total_number_of_particles`).
     #[pyo3(signature = (only_valid = true, only_local = false))]
     fn total_number_of_particles(&self, only_valid: bool, only_local: bool) -> u64 {
-        (0..self.pc.num_levels())
-            .map(|l| {
-                self.pc
-                    .number_of_particles_at_level(l, only_valid, only_local)
-            })
-            .sum()
+        on_pc!(&self.pc, p => (0..p.num_levels())
+            .map(|l| p.number_of_particles_at_level(l, only_valid, only_local))
+            .sum())
     }
 
     /// The local tiles of level `lev` (pyAMReX's `ParIter`).
     #[pyo3(signature = (lev = 0))]
     fn tiles(slf: &Bound<'_, Self>, lev: usize) -> PyResult<Vec<PyParticleTile>> {
         let this = slf.borrow();
-        this.pc.level(lev).map_err(pc_err)?;
-        Ok(this
-            .pc
-            .tiles(lev)
-            .map(|t| PyParticleTile {
+        let grids: Vec<(usize, usize)> = on_pc!(&this.pc, p => {
+            p.level(lev).map_err(pc_err)?;
+            p.tiles(lev).map(|t| (t.grid, t.tile)).collect()
+        });
+        Ok(grids
+            .into_iter()
+            .map(|(grid, tile)| PyParticleTile {
                 owner: slf.clone().unbind(),
                 level: lev,
-                grid: t.grid,
-                tile: t.tile,
+                grid,
+                tile,
             })
             .collect())
     }
@@ -283,7 +311,7 @@ impl PyParticleContainer {
         grid: usize,
         tile: usize,
     ) -> PyResult<PyParticleTile> {
-        slf.borrow().pc.tile(lev, grid, tile).map_err(pc_err)?;
+        on_pc!(&slf.borrow().pc, p => p.tile(lev, grid, tile).map(|_| ())).map_err(pc_err)?;
         Ok(PyParticleTile {
             owner: slf.clone().unbind(),
             level: lev,
@@ -309,8 +337,8 @@ impl PyParticleContainer {
             .map(|n| (n, Vec::new()))
             .collect();
         let ni = self.int_names.len();
-        for lev in 0..self.pc.num_levels() {
-            for t in self.pc.tiles(lev) {
+        on_pc!(&self.pc, pc => for lev in 0..pc.num_levels() {
+            for t in pc.tiles(lev) {
                 let d = t.data;
                 for i in 0..d.len() {
                     let p = d.pos(i);
@@ -328,7 +356,7 @@ impl PyParticleContainer {
                     icols[ni + 1].1.push(i64::from(idcpu::cpu(w)));
                 }
             }
-        }
+        });
         let np = py.import("numpy")?;
         let d = PyDict::new(py);
         for (n, v) in cols {
@@ -349,22 +377,26 @@ impl PyParticleContainer {
     fn write_plotfile(&self, dir: &str, name: &str) -> PyResult<()> {
         let r: Vec<&str> = self.real_names.iter().map(String::as_str).collect();
         let i: Vec<&str> = self.int_names.iter().map(String::as_str).collect();
-        self.pc.write_plotfile(dir, name, &r, &i).map_err(pc_err)
+        on_pc!(&self.pc, p => p.write_plotfile(dir, name, &r, &i)).map_err(pc_err)
     }
 
     /// Reads `dir/name/` (AMReX `Restart`) and redistributes; returns how many were read.
     #[pyo3(signature = (dir, name = "particles"))]
     fn read_plotfile(&mut self, dir: &str, name: &str) -> PyResult<u64> {
         self.exports.check_resizable()?;
-        self.pc.read_plotfile(dir, name).map_err(pc_err)
+        on_pc!(&mut self.pc, p => p.read_plotfile(dir, name)).map_err(pc_err)
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "ParticleContainer({} local particles, real {:?}, int {:?})",
-            self.pc.num_local_particles(),
+            "ParticleContainer({} local particles, real {:?}, int {:?}, layout={})",
+            on_pc!(&self.pc, p => p.num_local_particles()),
             self.real_comp_names(),
-            self.int_names
+            self.int_names,
+            match self.pc {
+                AnyPc::Soa(_) => "soa",
+                AnyPc::Aos(_) => "aos",
+            }
         )
     }
 }
@@ -402,23 +434,39 @@ impl PyParticleTile {
     fn view(&self, py: Python<'_>, which: Comp) -> PyResult<SharedView> {
         let c = self.owner.bind(py);
         let this = c.borrow();
-        let t = this
-            .pc
-            .tile(self.level, self.grid, self.tile)
-            .map_err(pc_err)?;
-        let soa = t.struct_of_arrays();
-        let e: Export<'static> = match which {
-            Comp::Real(i) => {
-                let v = soa.real(i);
-                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
+        let (lev, grid, tile) = (self.level, self.grid, self.tile);
+        let e: Export<'static> = match &this.pc {
+            AnyPc::Soa(p) => {
+                let soa = p.tile(lev, grid, tile).map_err(pc_err)?.struct_of_arrays();
+                match which {
+                    Comp::Real(i) => compact(&soa.real(i)[..]),
+                    Comp::Int(i) => compact(&soa.int(i)[..]),
+                    Comp::IdCpu => compact(&soa.idcpu()[..]),
+                }
             }
-            Comp::Int(i) => {
-                let v = soa.int(i);
-                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
-            }
-            Comp::IdCpu => {
-                let v = soa.idcpu();
-                Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
+            AnyPc::Aos(p) => {
+                let t = p.tile(lev, grid, tile).map_err(pc_err)?;
+                let ps = t.particles();
+                // `Particle<0, 0>` is 32 bytes: x, y, z, idcpu; stride 4 elements.
+                let n = ps.len() as i64;
+                let stride = (core::mem::size_of::<amrex_particles::Particle<0, 0>>() / 8) as i64;
+                let base = ps.as_ptr();
+                match which {
+                    Comp::Real(i) if i < 3 => Export::host(
+                        base.cast::<f64>().wrapping_add(i),
+                        &[n],
+                        &[stride],
+                        Access::Writable,
+                    ),
+                    Comp::Real(i) => compact(&t.runtime().real(i - 3)[..]),
+                    Comp::Int(i) => compact(&t.runtime().int(i)[..]),
+                    Comp::IdCpu => Export::host(
+                        base.cast::<u64>().wrapping_add(3),
+                        &[n],
+                        &[stride],
+                        Access::Writable,
+                    ),
+                }
             }
         };
         // SAFETY: the component vector lives in the container `c`; the container refuses
@@ -427,6 +475,11 @@ impl PyParticleTile {
         // view, which holds one count, lives.
         Ok(unsafe { SharedView::new(c.as_any(), e, Some(&this.exports)) })
     }
+}
+
+/// A writable compact export of a component vector.
+fn compact<T: DlpackElement>(v: &[T]) -> Export<'static> {
+    Export::host(v.as_ptr(), &[v.len() as i64], &[1], Access::Writable)
 }
 
 #[derive(Clone, Copy)]
@@ -458,10 +511,7 @@ impl PyParticleTile {
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         let c = self.owner.bind(py).borrow();
-        Ok(c.pc
-            .tile(self.level, self.grid, self.tile)
-            .map_err(pc_err)?
-            .len())
+        on_pc!(&c.pc, p => Ok(p.tile(self.level, self.grid, self.tile).map_err(pc_err)?.len()))
     }
 
     /// Zero-copy view of real component `name` (`x`, `y`, `z` or a name given to the

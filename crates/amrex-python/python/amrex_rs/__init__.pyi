@@ -1885,8 +1885,9 @@ class AmrCore(AmrMesh):
 
 @final
 class ParticleContainer:
-    """Pure-SoA particles on the grids of a Geometry, BoxArray and DistributionMapping
-    (AMReX `ParticleContainerPureSoA`): position, then named float64 and int32 components."""
+    """Particles on the grids of a Geometry, BoxArray and DistributionMapping: position,
+    then named float64 and int32 components, as pure SoA (AMReX `ParticleContainerPureSoA`,
+    `layout="soa"`) or `Particle<0, 0>` structs with the components beside them (`"aos"`)."""
 
     def __new__(
         cls,
@@ -1895,6 +1896,7 @@ class ParticleContainer:
         dm: DistributionMapping,
         real_comps: Sequence[str] = ...,
         int_comps: Sequence[str] = ...,
+        layout: str = "soa",
     ) -> Self: ...
     @property
     def real_comp_names(self) -> list[str]: ...
