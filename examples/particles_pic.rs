@@ -20,13 +20,13 @@ use amrex::geometry::{CoordSys, Geometry, RealBox};
 use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, ReduceOp};
 use amrex::particles::{AosTile, ParticleContainer, ParticleTile, idcpu};
 use amrex::plotfile;
-use std::f64::consts::TAU;
+use core::f64::consts::TAU;
 
 const N: u64 = 200_000;
 const STEPS: usize = 20;
 const A: f64 = 0.5;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn core::error::Error>> {
     let parallel = amrex::multifab::init()?;
     let comm = parallel.communicator().clone();
     let say = |s: String| {
@@ -37,7 +37,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let n = 32;
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(n - 1));
-    let geom = Geometry::new(domain, RealBox::new([0.0; 3], [1.0; 3])?, CoordSys::Cartesian, [true; 3])?;
+    let geom = Geometry::new(
+        domain,
+        RealBox::new([0.0; 3], [1.0; 3])?,
+        CoordSys::Cartesian,
+        [true; 3],
+    )?;
     let ba = BoxArray::from_domain(domain, 16);
     let dm = DistributionMapping::new(&ba);
     say(format!(
@@ -99,13 +104,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if ok { "yes" } else { "NO" }
         ));
         if !ok {
-            return Err(format!("step {step}: deposited {deposited}, particles carry {total}").into());
+            return Err(
+                format!("step {step}: deposited {deposited}, particles carry {total}").into(),
+            );
         }
     }
 
-    let dir = std::env::var("PARTICLES_PIC_PLOTFILE").unwrap_or_else(|_| "plt_particles_pic".into());
-    plotfile::write_single_level_plotfile(&dir, &rho, &["rho"], &geom, dt * STEPS as f64, STEPS as i64)?;
+    let dir =
+        std::env::var("PARTICLES_PIC_PLOTFILE").unwrap_or_else(|_| "plt_particles_pic".into());
+    plotfile::write_single_level_plotfile(
+        &dir,
+        &rho,
+        &["rho"],
+        &geom,
+        dt * STEPS as f64,
+        STEPS as i64,
+    )?;
     pc.write_plotfile(&dir, "particles", &["charge", "vx", "vy", "vz"], &[])?;
-    say(format!("wrote {dir} (rho and {} particles in {dir}/particles)", pc.num_particles()));
+    say(format!(
+        "wrote {dir} (rho and {} particles in {dir}/particles)",
+        pc.num_particles()
+    ));
     Ok(())
 }
