@@ -448,3 +448,27 @@ def test_aos_pop_back():
     aos.pop_back()
     with pytest.raises(IndexError):
         aos.pop_back()
+
+
+# --- particle layouts of WarpX and ImpactX, and the runtime-sized form ----------------------
+
+@pytest.mark.parametrize("cls, nreal", [(amr.StructOfArrays_7_0_idcpu_default, 7),
+                                        (amr.StructOfArrays_8_0_idcpu_default, 8)])
+def test_pure_soa_layouts(cls, nreal):
+    # pyAMReX src/Particle/ParticleContainer_WarpX.cpp (SoAParticle<7, 0>, 3-D) and
+    # ParticleContainer_ImpactX.cpp (SoAParticle<8, 0>): pure SoA with an idcpu array.
+    soa = cls()
+    assert soa.num_real_comps() == nreal and soa.num_int_comps() == 0
+    ids = np.array([amr.make_id_cpu(i + 1, 0) for i in range(4)], dtype=np.uint64)
+    soa.extend(ids, np.arange(nreal * 4.0).reshape(nreal, 4), np.zeros((0, 4), np.int32))
+    d = soa.to_dict()
+    assert len(soa) == 4 and list(d["real_1"]) == [4.0, 5.0, 6.0, 7.0]
+    assert [amr.particle_id(w) for w in d["idcpu"]] == [1, 2, 3, 4]
+
+
+def test_runtime_sized_soa():
+    # HiPACE++'s 37 reals and 1 int (pyAMReX src/Particle/ParticleContainer_HiPACE.cpp)
+    soa = amr.StructOfArrays_0_0.with_components(37, 1)
+    assert soa.num_real_comps() == 37 and soa.num_int_comps() == 1
+    soa.push_back(amr.make_id_cpu(1, 0), [float(i) for i in range(37)], [5])
+    assert soa.get_real(36, 0) == 36.0 and soa.get_int(0, 0) == 5

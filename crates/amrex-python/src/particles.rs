@@ -37,14 +37,7 @@ enum Aos {
     Arena(ArrayOfStructs<P21, AnyArena>),
 }
 
-/// A struct of arrays on the host arena or another one.
-#[derive(Debug)]
-enum Soa {
-    Host(StructOfArrays<2, 1>),
-    Arena(StructOfArrays<2, 1, AnyArena>),
-}
-
-/// `$e` with `$c` bound to the container inside an [`Aos`] or [`Soa`].
+/// `$e` with `$c` bound to the container inside an [`Aos`] or a struct-of-arrays store.
 macro_rules! on {
     ($ty:ident, $x:expr, $c:ident => $e:expr) => {
         match $x {
@@ -373,13 +366,15 @@ fn particle_err(e: amrex_aos::ParticleError) -> PyErr {
 }
 
 /// A host copy of a struct of arrays on any arena: components, names, neighbours.
-fn soa_to_host<A: Arena>(s: &StructOfArrays<2, 1, A>) -> PyResult<StructOfArrays<2, 1>> {
+fn soa_to_host<const NR: usize, const NI: usize, A: Arena>(
+    s: &StructOfArrays<NR, NI, A>,
+) -> PyResult<StructOfArrays<NR, NI>> {
     if s.arena().kind() == amrex_arena::MemoryKind::Managed {
         s.arena().synchronize().map_err(arena_err)?;
     }
-    let mut h = StructOfArrays::<2, 1>::new();
+    let mut h = StructOfArrays::<NR, NI>::new();
     for i in 0..s.num_real_comps() {
-        match (i < 2, s.real_name(i)) {
+        match (i < NR, s.real_name(i)) {
             (true, Some(name)) => h.set_real_name(i, name).map_err(particle_err)?,
             (true, None) => {}
             (false, name) => {
@@ -388,7 +383,7 @@ fn soa_to_host<A: Arena>(s: &StructOfArrays<2, 1, A>) -> PyResult<StructOfArrays
         }
     }
     for i in 0..s.num_int_comps() {
-        match (i < 1, s.int_name(i)) {
+        match (i < NI, s.int_name(i)) {
             (true, Some(name)) => h.set_int_name(i, name).map_err(particle_err)?,
             (true, None) => {}
             (false, name) => {
@@ -418,161 +413,6 @@ enum SoaComponent {
     Int(usize),
     /// The packed id/cpu words.
     IdCpu,
-}
-
-/// AMReX `StructOfArrays<2, 1>`: an idcpu vector, 2 real and 1 int component vectors,
-/// plus components added at run time.
-#[pyclass(module = "amrex_rs", name = "StructOfArrays_2_1")]
-#[derive(Debug)]
-pub(crate) struct PySoa {
-    soa: Soa,
-    exports: ExportCount,
-}
-
-impl PySoa {
-    fn arena(&self) -> AnyArena {
-        match &self.soa {
-            Soa::Host(_) => AnyArena::default(),
-            Soa::Arena(s) => s.arena().clone(),
-        }
-    }
-
-    fn view(slf: &Bound<'_, Self>, e: Export<'static>) -> PyResult<SharedView> {
-        let this = slf.borrow();
-        settle(&this.arena())?;
-        // SAFETY: the component lives in this object and is not reallocated while the view
-        // (holding one count) lives.
-        Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
-    }
-
-    /// The export of one component vector.
-    fn component_export(&self, which: SoaComponent) -> PyResult<Export<'static>> {
-        let arena = self.arena();
-        on!(Soa, &self.soa, s => match which {
-            SoaComponent::IdCpu => Ok(pod_export(s.idcpu(), &arena)),
-            SoaComponent::Real(i) => s
-                .get_real(i)
-                .map(|v| pod_export(v, &arena))
-                .ok_or_else(|| PyIndexError::new_err("real component out of range")),
-            SoaComponent::Int(i) => s
-                .get_int(i)
-                .map(|v| pod_export(v, &arena))
-                .ok_or_else(|| PyIndexError::new_err("int component out of range")),
-        })
-    }
-}
-
-#[pymethods]
-impl PySoa {
-    /// An empty container in memory of `arena` (`None`/`"host"`, `"pinned"`, `"device"`,
-    /// `"managed"` or an `Arena`).
-    #[new]
-    #[pyo3(signature = (arena=None))]
-    fn py_new(arena: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let arena = arena_arg(arena)?;
-        let soa = if is_host(&arena) {
-            Soa::Host(StructOfArrays::new())
-        } else {
-            Soa::Arena(StructOfArrays::new_in(arena))
-        };
-        Ok(Self {
-            soa,
-            exports: ExportCount::default(),
-        })
-    }
-
-    /// The arena of the particles.
-    #[getter(arena)]
-    fn py_arena(&self) -> PyArena {
-        PyArena(self.arena())
-    }
-
-    /// `(device_type, device_id)` of the particle memory.
-    fn device(&self) -> (i32, i32) {
-        let d = on!(Soa, &self.soa, s => s.device());
-        (d.device_type.0, d.device_id)
-    }
-
-    /// A copy of the particles (components, names, neighbours) in host memory.
-    fn to_host(&self) -> PyResult<Self> {
-        Ok(Self {
-            soa: Soa::Host(on!(Soa, &self.soa, s => soa_to_host(s))?),
-            exports: ExportCount::default(),
-        })
-    }
-
-    /// Appends a particle: its packed `idcpu`, one value per real and int component.
-    #[pyo3(signature = (idcpu, reals, ints))]
-    fn push_back(&mut self, idcpu: u64, reals: Vec<f64>, ints: Vec<i32>) -> PyResult<()> {
-        self.exports.check_resizable()?;
-        on!(Soa, &mut self.soa, s => s.push(idcpu, &reals, &ints)).map_err(particle_err)
-    }
-
-    /// Adds a real component (zero-filled); returns its index.
-    #[pyo3(signature = (name=None))]
-    fn add_real_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
-        self.exports.check_resizable()?;
-        on!(Soa, &mut self.soa, s => s.add_real_comp(name)).map_err(particle_err)
-    }
-
-    /// Adds an int component (zero-filled); returns its index.
-    #[pyo3(signature = (name=None))]
-    fn add_int_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
-        self.exports.check_resizable()?;
-        on!(Soa, &mut self.soa, s => s.add_int_comp(name)).map_err(particle_err)
-    }
-
-    /// The names of the real components (`None` for unnamed ones).
-    fn real_names(&self) -> Vec<Option<String>> {
-        on!(Soa, &self.soa, s => (0..s.num_real_comps())
-            .map(|i| s.real_name(i).map(str::to_owned))
-            .collect())
-    }
-
-    /// Number of particles.
-    fn size(&self) -> usize {
-        on!(Soa, &self.soa, s => s.len())
-    }
-
-    fn __len__(&self) -> usize {
-        self.size()
-    }
-
-    /// Writable zero-copy view of real component `i`.
-    fn real(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(SoaComponent::Real(i))?;
-        Self::view(slf, e)
-    }
-
-    /// Writable zero-copy view of int component `i`.
-    fn int(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(SoaComponent::Int(i))?;
-        Self::view(slf, e)
-    }
-
-    /// Writable zero-copy view of the packed id/cpu words.
-    fn idcpu(slf: &Bound<'_, Self>) -> PyResult<SharedView> {
-        let e = slf.borrow().component_export(SoaComponent::IdCpu)?;
-        Self::view(slf, e)
-    }
-
-    /// Int component `comp` of particle `i`.
-    fn get_int(&self, comp: usize, i: usize) -> PyResult<i32> {
-        settle(&self.arena())?;
-        on!(Soa, &self.soa, s => match s.get_int(comp) {
-            Some(v) => element(v, i),
-            None => Err(PyIndexError::new_err("component or particle out of range")),
-        })
-    }
-
-    /// Real component `comp` of particle `i`.
-    fn get_real(&self, comp: usize, i: usize) -> PyResult<f64> {
-        settle(&self.arena())?;
-        on!(Soa, &self.soa, s => match s.get_real(comp) {
-            Some(v) => element(v, i),
-            None => Err(PyIndexError::new_err("component or particle out of range")),
-        })
-    }
 }
 
 /// Values of a NumPy-convertible array as `T` (converted with `numpy.asarray(x, dtype)`,
@@ -725,9 +565,177 @@ impl PyAos {
     }
 }
 
+/// A struct-of-arrays class `$ty` for `StructOfArrays<$nr, $ni>` (`$soa` holds it on the
+/// host arena or another one): the same API for every component count.
+macro_rules! soa_class {
+    (
+        $(#[doc = $doc:literal])+
+        $ty:ident, $soa:ident, $nr:literal, $ni:literal, $pyname:literal
+    ) => {
+/// A struct of arrays on the host arena or another one.
+#[derive(Debug)]
+enum $soa {
+    Host(StructOfArrays<$nr, $ni>),
+    Arena(StructOfArrays<$nr, $ni, AnyArena>),
+}
+
+$(#[doc = $doc])+
+#[pyclass(module = "amrex_rs", name = $pyname)]
+#[derive(Debug)]
+pub(crate) struct $ty {
+    soa: $soa,
+    exports: ExportCount,
+}
+
+impl $ty {
+    fn arena(&self) -> AnyArena {
+        match &self.soa {
+            $soa::Host(_) => AnyArena::default(),
+            $soa::Arena(s) => s.arena().clone(),
+        }
+    }
+
+    fn view(slf: &Bound<'_, Self>, e: Export<'static>) -> PyResult<SharedView> {
+        let this = slf.borrow();
+        settle(&this.arena())?;
+        // SAFETY: the component lives in this object and is not reallocated while the view
+        // (holding one count) lives.
+        Ok(unsafe { SharedView::new(slf.as_any(), e, Some(&this.exports)) })
+    }
+
+    /// The export of one component vector.
+    fn component_export(&self, which: SoaComponent) -> PyResult<Export<'static>> {
+        let arena = self.arena();
+        on!($soa, &self.soa, s => match which {
+            SoaComponent::IdCpu => Ok(pod_export(s.idcpu(), &arena)),
+            SoaComponent::Real(i) => s
+                .get_real(i)
+                .map(|v| pod_export(v, &arena))
+                .ok_or_else(|| PyIndexError::new_err("real component out of range")),
+            SoaComponent::Int(i) => s
+                .get_int(i)
+                .map(|v| pod_export(v, &arena))
+                .ok_or_else(|| PyIndexError::new_err("int component out of range")),
+        })
+    }
+}
+
+#[pymethods]
+impl $ty {
+    /// An empty container in memory of `arena` (`None`/`"host"`, `"pinned"`, `"device"`,
+    /// `"managed"` or an `Arena`).
+    #[new]
+    #[pyo3(signature = (arena=None))]
+    fn py_new(arena: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let arena = arena_arg(arena)?;
+        let soa = if is_host(&arena) {
+            $soa::Host(StructOfArrays::new())
+        } else {
+            $soa::Arena(StructOfArrays::new_in(arena))
+        };
+        Ok(Self {
+            soa,
+            exports: ExportCount::default(),
+        })
+    }
+
+    /// The arena of the particles.
+    #[getter(arena)]
+    fn py_arena(&self) -> PyArena {
+        PyArena(self.arena())
+    }
+
+    /// `(device_type, device_id)` of the particle memory.
+    fn device(&self) -> (i32, i32) {
+        let d = on!($soa, &self.soa, s => s.device());
+        (d.device_type.0, d.device_id)
+    }
+
+    /// A copy of the particles (components, names, neighbours) in host memory.
+    fn to_host(&self) -> PyResult<Self> {
+        Ok(Self {
+            soa: $soa::Host(on!($soa, &self.soa, s => soa_to_host(s))?),
+            exports: ExportCount::default(),
+        })
+    }
+
+    /// Appends a particle: its packed `idcpu`, one value per real and int component.
+    #[pyo3(signature = (idcpu, reals, ints))]
+    fn push_back(&mut self, idcpu: u64, reals: Vec<f64>, ints: Vec<i32>) -> PyResult<()> {
+        self.exports.check_resizable()?;
+        on!($soa, &mut self.soa, s => s.push(idcpu, &reals, &ints)).map_err(particle_err)
+    }
+
+    /// Adds a real component (zero-filled); returns its index.
+    #[pyo3(signature = (name=None))]
+    fn add_real_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
+        self.exports.check_resizable()?;
+        on!($soa, &mut self.soa, s => s.add_real_comp(name)).map_err(particle_err)
+    }
+
+    /// Adds an int component (zero-filled); returns its index.
+    #[pyo3(signature = (name=None))]
+    fn add_int_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
+        self.exports.check_resizable()?;
+        on!($soa, &mut self.soa, s => s.add_int_comp(name)).map_err(particle_err)
+    }
+
+    /// The names of the real components (`None` for unnamed ones).
+    fn real_names(&self) -> Vec<Option<String>> {
+        on!($soa, &self.soa, s => (0..s.num_real_comps())
+            .map(|i| s.real_name(i).map(str::to_owned))
+            .collect())
+    }
+
+    /// Number of particles.
+    fn size(&self) -> usize {
+        on!($soa, &self.soa, s => s.len())
+    }
+
+    fn __len__(&self) -> usize {
+        self.size()
+    }
+
+    /// Writable zero-copy view of real component `i`.
+    fn real(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
+        let e = slf.borrow().component_export(SoaComponent::Real(i))?;
+        Self::view(slf, e)
+    }
+
+    /// Writable zero-copy view of int component `i`.
+    fn int(slf: &Bound<'_, Self>, i: usize) -> PyResult<SharedView> {
+        let e = slf.borrow().component_export(SoaComponent::Int(i))?;
+        Self::view(slf, e)
+    }
+
+    /// Writable zero-copy view of the packed id/cpu words.
+    fn idcpu(slf: &Bound<'_, Self>) -> PyResult<SharedView> {
+        let e = slf.borrow().component_export(SoaComponent::IdCpu)?;
+        Self::view(slf, e)
+    }
+
+    /// Int component `comp` of particle `i`.
+    fn get_int(&self, comp: usize, i: usize) -> PyResult<i32> {
+        settle(&self.arena())?;
+        on!($soa, &self.soa, s => match s.get_int(comp) {
+            Some(v) => element(v, i),
+            None => Err(PyIndexError::new_err("component or particle out of range")),
+        })
+    }
+
+    /// Real component `comp` of particle `i`.
+    fn get_real(&self, comp: usize, i: usize) -> PyResult<f64> {
+        settle(&self.arena())?;
+        on!($soa, &self.soa, s => match s.get_real(comp) {
+            Some(v) => element(v, i),
+            None => Err(PyIndexError::new_err("component or particle out of range")),
+        })
+    }
+}
+
 /// Bulk construction from arrays and the components as a dict of zero-copy arrays.
 #[pymethods]
-impl PySoa {
+impl $ty {
     /// Appends `n` particles in one call: `idcpu` of shape `(n,)` (packed words, see
     /// `make_id_cpu`), `reals` of shape `(num_real_comps, n)` (or a sequence of that many
     /// length-`n` arrays), `ints` of shape `(num_int_comps, n)`. Nothing is appended when
@@ -758,7 +766,7 @@ impl PySoa {
         check_shape("ints", &comps(&ishape, ni), &[ni, n])?;
         let old = self.size();
         match &mut self.soa {
-            Soa::Host(s) => {
+            $soa::Host(s) => {
                 s.resize(old + n).map_err(particle_err)?;
                 s.idcpu_mut()[old..].copy_from_slice(&words);
                 for c in 0..nr {
@@ -768,7 +776,7 @@ impl PySoa {
                     s.int_mut(c)[old..].copy_from_slice(&iv[c * n..(c + 1) * n]);
                 }
             }
-            Soa::Arena(s) => {
+            $soa::Arena(s) => {
                 settle(s.arena())?;
                 s.resize(old + n).map_err(particle_err)?;
                 let arena = s.arena().clone();
@@ -807,12 +815,12 @@ impl PySoa {
 
     /// Number of real components.
     fn num_real_comps(&self) -> usize {
-        on!(Soa, &self.soa, s => s.num_real_comps())
+        on!($soa, &self.soa, s => s.num_real_comps())
     }
 
     /// Number of int components.
     fn num_int_comps(&self) -> usize {
-        on!(Soa, &self.soa, s => s.num_int_comps())
+        on!($soa, &self.soa, s => s.num_int_comps())
     }
 
     /// Every component as a writable zero-copy NumPy array, keyed `"idcpu"`, then each
@@ -826,7 +834,7 @@ impl PySoa {
             let arena = this.arena();
             if !is_host(&arena) && arena.kind() != amrex_arena::MemoryKind::Pinned {
                 return Err(not_on_device(
-                    "StructOfArrays_2_1.to_dict() (NumPy views)",
+                    concat!($pyname, ".to_dict() (NumPy views)"),
                     arena.device(),
                     "soa.to_host().to_dict()",
                 ));
@@ -843,7 +851,7 @@ impl PySoa {
             (this.num_real_comps(), this.num_int_comps())
         };
         for i in 0..nr {
-            let name = on!(Soa, &slf.borrow().soa, s => s
+            let name = on!($soa, &slf.borrow().soa, s => s
                 .real_name(i)
                 .map_or_else(|| format!("real_{i}"), str::to_owned));
             d.set_item(
@@ -852,7 +860,7 @@ impl PySoa {
             )?;
         }
         for i in 0..ni {
-            let name = on!(Soa, &slf.borrow().soa, s => s
+            let name = on!($soa, &slf.borrow().soa, s => s
                 .int_name(i)
                 .map_or_else(|| format!("int_{i}"), str::to_owned));
             d.set_item(name, np.call_method1("from_dlpack", (Self::int(slf, i)?,))?)?;
@@ -861,11 +869,73 @@ impl PySoa {
     }
 }
 
+    };
+}
+
+soa_class! {
+    /// AMReX `StructOfArrays<2, 1>`: an idcpu vector, 2 real and 1 int component vectors,
+    /// plus components added at run time.
+    PySoa, Soa, 2, 1, "StructOfArrays_2_1"
+}
+
+soa_class! {
+    /// AMReX `StructOfArrays<7, 0>` with idcpu (WarpX's 3-D and RZ particles: x, y, z, w,
+    /// ux, uy, uz), plus components added at run time.
+    PySoa70, Soa70, 7, 0, "StructOfArrays_7_0"
+}
+
+soa_class! {
+    /// AMReX `StructOfArrays<8, 0>` with idcpu (ImpactX's particles), plus components
+    /// added at run time.
+    PySoa80, Soa80, 8, 0, "StructOfArrays_8_0"
+}
+
+soa_class! {
+    /// AMReX `StructOfArrays<0, 0>` with idcpu: every component added at run time
+    /// (`StructOfArrays_0_0.with_components(num_real, num_int)`), for any other count.
+    PySoa00, Soa00, 0, 0, "StructOfArrays_0_0"
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(make_id_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(particle_id, m)?)?;
     m.add_function(wrap_pyfunction!(particle_cpu, m)?)?;
     m.add_class::<PyAos>()?;
     m.add_class::<PySoa>()?;
+    m.add_class::<PySoa70>()?;
+    m.add_class::<PySoa80>()?;
+    m.add_class::<PySoa00>()?;
+    // pyAMReX's names for the pure-SoA layouts of WarpX and ImpactX (host memory)
+    m.add(
+        "StructOfArrays_7_0_idcpu_default",
+        m.py().get_type::<PySoa70>(),
+    )?;
+    m.add(
+        "StructOfArrays_8_0_idcpu_default",
+        m.py().get_type::<PySoa80>(),
+    )?;
     Ok(())
+}
+
+#[pymethods]
+impl PySoa00 {
+    /// A container with `num_real` real and `num_int` int components, every one added at
+    /// run time (named `real_0`, ... in `to_dict()`): the runtime-sized form for component
+    /// counts without a class of their own.
+    #[staticmethod]
+    #[pyo3(signature = (num_real, num_int=0, arena=None))]
+    fn with_components(
+        num_real: usize,
+        num_int: usize,
+        arena: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut s = Self::py_new(arena)?;
+        for _ in 0..num_real {
+            s.add_real_comp(None)?;
+        }
+        for _ in 0..num_int {
+            s.add_int_comp(None)?;
+        }
+        Ok(s)
+    }
 }

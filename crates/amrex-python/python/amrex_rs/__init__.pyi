@@ -87,7 +87,12 @@ __all__ = [
     "SmallMatrix_6x6_C_SI1_double",
     "SmallMatrix_6x6_F_SI0_double",
     "SmallMatrix_6x6_F_SI1_double",
+    "StructOfArrays_0_0",
     "StructOfArrays_2_1",
+    "StructOfArrays_7_0",
+    "StructOfArrays_7_0_idcpu_default",
+    "StructOfArrays_8_0",
+    "StructOfArrays_8_0_idcpu_default",
     "Tensor",
     "The_Arena",
     "The_Async_Arena",
@@ -1338,15 +1343,13 @@ class ArrayOfStructs_2_1:
     ) -> ArrayOfStructs_2_1: ...
     def __len__(self) -> int: ...
 
-@final
-class StructOfArrays_2_1:
-    """Particles as one array per component (AMReX `StructOfArrays`)."""
+class _StructOfArrays:
 
     def __new__(cls, arena: Arena | str | None = None) -> Self: ...
     @property
     def arena(self) -> Arena: ...
     def device(self) -> tuple[builtins.int, builtins.int]: ...
-    def to_host(self) -> StructOfArrays_2_1: ...
+    def to_host(self) -> Self: ...
     def push_back(self, idcpu: builtins.int, reals: Sequence[float], ints: Sequence[builtins.int]) -> None: ...
     def add_real_comp(self, name: str | None = None) -> builtins.int: ...
     def add_int_comp(self, name: str | None = None) -> builtins.int: ...
@@ -1358,12 +1361,44 @@ class StructOfArrays_2_1:
     def get_int(self, comp: builtins.int, i: builtins.int) -> builtins.int: ...
     def get_real(self, comp: builtins.int, i: builtins.int) -> float: ...
     def extend(self, idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike) -> None: ...
-    @staticmethod
-    def from_arrays(idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike, arena: Arena | str | None = None) -> StructOfArrays_2_1: ...
     def num_real_comps(self) -> builtins.int: ...
     def num_int_comps(self) -> builtins.int: ...
     def to_dict(self) -> dict[str, npt.NDArray[Any]]: ...
     def __len__(self) -> builtins.int: ...
+
+@final
+class StructOfArrays_2_1(_StructOfArrays):
+    """Particles as one array per component (AMReX `StructOfArrays<2, 1>`)."""
+
+    @staticmethod
+    def from_arrays(idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike, arena: Arena | str | None = None) -> StructOfArrays_2_1: ...
+
+@final
+class StructOfArrays_7_0(_StructOfArrays):
+    """WarpX's pure-SoA particles (AMReX `StructOfArrays<7, 0>` with idcpu)."""
+
+    @staticmethod
+    def from_arrays(idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike, arena: Arena | str | None = None) -> StructOfArrays_7_0: ...
+
+@final
+class StructOfArrays_8_0(_StructOfArrays):
+    """ImpactX's pure-SoA particles (AMReX `StructOfArrays<8, 0>` with idcpu)."""
+
+    @staticmethod
+    def from_arrays(idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike, arena: Arena | str | None = None) -> StructOfArrays_8_0: ...
+
+@final
+class StructOfArrays_0_0(_StructOfArrays):
+    """Every component added at run time: `StructOfArrays_0_0.with_components(num_real, num_int)`."""
+
+    @staticmethod
+    def from_arrays(idcpu: npt.ArrayLike, reals: npt.ArrayLike, ints: npt.ArrayLike, arena: Arena | str | None = None) -> StructOfArrays_0_0: ...
+
+    @staticmethod
+    def with_components(num_real: builtins.int, num_int: builtins.int = 0, arena: Arena | str | None = None) -> StructOfArrays_0_0: ...
+
+StructOfArrays_7_0_idcpu_default = StructOfArrays_7_0
+StructOfArrays_8_0_idcpu_default = StructOfArrays_8_0
 
 # --- plotfiles -------------------------------------------------------------------------
 
