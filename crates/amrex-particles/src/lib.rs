@@ -39,6 +39,7 @@
 //!   it the crate is `no_std` + `alloc` and loops run on one thread.
 //! - `mpi`: MPI through `amrex-multifab`'s communicator (redistribute works on any
 //!   communicator; this feature builds the MPI one).
+//! - `ndarray`: `add_particles_ndarray`, particles from ndarray views.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
 
