@@ -240,3 +240,69 @@ print(len(x), i[o][0], i[o][-1], repr(float(x[o][0])), repr(float(q[o][-1])))
     assert_eq!(s.trim(), format!("700 1 700 {x1:?} {q700:?}"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn two_levels_round_trip() {
+    let g0 = geom();
+    let g1 = g0.refine(IntVect::splat(2)).unwrap();
+    let ba0 = BoxArray::from_domain(g0.domain(), 8);
+    let ba1 = BoxArray::from_domain(
+        IndexBox::new(IntVect::new(8, 8, 4), IntVect::new(23, 15, 11)),
+        8,
+    );
+    let (dm0, dm1) = (
+        DistributionMapping::new(&ba0),
+        DistributionMapping::new(&ba1),
+    );
+    let mk = || {
+        ParticleContainer::new_hierarchy(
+            &[g0, g1],
+            &[ba0.clone(), ba1.clone()],
+            &[dm0.clone(), dm1.clone()],
+            SoaTile::<4, 0>::new(0, 0),
+        )
+        .unwrap()
+    };
+    let mut pc = mk();
+    pc.init_random(500, 3, &[2.5], &[]).unwrap();
+    let (n0, n1) = (
+        pc.number_of_particles_at_level(0, true, true),
+        pc.number_of_particles_at_level(1, true, true),
+    );
+    assert!(n0 > 0 && n1 > 0 && n0 + n1 == 500);
+    let dir = tmp("levels");
+    pc.write_plotfile(&dir, "p", &["q"], &[]).unwrap();
+    let h = std::fs::read_to_string(dir.join("p/Header")).unwrap();
+    let lines: Vec<&str> = h.lines().collect();
+    // The count, the next id, finest level 1, then the grids of each level.
+    assert_eq!(
+        &lines[6..11],
+        &[
+            "500",
+            "501",
+            "1",
+            &ba0.len().to_string(),
+            &ba1.len().to_string()
+        ]
+    );
+    assert!(dir.join("p/Level_1/Particle_H").exists());
+    let mut back = mk();
+    assert_eq!(back.read_plotfile(&dir, "p").unwrap(), 500);
+    assert_eq!(back.number_of_particles_at_level(1, true, true), n1);
+    let ids = |pc: &ParticleContainer<SoaTile<4, 0>>| {
+        let mut v: Vec<(u64, u64)> = (0..2)
+            .flat_map(|l| {
+                pc.tiles(l)
+                    .flat_map(|t| {
+                        (0..t.data.len())
+                            .map(move |i| (t.data.idcpu(i), t.data.pos(i)[0].to_bits()))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(ids(&back), ids(&pc));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
