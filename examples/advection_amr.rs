@@ -34,7 +34,7 @@ use amrex::amr::{
 };
 use amrex::geometry::Geometry;
 use amrex::multifab::{
-    BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
+    BaseFab, BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
 };
 use amrex::plotfile;
 use rayon::prelude::*;
@@ -49,51 +49,101 @@ const PI: f64 = core::f64::consts::PI;
 /// Ghost cells of the state the fluxes read (the tutorial's `num_grow`).
 const NUM_GROW: i32 = 3;
 
-/// A dense scratch array over a box, `i` fastest (one component).
-struct Fab {
-    lo: IntVect,
-    nx: i64,
-    nxy: i64,
-    data: Vec<f64>,
+/// Where the points of a box lie in a flat array, `i` fastest: `(i, j, k)` at
+/// `(i - lo.x) + sy (j - lo.y) + sz (k - lo.z)`. Face boxes are laid out by their face
+/// indices the same way, so a face array can share the layout of a cell array.
+#[derive(Clone, Copy)]
+struct Layout {
+    bx: IndexBox,
+    sy: usize,
+    sz: usize,
+    len: usize,
 }
 
-impl Fab {
-    fn new(bx: IndexBox) -> Self {
-        let len = bx.length();
-        let (nx, ny, nz) = (i64::from(len[0]), i64::from(len[1]), i64::from(len[2]));
+impl Layout {
+    fn of(bx: IndexBox) -> Self {
+        let n = bx
+            .length()
+            .to_array()
+            .map(|l| usize::try_from(l).expect("a non-empty box"));
         Self {
-            lo: bx.small_end(),
-            nx,
-            nxy: nx * ny,
-            data: vec![0.0; (nx * ny * nz) as usize],
+            bx,
+            sy: n[0],
+            sz: n[0] * n[1],
+            len: n[0] * n[1] * n[2],
         }
     }
-    #[inline]
-    fn idx(&self, i: i32, j: i32, k: i32) -> usize {
-        (i64::from(i - self.lo[0])
-            + self.nx * i64::from(j - self.lo[1])
-            + self.nxy * i64::from(k - self.lo[2])) as usize
+
+    /// The offset of point `p`, which lies inside the box (one below it panics here,
+    /// one beyond it in the slicing that follows).
+    #[inline(always)]
+    fn at(&self, p: IntVect) -> usize {
+        let lo = self.bx.small_end();
+        let d = |dir: usize| usize::try_from(p[dir] - lo[dir]).expect("a point of the box");
+        d(0) + self.sy * d(1) + self.sz * d(2)
     }
-    #[inline]
-    fn at(&self, i: i32, j: i32, k: i32) -> f64 {
-        self.data[self.idx(i, j, k)]
+
+    /// The distance between neighbours in direction `d`.
+    #[inline(always)]
+    fn stride(&self, d: usize) -> usize {
+        [1, self.sy, self.sz][d]
     }
-    #[inline]
-    fn set(&mut self, i: i32, j: i32, k: i32, v: f64) {
-        let n = self.idx(i, j, k);
-        self.data[n] = v;
-    }
-    /// Fills the fab over `bx` (inside its own box) with `f(i, j, k)`.
-    fn fill(&mut self, bx: IndexBox, f: impl Fn(i32, i32, i32) -> f64) {
-        let (lo, hi) = (bx.lo(), bx.hi());
-        for k in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                for i in lo[0]..=hi[0] {
-                    self.set(i, j, k, f(i, j, k));
-                }
-            }
+}
+
+/// A read-only array over a box (a fab's values, or a work array), with its layout.
+#[derive(Clone, Copy)]
+struct Field<'a> {
+    data: &'a [f64],
+    lay: Layout,
+}
+
+impl<'a> Field<'a> {
+    /// The values of a (single-component) fab.
+    fn of_fab(fab: &'a BaseFab<'static, f64>) -> Self {
+        Self {
+            data: fab.as_slice().expect("a compact host fab"),
+            lay: Layout::of(fab.index_box()),
         }
     }
+
+    /// The `n` values from `p` on along `i`.
+    #[inline(always)]
+    fn row(&self, p: IntVect, n: usize) -> &'a [f64] {
+        &self.data[self.lay.at(p)..][..n]
+    }
+}
+
+/// A writable array over a box, with its layout.
+struct FieldMut<'a> {
+    data: &'a mut [f64],
+    lay: Layout,
+}
+
+impl<'a> FieldMut<'a> {
+    /// The values of a (single-component) fab.
+    fn of_fab(fab: &'a mut BaseFab<'static, f64>) -> Self {
+        let lay = Layout::of(fab.index_box());
+        Self {
+            data: fab.as_mut_slice().expect("a compact writable host fab"),
+            lay,
+        }
+    }
+
+    /// The `n` values from `p` on along `i`.
+    #[inline]
+    fn row_mut(&mut self, p: IntVect, n: usize) -> &mut [f64] {
+        &mut self.data[self.lay.at(p)..][..n]
+    }
+}
+
+/// The `i`-rows of `bx`: each one's first point `p` and length `n`. A loop slices its
+/// arrays to `n` values from there, so that its inner loop runs over slices, without a
+/// bounds check per point, and vectorises.
+#[inline(always)]
+fn rows(bx: IndexBox) -> impl Iterator<Item = (IntVect, usize)> {
+    let (lo, hi) = (bx.lo(), bx.hi());
+    let n = usize::try_from(hi[0] - lo[0] + 1).expect("a non-empty box");
+    (lo[2]..=hi[2]).flat_map(move |k| (lo[1]..=hi[1]).map(move |j| (IntVect::new(lo[0], j, k), n)))
 }
 
 /// `bx` grown by `n` in direction `d` only.
@@ -106,13 +156,30 @@ fn faces(bx: IndexBox, d: usize) -> IndexBox {
     bx.surrounding_nodes_dir(d)
 }
 
-/// The tutorial's stream function at cell centre `(i, j)` of a level.
+/// The two directions other than `d`, in increasing order.
+fn others(d: usize) -> (usize, usize) {
+    match d {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    }
+}
+
+/// `sin(π x)` at the cell centres `lo ..= hi` of direction `d` of a level.
+fn sines(lo: i32, hi: i32, d: usize, prob_lo: [f64; 3], dx: [f64; 3]) -> Vec<f64> {
+    (lo..=hi)
+        .map(|i| {
+            let x = dx[d] * (0.5 + f64::from(i)) + prob_lo[d];
+            (PI * x).sin()
+        })
+        .collect()
+}
+
+/// The tutorial's stream function `sin²(πx) sin²(πy) cos(πt/2) / π` at a cell centre,
+/// from `sx = sin(πx)`, `sy = sin(πy)` and `cos_t = cos(πt/2)`.
 #[inline]
-fn psi(i: i32, j: i32, time: f64, prob_lo: [f64; 3], dx: [f64; 3]) -> f64 {
-    let x = dx[0] * (0.5 + f64::from(i)) + prob_lo[0];
-    let y = dx[1] * (0.5 + f64::from(j)) + prob_lo[1];
-    let (sx, sy) = ((PI * x).sin(), (PI * y).sin());
-    sx * sx * (sy * sy) * (PI * time / 2.0).cos() * 1.0 / PI
+fn psi(sx: f64, sy: f64, cos_t: f64) -> f64 {
+    sx * sx * (sy * sy) * cos_t * 1.0 / PI
 }
 
 /// The tutorial's initial state: `1 + exp(-r²/0.01)` about (0.5, 0.75).
@@ -126,191 +193,408 @@ fn initial_phi(geom: &Geometry, i: i32, j: i32) -> f64 {
 
 /// The face velocities of one level at `time` on every fab's faces and one ghost face
 /// (the tutorial's `DefineVelocityAtLevel`): `u = -∂ψ/∂y`, `v = ∂ψ/∂x` from the stream
-/// function at cell centres, `w = 0`.
+/// function at cell centres, `w = 0`. The fabs are filled in parallel; the velocity does
+/// not depend on `k`, so each `(i, j)` plane is computed once and copied to every `k`.
 fn define_velocity(vel: &mut [MultiFab; 3], geom: &Geometry, time: f64) {
     let (lo, dx) = (geom.prob_lo(), geom.cell_size());
-    for (d, mf) in vel.iter_mut().enumerate() {
-        (0..mf.local_size()).for_each(|l| {
-            let fb = mf.fabbox(mf.global_index(l));
-            let mut a = mf.array_mut_at(l);
-            let (flo, fhi) = (fb.lo(), fb.hi());
-            // ψ on the cells around these faces.
-            let pbox = IndexBox::new(
-                IntVect::new(flo[0] - 1, flo[1] - 1, 0),
-                IntVect::new(fhi[0] + 1, fhi[1] + 1, 0),
-            );
-            let mut p = Fab::new(pbox);
-            p.fill(pbox, |i, j, _| psi(i, j, time, lo, dx));
-            for k in flo[2]..=fhi[2] {
-                for j in flo[1]..=fhi[1] {
-                    for i in flo[0]..=fhi[0] {
-                        a[(i, j, k)] = match d {
-                            0 => {
-                                -((p.at(i, j + 1, 0) + p.at(i - 1, j + 1, 0))
-                                    - (p.at(i, j - 1, 0) + p.at(i - 1, j - 1, 0)))
-                                    * (0.25 / dx[1])
-                            }
-                            1 => {
-                                ((p.at(i + 1, j, 0) + p.at(i + 1, j - 1, 0))
-                                    - (p.at(i - 1, j, 0) + p.at(i - 1, j - 1, 0)))
-                                    * (0.25 / dx[0])
-                            }
-                            _ => 0.0,
-                        };
-                    }
+    let cos_t = (PI * time / 2.0).cos();
+    let fabs: Vec<_> = vel
+        .iter_mut()
+        .enumerate()
+        .flat_map(|(d, mf)| mf.fabs_mut().map(move |f| (d, f)))
+        .collect();
+    fabs.into_par_iter().with_max_len(1).for_each(|(d, fab)| {
+        let fb = fab.index_box();
+        let mut a = FieldMut::of_fab(fab);
+        if d == 2 {
+            a.data.fill(0.0);
+            return;
+        }
+        let (flo, fhi) = (fb.lo(), fb.hi());
+        // ψ on the cells around these faces, `(flo.x - 1, flo.y - 1)` first, `i` fastest.
+        let (sx, sy) = (
+            sines(flo[0] - 1, fhi[0] + 1, 0, lo, dx),
+            sines(flo[1] - 1, fhi[1] + 1, 1, lo, dx),
+        );
+        let w = sx.len();
+        let p: Vec<f64> = sy
+            .iter()
+            .flat_map(|&sy| sx.iter().map(move |&sx| psi(sx, sy, cos_t)))
+            .collect();
+        // Row `j` of ψ from `i - 1 + m` on, for the faces `i` of a row.
+        let n = w - 2;
+        let prow = |j: i32, m: usize| {
+            let r = usize::try_from(j - (flo[1] - 1)).expect("a row of ψ");
+            &p[r * w + m..][..n]
+        };
+        let mut row = vec![0.0; n];
+        for j in flo[1]..=fhi[1] {
+            if d == 0 {
+                let (n1, n0, s1, s0) = (
+                    prow(j + 1, 1),
+                    prow(j + 1, 0),
+                    prow(j - 1, 1),
+                    prow(j - 1, 0),
+                );
+                for (x, u) in row.iter_mut().enumerate() {
+                    *u = -((n1[x] + n0[x]) - (s1[x] + s0[x])) * (0.25 / dx[1]);
+                }
+            } else {
+                let (e1, e0, w1, w0) = (prow(j, 2), prow(j - 1, 2), prow(j, 0), prow(j - 1, 0));
+                for (x, v) in row.iter_mut().enumerate() {
+                    *v = ((e1[x] + e0[x]) - (w1[x] + w0[x])) * (0.25 / dx[0]);
                 }
             }
-        });
+            for k in flo[2]..=fhi[2] {
+                a.row_mut(IntVect::new(flo[0], j, k), n)
+                    .copy_from_slice(&row);
+            }
+        }
+    });
+}
+
+/// The work arrays of `fab_fluxes` for one fab, all on the layout of the state's fab box
+/// (the valid box grown by `NUM_GROW`): a cell or face array holds its value at
+/// `(i, j, k)` at that point's offset, so that one offset serves every array and a
+/// neighbour is a fixed stride away. One per thread, reused from fab to fab.
+///
+/// The kernels run over spans of whole `k`-planes (see [`FabKernels::spans`]), so they
+/// also write, and compute from, points of the layout outside their box; such a value
+/// is never read for a point inside a box, where every value is the tutorial's.
+#[derive(Default)]
+struct Scratch {
+    /// The face velocities `u`, `v`, `w` (copied from the velocity fabs).
+    vel: [Vec<f64>; 3],
+    /// The MC limiter's centred difference and limit (`slope{x,y,z}2`), per cell.
+    dcen: Vec<f64>,
+    dlim: Vec<f64>,
+    /// The 2nd-order limited slope of the current direction.
+    slope2: Vec<f64>,
+    /// The 4th-order limited slope of the current direction (`slope{x,y,z}4`).
+    slope4: Vec<f64>,
+    /// The edge states `phix`, `phiy`, `phiz` (`flux_{x,y,z}`).
+    edge: [Vec<f64>; 3],
+    /// `corrected[d][t]`: the `d`-face state corrected by direction `t` (`phix_y` is
+    /// `[0][1]`, from `flux_xy`); the diagonal is not used.
+    corrected: [[Vec<f64>; 3]; 3],
+    /// Transverse terms at cells (`transverse_term`).
+    term: [Vec<f64>; 2],
+    /// The fluxes `flxx`, `flxy`, `flxz` (`create_flux_{x,y,z}`).
+    flux: [Vec<f64>; 3],
+}
+
+impl Scratch {
+    /// Every array at least `len` long (their values are left as they are).
+    fn fit(&mut self, len: usize) {
+        let Self {
+            vel,
+            dcen,
+            dlim,
+            slope2,
+            slope4,
+            edge,
+            corrected,
+            term,
+            flux,
+        } = self;
+        let off_diagonal = corrected
+            .iter_mut()
+            .enumerate()
+            .flat_map(|(d, c)| c.iter_mut().enumerate().filter(move |(t, _)| *t != d))
+            .map(|(_, v)| v);
+        for v in [dcen, dlim, slope2, slope4]
+            .into_iter()
+            .chain(vel)
+            .chain(edge)
+            .chain(off_diagonal)
+            .chain(term)
+            .chain(flux)
+        {
+            if v.len() < len {
+                v.resize(len, 0.0);
+            }
+        }
     }
 }
 
-/// The 2nd-order limited slope (MC limiter) and the 4th-order limited slope in
-/// direction `d` over `gbx` (the tutorial's `slope{x,y,z}{2,4}`).
-fn slopes(q: &amrex::multifab::Array4<'_, f64>, gbx: IndexBox, d: usize) -> Fab {
-    let e = IntVect::basis(d);
-    let s2box = grow_dir(gbx, d, 1);
-    let mut s2 = Fab::new(s2box);
-    let lim = |p: IntVect| {
-        let (qm, q0, qp) = (q[p - e], q[p], q[p + e]);
-        let dlft = q0 - qm;
-        let drgt = qp - q0;
-        let dcen = 0.5 * (dlft + drgt);
-        let dsgn = 1.0_f64.copysign(dcen);
-        let dslop = 2.0
-            * if dlft.abs() < drgt.abs() {
-                dlft.abs()
-            } else {
-                drgt.abs()
-            };
-        let dlim = if dlft * drgt >= 0.0 { dslop } else { 0.0 };
-        (dcen, dsgn, dlim)
-    };
-    s2.fill(s2box, |i, j, k| {
-        let (dcen, dsgn, dlim) = lim(IntVect::new(i, j, k));
-        dsgn * dlim.min(dcen.abs())
-    });
-    let mut s4 = Fab::new(gbx);
-    s4.fill(gbx, |i, j, k| {
-        let p = IntVect::new(i, j, k);
-        let (dcen, dsgn, dlim) = lim(p);
-        let (m, pl) = (p - e, p + e);
-        let dq1 =
-            4.0 / 3.0 * dcen - (1.0 / 6.0) * (s2.at(pl[0], pl[1], pl[2]) + s2.at(m[0], m[1], m[2]));
-        dsgn * dlim.min(dq1.abs())
-    });
-    s4
+thread_local! {
+    /// Each thread's work arrays for `fab_fluxes`.
+    static SCRATCH: core::cell::RefCell<Scratch> = core::cell::RefCell::new(Scratch::default());
+}
+
+/// The MC limiter of `slope{x,y,z}2` at a cell from the state at its two neighbours in
+/// one direction: the centred difference `dcen`, its sign `dsgn`, and `dlim`, twice the
+/// smaller one-sided difference (in magnitude), or zero at an extremum.
+#[inline(always)]
+fn mc_limiter(qm: f64, q0: f64, qp: f64) -> (f64, f64, f64) {
+    let dlft = q0 - qm;
+    let drgt = qp - q0;
+    let dcen = 0.5 * (dlft + drgt);
+    let dsgn = 1.0_f64.copysign(dcen);
+    let dslop = 2.0
+        * if dlft.abs() < drgt.abs() {
+            dlft.abs()
+        } else {
+            drgt.abs()
+        };
+    let dlim = if dlft * drgt >= 0.0 { dslop } else { 0.0 };
+    (dcen, dsgn, dlim)
+}
+
+/// `a` if `cond`, else `b`, as a blend of their bits: a loop of these vectorises even
+/// where computing `a` and `b` costs more than a branch would (SSE2 has no blend of
+/// doubles), and the result is `a` or `b`, bit for bit.
+#[inline(always)]
+fn pick(cond: bool, a: f64, b: f64) -> f64 {
+    let take_a = u64::from(cond).wrapping_neg();
+    f64::from_bits((a.to_bits() & take_a) | (b.to_bits() & !take_a))
+}
+
+/// The `n` values of a work array from offset `o` on.
+#[inline(always)]
+fn at(a: &[f64], o: usize, n: usize) -> &[f64] {
+    &a[o..][..n]
+}
+
+/// The `n` values of a work array from offset `o` on, to write.
+#[inline(always)]
+fn at_mut(a: &mut [f64], o: usize, n: usize) -> &mut [f64] {
+    &mut a[o..][..n]
+}
+
+/// What the kernels of one fab share: the layout of the state and the work arrays, and
+/// `dt / dx`. The kernels are inlined into `fab_fluxes`, so that the compiler sees each
+/// loop whole (strides, lengths, which arrays it writes) and vectorises it.
+#[derive(Clone, Copy)]
+struct FabKernels {
+    lay: Layout,
+    dtdx: [f64; 3],
+}
+
+impl FabKernels {
+    /// The points of `bx`, as spans `(o, n)` of the layout: for each `k`-plane, from the
+    /// box's first point in it to its last, across the ends of the rows in between. A
+    /// kernel slices its arrays to `n` values from `o`, so that its inner loop runs over
+    /// slices, without a bounds check per point, and vectorises; the points of a span
+    /// outside `bx` (at most the layout's width less the box's per row) are computed too
+    /// and never used. The offsets a kernel reads for them lie between those it reads
+    /// for the first and the last point of `bx` in the plane, so inside the layout.
+    #[inline(always)]
+    fn spans(&self, bx: IndexBox) -> impl Iterator<Item = (usize, usize)> {
+        let (lay, lo, hi) = (self.lay, bx.lo(), bx.hi());
+        (lo[2]..=hi[2]).map(move |k| {
+            let first = lay.at(IntVect::new(lo[0], lo[1], k));
+            let last = lay.at(IntVect::new(hi[0], hi[1], k));
+            (first, last + 1 - first)
+        })
+    }
+
+    /// The 2nd-order limited slope (MC limiter) on `gbx` grown by one in `d`, then the
+    /// 4th-order limited slope on `gbx` into `sc.slope4` (the tutorial's
+    /// `slope{x,y,z}{2,4}`). The limiter's `dcen` and `dlim` from the first pass serve
+    /// the second.
+    #[inline(always)]
+    fn slopes(&self, q: &[f64], gbx: IndexBox, d: usize, sc: &mut Scratch) {
+        let s = self.lay.stride(d);
+        let Scratch {
+            dcen,
+            dlim,
+            slope2,
+            slope4,
+            ..
+        } = sc;
+        for (o, n) in self.spans(grow_dir(gbx, d, 1)) {
+            let (qm, q0, qp) = (at(q, o - s, n), at(q, o, n), at(q, o + s, n));
+            let (dc, dl) = (at_mut(dcen, o, n), at_mut(dlim, o, n));
+            for (x, s2) in at_mut(slope2, o, n).iter_mut().enumerate() {
+                let (dcen, dsgn, dlim) = mc_limiter(qm[x], q0[x], qp[x]);
+                (dc[x], dl[x]) = (dcen, dlim);
+                *s2 = dsgn * dlim.min(dcen.abs());
+            }
+        }
+        for (o, n) in self.spans(gbx) {
+            let (dcen, dlim) = (at(dcen, o, n), at(dlim, o, n));
+            let (s2p, s2m) = (at(slope2, o + s, n), at(slope2, o - s, n));
+            for (x, s4) in at_mut(slope4, o, n).iter_mut().enumerate() {
+                let dsgn = 1.0_f64.copysign(dcen[x]);
+                let dq1 = 4.0 / 3.0 * dcen[x] - (1.0 / 6.0) * (s2p[x] + s2m[x]);
+                *s4 = dsgn * dlim[x].min(dq1.abs());
+            }
+        }
+    }
+
+    /// The tutorial's `flux_{x,y,z}`: the upwind state of direction `d` on `faces`,
+    /// extrapolated from the cell above the face when `u < 0`, else from the one below.
+    #[inline(always)]
+    fn edge_state(
+        &self,
+        out: &mut [f64],
+        (q, slope, u): (&[f64], &[f64], &[f64]),
+        d: usize,
+        faces: IndexBox,
+    ) {
+        let (s, dtdx) = (self.lay.stride(d), self.dtdx[d]);
+        for (o, n) in self.spans(faces) {
+            let u = at(u, o, n);
+            let (q_hi, s_hi) = (at(q, o, n), at(slope, o, n));
+            let (q_lo, s_lo) = (at(q, o - s, n), at(slope, o - s, n));
+            for ((x, out), &u) in at_mut(out, o, n).iter_mut().enumerate().zip(u) {
+                let from_hi = q_hi[x] - s_hi[x] * (0.5 + 0.5 * dtdx * u);
+                let from_lo = q_lo[x] + s_lo[x] * (0.5 - 0.5 * dtdx * u);
+                *out = pick(u < 0.0, from_hi, from_lo);
+            }
+        }
+    }
+
+    /// `0.5 (v_t(c + e_t) + v_t(c)) (ph(c + e_t) - ph(c))` at each cell `c` of `cells`,
+    /// `ph` a state on the faces normal to `t`: the transverse term that `flux_xy` …
+    /// `flux_zy` and `create_flux_{x,y,z}` take at the cell upwind of a face. Computed
+    /// once per cell, it serves the faces on both sides.
+    #[inline(always)]
+    fn transverse_term(
+        &self,
+        out: &mut [f64],
+        (v, ph): (&[f64], &[f64]),
+        t: usize,
+        cells: IndexBox,
+    ) {
+        let s = self.lay.stride(t);
+        for (o, n) in self.spans(cells) {
+            let (v0, v1) = (at(v, o, n), at(v, o + s, n));
+            let (ph0, ph1) = (at(ph, o, n), at(ph, o + s, n));
+            for (x, out) in at_mut(out, o, n).iter_mut().enumerate() {
+                *out = 0.5 * (v1[x] + v0[x]) * (ph1[x] - ph0[x]);
+            }
+        }
+    }
+
+    /// The tutorial's `flux_xy` … `flux_zy`: the `d`-face state `ph` corrected by the
+    /// transverse term `term` of direction `t` at the upwind cell, on `faces`.
+    #[inline(always)]
+    fn corrected_state(
+        &self,
+        out: &mut [f64],
+        (ph, term, u): (&[f64], &[f64], &[f64]),
+        (d, t): (usize, usize),
+        faces: IndexBox,
+    ) {
+        let (s, dtdx) = (self.lay.stride(d), self.dtdx[t]);
+        for (o, n) in self.spans(faces) {
+            let (u, ph) = (at(u, o, n), at(ph, o, n));
+            let (above, below) = (at(term, o, n), at(term, o - s, n));
+            for (x, out) in at_mut(out, o, n).iter_mut().enumerate() {
+                let (above, below) = (above[x], below[x]);
+                let upwind = if u[x] < 0.0 { above } else { below };
+                *out = ph[x] - dtdx / 3.0 * upwind;
+            }
+        }
+    }
+
+    /// The tutorial's `create_flux_{x,y,z}`: `u` times the `d`-face state corrected by
+    /// the transverse terms `terms` of the two other directions (each from the state
+    /// corrected by the third) at the upwind cell, on `faces`; unscaled.
+    #[inline(always)]
+    fn create_flux(
+        &self,
+        out: &mut [f64],
+        (ph, u): (&[f64], &[f64]),
+        terms: [&[f64]; 2],
+        d: usize,
+        faces: IndexBox,
+    ) {
+        let (a, b) = others(d);
+        let s = self.lay.stride(d);
+        let (dta, dtb) = (self.dtdx[a], self.dtdx[b]);
+        for (o, n) in self.spans(faces) {
+            let (u, ph) = (at(u, o, n), at(ph, o, n));
+            let (a_above, a_below) = (at(terms[0], o, n), at(terms[0], o - s, n));
+            let (b_above, b_below) = (at(terms[1], o, n), at(terms[1], o - s, n));
+            for (x, out) in at_mut(out, o, n).iter_mut().enumerate() {
+                let (u, above, below) = (u[x], (a_above[x], b_above[x]), (a_below[x], b_below[x]));
+                let (ta, tb) = if u < 0.0 { above } else { below };
+                *out = u * (ph[x] - 0.5 * dta * ta - 0.5 * dtb * tb);
+            }
+        }
+    }
 }
 
 /// The face fluxes of one fab over `bx` (valid cells), per direction, on the faces of
-/// `bx`: the tutorial's CTU scheme (`flux_{x,y,z}`, the six transverse corrections and
-/// `create_flux_{x,y,z}`), unscaled (`u * phi` at the face).
-fn fab_fluxes(
-    q: &amrex::multifab::Array4<'_, f64>,
-    vel: [&amrex::multifab::Array4<'_, f64>; 3],
-    bx: IndexBox,
-    dtdx: [f64; 3],
-) -> [Fab; 3] {
+/// `bx`, into `sc.flux` (on the layout of `q`, the state with `NUM_GROW` ghost cells):
+/// the tutorial's CTU scheme (`slope*`, `flux_{x,y,z}`, the six transverse corrections
+/// and `create_flux_{x,y,z}`), unscaled (`u * phi` at the face).
+fn fab_fluxes(q: Field<'_>, vel: [Field<'_>; 3], bx: IndexBox, dtdx: [f64; 3], sc: &mut Scratch) {
+    let k = FabKernels { lay: q.lay, dtdx };
+    sc.fit(q.lay.len);
+    // The velocities on the work arrays' layout.
+    for (d, v) in vel.iter().enumerate() {
+        for (p, n) in rows(v.lay.bx) {
+            at_mut(&mut sc.vel[d], k.lay.at(p), n).copy_from_slice(v.row(p, n));
+        }
+    }
     let gbx = bx.grow(1);
     // Longitudinal face states on the faces of gbx shrunk by one in their direction.
-    let edge = |d: usize| -> Fab {
-        let s = slopes(q, gbx, d);
-        let fb = faces(grow_dir(gbx, d, -1), d);
-        let e = IntVect::basis(d);
-        let mut p = Fab::new(fb);
-        let v = vel[d];
-        p.fill(fb, |i, j, k| {
-            let f = IntVect::new(i, j, k);
-            let u = v[f];
-            let m = f - e;
-            if u < 0.0 {
-                q[f] - s.at(i, j, k) * (0.5 + 0.5 * dtdx[d] * u)
-            } else {
-                q[m] + s.at(m[0], m[1], m[2]) * (0.5 - 0.5 * dtdx[d] * u)
-            }
-        });
-        p
-    };
-    let ph = [edge(0), edge(1), edge(2)];
-    // Transverse correction of the `d`-face state by direction `t` (flux_xy etc.), on
-    // the faces normal to `d` of bx grown by one in the third direction.
-    let trans = |d: usize, t: usize| -> Fab {
-        let third = 3 - d - t;
-        let fb = faces(grow_dir(bx, third, 1), d);
-        let (ed, et) = (IntVect::basis(d), IntVect::basis(t));
-        let (vd, vt) = (vel[d], vel[t]);
-        let mut out = Fab::new(fb);
-        out.fill(fb, |i, j, k| {
-            let f = IntVect::new(i, j, k);
-            let c = if vd[f] < 0.0 { f } else { f - ed };
-            let cp = c + et;
-            ph[d].at(i, j, k)
-                - dtdx[t] / 3.0
-                    * (0.5
-                        * (vt[cp] + vt[c])
-                        * (ph[t].at(cp[0], cp[1], cp[2]) - ph[t].at(c[0], c[1], c[2])))
-        });
-        out
-    };
-    // phix_y, phix_z, phiy_x, phiy_z, phiz_x, phiz_y.
-    let tr = [
-        [None, Some(trans(0, 1)), Some(trans(0, 2))],
-        [Some(trans(1, 0)), None, Some(trans(1, 2))],
-        [Some(trans(2, 0)), Some(trans(2, 1)), None],
-    ];
-    let get = |d: usize, t: usize| tr[d][t].as_ref().expect("a transverse state");
-    let flux = |d: usize| -> Fab {
-        // The two other directions in increasing order, and the states corrected by the
-        // third one: for x, phiy_z and phiz_y.
-        let (a, b) = match d {
-            0 => (1, 2),
-            1 => (0, 2),
-            _ => (0, 1),
-        };
-        let (pa, pb) = (get(a, b), get(b, a));
-        let fb = faces(bx, d);
-        let ed = IntVect::basis(d);
-        let (ea, eb) = (IntVect::basis(a), IntVect::basis(b));
-        let (vd, va, vb) = (vel[d], vel[a], vel[b]);
-        let mut out = Fab::new(fb);
-        out.fill(fb, |i, j, k| {
-            let f = IntVect::new(i, j, k);
-            let u = vd[f];
-            let c = if u < 0.0 { f } else { f - ed };
-            let (ca, cb) = (c + ea, c + eb);
-            u * (ph[d].at(i, j, k)
-                - 0.5
-                    * dtdx[a]
-                    * (0.5
-                        * (va[ca] + va[c])
-                        * (pa.at(ca[0], ca[1], ca[2]) - pa.at(c[0], c[1], c[2])))
-                - 0.5
-                    * dtdx[b]
-                    * (0.5
-                        * (vb[cb] + vb[c])
-                        * (pb.at(cb[0], cb[1], cb[2]) - pb.at(c[0], c[1], c[2]))))
-        });
-        out
-    };
-    [flux(0), flux(1), flux(2)]
+    for d in 0..3 {
+        k.slopes(q.data, gbx, d, sc);
+        k.edge_state(
+            &mut sc.edge[d],
+            (q.data, &sc.slope4, &sc.vel[d]),
+            d,
+            faces(grow_dir(gbx, d, -1), d),
+        );
+    }
+    // Transverse corrections (phix_y, phix_z, phiy_x, phiy_z, phiz_x, phiz_y) on the
+    // faces normal to `d` of bx grown by one in the third direction; the term of `t`
+    // serves both states it corrects.
+    for t in 0..3 {
+        let term = &mut sc.term[0];
+        k.transverse_term(term, (&sc.vel[t], &sc.edge[t]), t, grow_dir(gbx, t, -1));
+        for d in (0..3).filter(|&d| d != t) {
+            let third = 3 - d - t;
+            k.corrected_state(
+                &mut sc.corrected[d][t],
+                (&sc.edge[d], &sc.term[0], &sc.vel[d]),
+                (d, t),
+                faces(grow_dir(bx, third, 1), d),
+            );
+        }
+    }
+    // The fluxes; for x, from the terms of phiy_z and phiz_y.
+    for d in 0..3 {
+        let (a, b) = others(d);
+        let cells = grow_dir(bx, d, 1);
+        let [term_a, term_b] = &mut sc.term;
+        k.transverse_term(term_a, (&sc.vel[a], &sc.corrected[a][b]), a, cells);
+        k.transverse_term(term_b, (&sc.vel[b], &sc.corrected[b][a]), b, cells);
+        k.create_flux(
+            &mut sc.flux[d],
+            (&sc.edge[d], &sc.vel[d]),
+            [term_a, term_b],
+            d,
+            faces(bx, d),
+        );
+    }
 }
 
-/// The tutorial's conservative update over `bx`.
+/// The tutorial's conservative update over `bx`: `new = q + Σ_d (flux_d at the low face
+/// - flux_d at the high face) dt/dx_d`.
 fn conservative(
-    out: &mut amrex::multifab::Array4Mut<'_, f64>,
-    q: &amrex::multifab::Array4<'_, f64>,
-    fl: [&dyn Fn(i32, i32, i32) -> f64; 3],
+    new: &mut FieldMut<'_>,
+    q: Field<'_>,
+    fl: [Field<'_>; 3],
     bx: IndexBox,
     dtdx: [f64; 3],
 ) {
-    let (lo, hi) = (bx.lo(), bx.hi());
-    for k in lo[2]..=hi[2] {
-        for j in lo[1]..=hi[1] {
-            for i in lo[0]..=hi[0] {
-                out[(i, j, k)] = q[(i, j, k)]
-                    + ((fl[0](i, j, k) - fl[0](i + 1, j, k)) * dtdx[0]
-                        + (fl[1](i, j, k) - fl[1](i, j + 1, k)) * dtdx[1]
-                        + (fl[2](i, j, k) - fl[2](i, j, k + 1)) * dtdx[2]);
-            }
+    let e = [0, 1, 2].map(IntVect::basis);
+    for (p, n) in rows(bx) {
+        let q = q.row(p, n);
+        let (fx0, fx1) = (fl[0].row(p, n), fl[0].row(p + e[0], n));
+        let (fy0, fy1) = (fl[1].row(p, n), fl[1].row(p + e[1], n));
+        let (fz0, fz1) = (fl[2].row(p, n), fl[2].row(p + e[2], n));
+        for (x, out) in new.row_mut(p, n).iter_mut().enumerate() {
+            *out = q[x]
+                + ((fx0[x] - fx1[x]) * dtdx[0]
+                    + (fy0[x] - fy1[x]) * dtdx[1]
+                    + (fz0[x] - fz1[x]) * dtdx[2]);
         }
     }
 }
@@ -588,18 +872,23 @@ impl AmrCoreAdv {
         let t0 = std::time::Instant::now();
         let old = self.phi_old[lev].as_ref().expect("level data");
         let vel = self.facevel[lev].as_ref().expect("level data");
-        let results = compute_fluxes(&sborder, vel, dtdx);
         let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, old.n_grow());
-        write_update(&mut new, &sborder, &results, dtdx);
         let refluxing = self.p.do_reflux && (lev < self.finest() || lev > 0);
-        if refluxing {
-            // Fluxes times face area and dt, as the registers take them.
-            let area = [
-                dt_lev * dx[1] * dx[2],
-                dt_lev * dx[0] * dx[2],
-                dt_lev * dx[0] * dx[1],
-            ];
-            let fluxes = face_multifabs(&new, &results, |d, v| v * area[d]);
+        // Fluxes times face area and dt, as the registers take them.
+        let area = [
+            dt_lev * dx[1] * dx[2],
+            dt_lev * dx[0] * dx[2],
+            dt_lev * dx[0] * dx[1],
+        ];
+        let mut fluxes = refluxing.then(|| face_multifabs(&new));
+        advance_fabs(
+            &sborder,
+            vel,
+            dtdx,
+            Some(&mut new),
+            fluxes.as_mut().map(|f| (f, area)),
+        );
+        if let Some(fluxes) = fluxes {
             if lev < self.finest()
                 && let Some(fr) = self.flux_reg[lev + 1].as_mut()
             {
@@ -769,8 +1058,10 @@ impl AmrCoreAdv {
             );
             self.fill_patch(lev, time, &mut sborder)?;
             let vel = self.facevel[lev].as_ref().expect("level data");
-            let results = compute_fluxes(&sborder, vel, dtdx);
-            all_fluxes.push(face_multifabs(old, &results, |_, v| v));
+            let mut fluxes = face_multifabs(old);
+            // Unscaled: `v * 1.0` is `v`, bit for bit.
+            advance_fabs(&sborder, vel, dtdx, None, Some((&mut fluxes, [1.0; 3])));
+            all_fluxes.push(fluxes);
         }
         for lev in (1..=finest).rev() {
             let (lo, hi) = all_fluxes.split_at_mut(lev);
@@ -788,17 +1079,7 @@ impl AmrCoreAdv {
             let dtdx = [dt / dx[0], dt / dx[1], dt / dx[2]];
             let old = self.phi_old[lev].as_ref().expect("level data");
             let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, old.n_grow());
-            for l in 0..new.local_size() {
-                let bx = new.box_of(new.global_index(l));
-                let (q, f) = (
-                    old.array_at(l),
-                    [fl[0].array_at(l), fl[1].array_at(l), fl[2].array_at(l)],
-                );
-                let fx = |i, j, k| f[0][(i, j, k)];
-                let fy = |i, j, k| f[1][(i, j, k)];
-                let fz = |i, j, k| f[2][(i, j, k)];
-                conservative(&mut new.array_mut_at(l), &q, [&fx, &fy, &fz], bx, dtdx);
-            }
+            write_update(&mut new, old, fl, dtdx);
             self.phi_new[lev] = Some(new);
         }
         Ok(())
@@ -912,49 +1193,93 @@ impl AmrCoreAdv {
     }
 }
 
-/// Per local fab: the three face-flux arrays of its valid box.
-fn compute_fluxes(sborder: &MultiFab, vel: &[MultiFab; 3], dtdx: [f64; 3]) -> Vec<[Fab; 3]> {
-    (0..sborder.local_size())
-        .into_par_iter()
-        .map(|l| {
-            let bx = sborder.box_of(sborder.global_index(l));
-            let q = sborder.array_at(l);
-            let v = [vel[0].array_at(l), vel[1].array_at(l), vel[2].array_at(l)];
-            fab_fluxes(&q, [&v[0], &v[1], &v[2]], bx, dtdx)
-        })
-        .collect()
-}
-
-/// `new` over its valid cells from `sborder` and the fluxes (the conservative update).
-fn write_update(new: &mut MultiFab, sborder: &MultiFab, fl: &[[Fab; 3]], dtdx: [f64; 3]) {
-    for (l, f) in fl.iter().enumerate() {
-        let bx = new.box_of(new.global_index(l));
-        let q = sborder.array_at(l);
-        let fx = |i, j, k| f[0].at(i, j, k);
-        let fy = |i, j, k| f[1].at(i, j, k);
-        let fz = |i, j, k| f[2].at(i, j, k);
-        conservative(&mut new.array_mut_at(l), &q, [&fx, &fy, &fz], bx, dtdx);
-    }
-}
-
-/// The fluxes as face MultiFabs on `like`'s layout, each value passed through `scale`.
-fn face_multifabs(
-    like: &MultiFab,
-    fl: &[[Fab; 3]],
-    scale: impl Fn(usize, f64) -> f64,
-) -> [MultiFab; 3] {
+/// Empty face MultiFabs (one per direction, no ghost faces) on `like`'s layout.
+fn face_multifabs(like: &MultiFab) -> [MultiFab; 3] {
     [0, 1, 2].map(|d| {
         let ba = like.box_array().convert(IndexType::CELL.with_node(d));
-        let mut mf = MultiFab::new(&ba, like.distribution_map(), 1, IntVect::ZERO);
-        for (l, f) in fl.iter().enumerate() {
-            let fb = mf.box_of(mf.global_index(l));
-            let mut a = mf.array_mut_at(l);
-            for p in fb.iter() {
-                a[(p[0], p[1], p[2])] = scale(d, f[d].at(p[0], p[1], p[2]));
-            }
-        }
-        mf
+        MultiFab::new(&ba, like.distribution_map(), 1, IntVect::ZERO)
     })
+}
+
+/// The loop over fabs of the tutorial's `AdvancePhiAtLevel`, the fabs in parallel: each
+/// fab's fluxes (`fab_fluxes`) from `sborder` and the face velocities, the conservative
+/// update into `new` when given, and the fluxes times `scale[d]` into the face
+/// MultiFabs `face_fluxes` (on `sborder`'s layout) when given.
+fn advance_fabs(
+    sborder: &MultiFab,
+    vel: &[MultiFab; 3],
+    dtdx: [f64; 3],
+    new: Option<&mut MultiFab>,
+    face_fluxes: Option<(&mut [MultiFab; 3], [f64; 3])>,
+) {
+    let nfab = sborder.local_size();
+    let news: Vec<_> = match new {
+        Some(mf) => mf.fabs_mut().map(Some).collect(),
+        None => (0..nfab).map(|_| None).collect(),
+    };
+    let (face_fabs, scale): (Vec<_>, _) = match face_fluxes {
+        Some((mfs, scale)) => {
+            let [fx, fy, fz] = mfs.each_mut();
+            let fabs = fx
+                .fabs_mut()
+                .zip(fy.fabs_mut())
+                .zip(fz.fabs_mut())
+                .map(|((x, y), z)| Some([x, y, z]))
+                .collect();
+            (fabs, scale)
+        }
+        None => ((0..nfab).map(|_| None).collect(), [1.0; 3]),
+    };
+    news.into_par_iter()
+        .zip(face_fabs)
+        .enumerate()
+        .with_max_len(1)
+        .for_each(|(l, (new, face_fabs))| {
+            let bx = sborder.box_of(sborder.global_index(l));
+            let q = Field::of_fab(sborder.fab(l));
+            let v = [0, 1, 2].map(|d| Field::of_fab(vel[d].fab(l)));
+            SCRATCH.with_borrow_mut(|sc| {
+                fab_fluxes(q, v, bx, dtdx, sc);
+                let fl = [0, 1, 2].map(|d| Field {
+                    data: &sc.flux[d],
+                    lay: q.lay,
+                });
+                if let Some(new) = new {
+                    conservative(&mut FieldMut::of_fab(new), q, fl, bx, dtdx);
+                }
+                for (d, fab) in face_fabs.into_iter().flatten().enumerate() {
+                    let mut out = FieldMut::of_fab(fab);
+                    for (p, n) in rows(faces(bx, d)) {
+                        let f = fl[d].row(p, n);
+                        for (x, out) in out.row_mut(p, n).iter_mut().enumerate() {
+                            *out = f[x] * scale[d];
+                        }
+                    }
+                }
+            });
+        });
+}
+
+/// `new` over its valid cells from `q` and the face fluxes `fl` (the conservative
+/// update), the fabs in parallel.
+fn write_update(new: &mut MultiFab, q: &MultiFab, fl: &[MultiFab; 3], dtdx: [f64; 3]) {
+    let boxes: Vec<IndexBox> = (0..new.local_size())
+        .map(|l| new.box_of(new.global_index(l)))
+        .collect();
+    let fabs: Vec<_> = new.fabs_mut().collect();
+    fabs.into_par_iter()
+        .enumerate()
+        .with_max_len(1)
+        .for_each(|(l, fab)| {
+            let f = [0, 1, 2].map(|d| Field::of_fab(fl[d].fab(l)));
+            conservative(
+                &mut FieldMut::of_fab(fab),
+                Field::of_fab(q.fab(l)),
+                f,
+                boxes[l],
+                dtdx,
+            );
+        });
 }
 
 /// `x` as C++'s default stream output with 10 significant digits (AMReX's `Print`).
