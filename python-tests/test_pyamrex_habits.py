@@ -472,3 +472,61 @@ def test_runtime_sized_soa():
     assert soa.num_real_comps() == 37 and soa.num_int_comps() == 1
     soa.push_back(amr.make_id_cpu(1, 0), [float(i) for i in range(37)], [5])
     assert soa.get_real(36, 0) == 36.0 and soa.get_int(0, 0) == 5
+
+
+# --- 7. IntVect and Box ----------------------------------------------------------------------
+
+def test_iv_3d_and_ops():
+    # pyAMReX tests/test_intvect.py::test_iv_3d1, test_iv_ops, test_iv_static
+    obj = amr.IntVect(1, 2, 3)
+    assert obj.max == 3 and obj.min == 1 and obj.sum == 6
+    obj[0] = 2
+    obj[1] = 3
+    obj[2] = 4
+    assert tuple(obj) == (2, 3, 4)
+    gold = amr.IntVect(2)
+    one = amr.IntVect.unit_vector()
+    two = one + one
+    assert two == gold and two != amr.IntVect.zero_vector()
+    assert two > one and two >= gold and one < two and one <= one and not (one > two)
+    assert one * gold == two and amr.IntVect(4) / gold == two
+    assert amr.IntVect.zero_vector() == amr.IntVect.cell_vector()
+    assert one == amr.IntVect.node_vector()
+    assert amr.IntVect.max_vector().numpy().dtype == np.int32
+    # AMReX's order is lexicographic with z first, not component-wise
+    assert amr.IntVect(5, 0, 0) < amr.IntVect(0, 0, 1)
+    assert amr.IntVect(-7, 7, 0) / 2 == amr.IntVect(-3, 3, 0)  # truncation, as C++
+    iv = amr.IntVect(1, 1, 1)
+    iv += 2
+    assert iv == amr.IntVect(3, 3, 3)
+    with pytest.raises(TypeError):
+        hash(iv)  # mutable, as pyAMReX's
+
+
+def test_box_mutates_as_pyamrex():
+    # pyAMReX src/Base/Box.cpp: grow/shift/convert/surrounding_nodes change the box;
+    # src/amrex/extensions/MultiFab.py relies on `min_box.grow(ngv)` without the result.
+    bx = amr.Box(amr.IntVect(0, 0, 0), amr.IntVect(7, 7, 7))
+    assert bx.ok and not bx.is_empty and bx.volume == 512 and bx.size == amr.IntVect(8, 8, 8)
+    bx.grow(amr.IntVect(1, 1, 1))
+    assert bx.small_end == amr.IntVect(-1, -1, -1) and bx.length(0) == 10
+    bx.surrounding_nodes(0)
+    assert bx.big_end == amr.IntVect(9, 8, 8) and not bx.cell_centered
+    bx.enclosed_cells()
+    bx.shift(amr.IntVect(1, 1, 1))
+    assert bx.small_end == amr.IntVect(0, 0, 0) and bx.big_end == amr.IntVect(9, 9, 9)
+    cells = list(amr.Box((0, 0, 0), (1, 1, 0)))
+    assert [tuple(c) for c in cells] == [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)]
+    small = bx.small_end
+    small[0] = 5  # a copy, as pyAMReX's small_end
+    assert bx.small_end == amr.IntVect(0, 0, 0)
+
+
+def test_local_flag_is_refused(boxarr, distmap):
+    # pyAMReX src/Base/MultiFab.H: sum(comp=0, local=False); here the second argument is
+    # the ghost width, so a bool is refused instead of summing one layer of ghost cells.
+    mf = amr.MultiFab(boxarr, distmap, 1, 1)
+    mf.set_val(1.0)
+    assert mf.sum(0) == 64**3
+    with pytest.raises(TypeError, match="bool"):
+        mf.sum(0, True)

@@ -6,10 +6,18 @@ use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::PyTuple;
 
-/// Accepts an `IntVect`, a 3-sequence of ints, or a single int (broadcast).
+/// Accepts an `IntVect`, a 3-sequence of ints, or a single int (broadcast). A bool is
+/// refused: in pyAMReX's `mf.sum(comp, local)` the second argument is a flag, which here
+/// would otherwise read as a ghost width of 1.
 pub(crate) fn int_vect_of(obj: &Bound<'_, PyAny>) -> PyResult<IntVect> {
     if let Ok(iv) = obj.cast::<PyIntVect>() {
         return Ok(iv.borrow().0);
+    }
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(
+            "expected an IntVect, an int or a sequence of three ints, got a bool (pyAMReX's \
+             `local` flag has no counterpart here: this package runs as one process)",
+        ));
     }
     if let Ok(n) = obj.extract::<i32>() {
         return Ok(IntVect::splat(n));
