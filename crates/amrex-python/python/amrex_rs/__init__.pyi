@@ -18,11 +18,14 @@ else:
 
 import numpy as np
 import numpy.typing as npt
-from typing_extensions import CapsuleType, Self
+from typing_extensions import CapsuleType, Self, disjoint_base
 
 __version__: str
 DLPACK_VERSION: tuple[int, int]
 __all__ = [
+    "AmrCore",
+    "AmrInfo",
+    "AmrMesh",
     "Arena",
     "Array4",
     "Array4_double",
@@ -93,6 +96,7 @@ __all__ = [
     "StructOfArrays_7_0_idcpu_default",
     "StructOfArrays_8_0",
     "StructOfArrays_8_0_idcpu_default",
+    "TagBoxArray",
     "Tensor",
     "The_Arena",
     "The_Async_Arena",
@@ -1830,6 +1834,7 @@ class FluxRegister:
 
 # --- Regridding: AmrInfo, AmrMesh, TagBoxArray, AmrCore ---------------------------------
 
+@final
 class AmrInfo:
     """The parameters of an AMR hierarchy (AMReX `AmrInfo`), with AMReX's defaults."""
 
@@ -1863,6 +1868,7 @@ class AmrInfo:
     use_new_chop: bool
     iterate_on_new_grids: bool
 
+@final
 class TagBoxArray:
     """Refinement tags per cell over a level's grids (AMReX `TagBoxArray`)."""
 
@@ -1880,6 +1886,7 @@ class TagBoxArray:
     def num_tags_local(self) -> int: ...
     def collate(self) -> list[IntVect]: ...
 
+@disjoint_base
 class AmrMesh:
     """The layout of an AMR hierarchy (AMReX `AmrMesh`): `AmrMesh()` reads the inputs
     table, `AmrMesh(geom, info)` takes level 0's geometry and the parameters."""
