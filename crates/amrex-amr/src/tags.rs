@@ -1,9 +1,10 @@
 //! `TagBoxArray`: per-cell refinement tags on a FabArray (AMReX's `TagBoxArray`).
 
 use alloc::format;
+use alloc::vec;
 use alloc::vec::Vec;
 
-use amrex_box::{IndexBox, IntVect};
+use amrex_box::IntVect;
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, BoxList, DistributionMapping, FabError, iMultiFab};
 
@@ -149,20 +150,51 @@ impl TagBoxArray {
         }
         for l in 0..self.fa.local_size() {
             let fbx = self.fa.fabbox(self.fa.global_index(l));
-            let old: Vec<TagType> = {
+            let len = fbx.length();
+            let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
+            // `near[n]`: a SET cell lies within `nbuf` of cell `n` in every direction.
+            // The neighbourhood is a box, so it is three one-direction dilations of the
+            // SET cells in turn (x, then y, then z), each a running window per line.
+            let mut near: Vec<bool> = {
                 let a = self.fa.array_at(l);
-                fbx.iter().map(|p| a[(p[0], p[1], p[2])]).collect()
+                fbx.iter()
+                    .map(|p| a[(p[0], p[1], p[2])] == Self::SET)
+                    .collect()
             };
-            let mut a = self.fa.array_mut_at(l);
-            for (n, p) in fbx.iter().enumerate() {
-                if old[n] != Self::CLEAR {
+            let strides = [1, nx, nx * ny];
+            let lens = [nx, ny, nz];
+            for d in 0..3 {
+                let r = nbuf[d] as usize;
+                if r == 0 {
                     continue;
                 }
-                let Some(near) = IndexBox::new(p - nbuf, p + nbuf).intersection(&fbx) else {
-                    continue;
-                };
-                if near.iter().any(|q| old[fbx.index(q)] == Self::SET) {
-                    a[(p[0], p[1], p[2])] = Self::BUF;
+                let (st, n) = (strides[d], lens[d]);
+                let mut line = vec![false; n];
+                for start in 0..nx * ny * nz {
+                    // One line per cell whose coordinate in d is 0.
+                    if (start / st) % n != 0 {
+                        continue;
+                    }
+                    for (m, v) in line.iter_mut().enumerate() {
+                        *v = near[start + m * st];
+                    }
+                    // Cells with a SET cell within r before or after them on the line.
+                    let mut last_set: Option<usize> = None;
+                    for m in 0..n {
+                        if line[m] {
+                            last_set = Some(m);
+                        }
+                        let from_before = last_set.is_some_and(|q| m - q <= r);
+                        let ahead = (m + 1..n.min(m + r + 1)).any(|q| line[q]);
+                        near[start + m * st] = from_before || ahead;
+                    }
+                }
+            }
+            let mut a = self.fa.array_mut_at(l);
+            for (n, p) in fbx.iter().enumerate() {
+                let t = &mut a[(p[0], p[1], p[2])];
+                if *t == Self::CLEAR && near[n] {
+                    *t = Self::BUF;
                 }
             }
         }
@@ -308,6 +340,7 @@ impl TagBoxArray {
 mod tests {
     use super::*;
     use alloc::vec;
+    use amrex_box::IndexBox;
     use amrex_geometry::{CoordSys, RealBox};
 
     fn two_boxes() -> (BoxArray, DistributionMapping) {
@@ -321,6 +354,71 @@ mod tests {
 
     fn set(t: &mut TagBoxArray, l: usize, p: IntVect) {
         t.fab_array_mut().array_mut_at(l)[(p[0], p[1], p[2])] = TagBoxArray::SET;
+    }
+
+    #[test]
+    fn buffer_matches_the_definition() {
+        // Sparse pseudo-random SET cells and some BUF ones in two fabs with ghost cells;
+        // every CLEAR cell within nbuf (per direction, in its own fab) of a SET cell
+        // becomes BUF, and nothing else changes.
+        let ba = BoxArray::new(vec![
+            IndexBox::new(IntVect::ZERO, IntVect::new(7, 5, 3)),
+            IndexBox::new(IntVect::new(8, 0, 0), IntVect::new(15, 5, 3)),
+        ]);
+        let dm = DistributionMapping::single(&ba);
+        for nbuf in [
+            IntVect::new(1, 1, 1),
+            IntVect::new(2, 0, 1),
+            IntVect::new(0, 2, 0),
+        ] {
+            let mut t = TagBoxArray::new(&ba, &dm, IntVect::splat(2)).unwrap();
+            let mut seed = 12345_u64;
+            for l in 0..2 {
+                let fbx = t.fab_array().fabbox(l);
+                let mut a = t.fab_array_mut().array_mut_at(l);
+                for p in fbx.iter() {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let r = (seed >> 33) % 50;
+                    a[(p[0], p[1], p[2])] = match r {
+                        0 => TagBoxArray::SET,
+                        1 => TagBoxArray::BUF,
+                        _ => TagBoxArray::CLEAR,
+                    };
+                }
+            }
+            let before: Vec<Vec<TagType>> = (0..2)
+                .map(|l| {
+                    let a = t.fab_array().array_at(l);
+                    t.fab_array()
+                        .fabbox(l)
+                        .iter()
+                        .map(|p| a[(p[0], p[1], p[2])])
+                        .collect()
+                })
+                .collect();
+            t.buffer(nbuf).unwrap();
+            for (l, old) in before.iter().enumerate() {
+                let fbx = t.fab_array().fabbox(l);
+                let a = t.fab_array().array_at(l);
+                for (n, p) in fbx.iter().enumerate() {
+                    let was = old[n];
+                    let near = IndexBox::new(p - nbuf, p + nbuf)
+                        .intersection(&fbx)
+                        .is_some_and(|b| {
+                            b.iter()
+                                .any(|q| before[l][fbx.index(q)] == TagBoxArray::SET)
+                        });
+                    let want = if was == TagBoxArray::CLEAR && near {
+                        TagBoxArray::BUF
+                    } else {
+                        was
+                    };
+                    assert_eq!(a[(p[0], p[1], p[2])], want, "{nbuf} fab {l} {p}");
+                }
+            }
+        }
     }
 
     #[test]
