@@ -33,8 +33,14 @@ for line in sys.stdin:
         print(m["executable"])' "$1"
 }
 json="$(cargo build -q --release --example advection_amr --example plotfile_compare --message-format=json)" || exit 1
-CMP="$(exe_of plotfile_compare <<<"$json")"
-EXE="$(exe_of advection_amr <<<"$json")"
+# Copies of the executables: cargo puts every feature set's build of an example at the
+# same path (target/release/examples/NAME), so a later build would replace them.
+BIN="$(mktemp -d)"
+trap 'rm -rf "$BIN"' EXIT
+cp "$(exe_of plotfile_compare <<<"$json")" "$BIN/plotfile_compare"
+cp "$(exe_of advection_amr <<<"$json")" "$BIN/advection_amr"
+CMP="$BIN/plotfile_compare"
+EXE="$BIN/advection_amr"
 
 # check NAME EXE [launcher...]: runs the port in a fresh directory and compares.
 check() {
@@ -79,7 +85,8 @@ if command -v mpirun >/dev/null 2>&1; then
     # The executable's hashed path: target/release/examples/advection_amr is whichever
     # feature set was built last.
     mpi_exe="$(cargo build -q --release --features mpi --example advection_amr --message-format=json | exe_of advection_amr)"
-    if [ -n "$mpi_exe" ]; then
+    if [ -n "$mpi_exe" ] && cp "$mpi_exe" "$BIN/advection_amr_mpi"; then
+        mpi_exe="$BIN/advection_amr_mpi"
         MPIRUN=(mpirun)
         if mpirun --version 2>&1 | grep -qi 'open mpi\|open-mpi\|openrte'; then
             export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
