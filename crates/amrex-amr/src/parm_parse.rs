@@ -288,25 +288,19 @@ impl ParmParse {
         Ok(pp)
     }
 
-    /// Adds command-line definitions (each argument a word, or `key=value` words) after
-    /// those already here.
+    /// Adds command-line definitions after those already here, read as AMReX reads its
+    /// command line: the arguments joined by spaces into one line, so
+    /// `"amr.n_cell=32 32 16"` (one argument) is three values and `amr.n_cell = 32 32 16`
+    /// (five arguments) the same; a value that holds spaces needs its double quotes
+    /// (`'plot_file="a b"'`).
     ///
     /// # Errors
     /// [`ParmParseError::Malformed`] if the words are not definitions; nothing is added.
     pub fn read_command_line<S: AsRef<str>>(&mut self, args: &[S]) -> Result<(), ParmParseError> {
-        // Quote each word again so that one argument with spaces stays one value.
         let mut line = String::new();
         for a in args {
-            let a = a.as_ref();
-            if a.contains(char::is_whitespace) && !a.contains('"') {
-                match a.split_once('=') {
-                    Some((k, v)) => line.push_str(&format!("{k}=\"{v}\" ")),
-                    None => line.push_str(&format!("\"{a}\" ")),
-                }
-            } else {
-                line.push_str(a);
-                line.push(' ');
-            }
+            line.push_str(a.as_ref());
+            line.push(' ');
         }
         let origin = Origin {
             source: "command line".to_owned(),
@@ -815,12 +809,18 @@ dt = 1.5d-3
             "32",
             "32",
             "4",
-            "name=a b",
+            "name=\"a b\"",
+            "geometry.prob_hi=1 1 0.125",
         ])
         .unwrap();
         assert_eq!(pp.get::<i32>("amr.max_level").unwrap(), 0);
         assert_eq!(pp.get_arr::<i32>("amr.n_cell").unwrap(), vec![32, 32, 4]);
         assert_eq!(pp.get::<String>("name").unwrap(), "a b");
+        // One argument with spaces is several values, as AMReX joins its arguments.
+        assert_eq!(
+            pp.get_arr::<f64>("geometry.prob_hi").unwrap(),
+            vec![1.0, 1.0, 0.125]
+        );
         let e = pp.read_command_line(&["amr.max_level"]).unwrap_err();
         assert!(
             e.to_string().starts_with("command line:1: malformed"),
