@@ -1152,9 +1152,11 @@ fn tags_buffer_map_collate(c: &Communicator) {
 type Check = (&'static str, fn(&Communicator));
 
 /// The checks every run makes, in this order on every rank.
-/// A regrid driver over MPI: a blob tagged on every rank's boxes gives, on any rank
-/// count, the grids one process computes; and an `error_est` that panics on the last
-/// rank only is an `ErrorEstFailed` error on every rank (no abort, no hang).
+/// A regrid driver over MPI: a blob tagged on every rank's boxes gives three levels and
+/// the same grids on every rank; and an `error_est` that panics on the last rank only
+/// is an `ErrorEstFailed` error on every rank (no abort, no hang). (That the grids do
+/// not depend on the rank count is what scripts/test-advection.sh shows: AMReX's grids
+/// on 1, 2 and 4 ranks.)
 fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
     use amrex_amr::{AmrCore, AmrInfo, AmrMesh};
     struct Blob {
@@ -1240,7 +1242,7 @@ fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
     };
     sim.init_from_scratch(0.0).unwrap();
     sim.regrid(0, 0.2).unwrap();
-    // The same driver on this rank alone gives the same grids.
+    // Every rank made the same grids.
     let grids: Vec<Vec<IndexBox>> = (0..=sim.mesh.finest_level().unwrap())
         .map(|l| sim.mesh.box_array(l).boxes().to_vec())
         .collect();
