@@ -738,7 +738,8 @@ impl AmrCoreAdv {
         self.phi_new[lev].as_ref().expect("level data")
     }
 
-    /// New state, old state, face velocities and flux register of a level on `ba`/`dm`.
+    /// The old state, times, face velocities and flux register of a level on `ba`/`dm`
+    /// (the caller makes and fills the new state).
     fn define_level(
         &mut self,
         lev: usize,
@@ -746,8 +747,7 @@ impl AmrCoreAdv {
         ba: &BoxArray,
         dm: &DistributionMapping,
         ng: i32,
-    ) -> Result<MultiFab, AmrError> {
-        let new = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
+    ) -> Result<(), AmrError> {
         self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, IntVect::splat(ng)));
         self.t_new[lev] = time;
         self.t_old[lev] = time - 1.0e200;
@@ -768,7 +768,7 @@ impl AmrCoreAdv {
                 1,
             )?);
         }
-        Ok(new)
+        Ok(())
     }
 
     /// The states of level `lev` at `time` (the tutorial's `GetData`).
@@ -1347,7 +1347,8 @@ impl AmrCore for AmrCoreAdv {
         ba: &BoxArray,
         dm: &DistributionMapping,
     ) -> Result<(), AmrError> {
-        let mut state = self.define_level(lev, time, ba, dm, 0)?;
+        self.define_level(lev, time, ba, dm, 0)?;
+        let mut state = MultiFab::new(ba, dm, 1, IntVect::ZERO);
         let geom = *self.mesh.geom(lev);
         for l in 0..state.local_size() {
             let bx = state.box_of(state.global_index(l));
@@ -1368,7 +1369,8 @@ impl AmrCore for AmrCoreAdv {
         dm: &DistributionMapping,
     ) -> Result<(), AmrError> {
         let ng = self.state(lev - 1).n_grow()[0];
-        let mut state = self.define_level(lev, time, ba, dm, ng)?;
+        self.define_level(lev, time, ba, dm, ng)?;
+        let mut state = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
         interp_from_coarse_level(
             &mut state,
             IntVect::splat(ng),
@@ -1393,30 +1395,13 @@ impl AmrCore for AmrCoreAdv {
         ba: &BoxArray,
         dm: &DistributionMapping,
     ) -> Result<(), AmrError> {
-        let ng = self.state(lev).n_grow();
-        let mut new_state = MultiFab::new(ba, dm, 1, ng);
+        let ng = self.state(lev).n_grow()[0];
+        let mut new_state = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
         self.fill_patch(lev, time, &mut new_state)?;
+        // The new old state, times, face velocities and flux register; the new state
+        // is the one just filled.
+        self.define_level(lev, time, ba, dm, ng)?;
         self.phi_new[lev] = Some(new_state);
-        self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, ng));
-        self.t_new[lev] = time;
-        self.t_old[lev] = time - 1.0e200;
-        self.facevel[lev] = Some([0, 1, 2].map(|d| {
-            MultiFab::new(
-                &ba.convert(IndexType::CELL.with_node(d)),
-                dm,
-                1,
-                IntVect::UNIT,
-            )
-        }));
-        if lev > 0 && self.p.do_reflux {
-            self.flux_reg[lev] = Some(FluxRegister::new(
-                ba,
-                dm,
-                self.mesh.ref_ratio(lev - 1),
-                lev,
-                1,
-            )?);
-        }
         Ok(())
     }
 
