@@ -39,6 +39,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "testing_build: needs the test stand-ins of a `testing` build of amrex_rs"
     )
+    config.addinivalue_line(
+        "markers",
+        "mpi: runs under mpirun too (scripts/test-python.sh: `mpirun -n 2|4 python -m pytest -m mpi`)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):

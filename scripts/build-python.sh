@@ -9,7 +9,8 @@
 #                 it the wheel is the one users get from `pip install ./crates/amrex-python`.
 #   --no-install  builds the wheel only; .venv keeps what it has.
 #   --out DIR     where the wheel goes (default build/wheels; emptied first).
-# AMREX_PY_FEATURES (e.g. "cuda") adds further cargo features of the extension (GPU arenas).
+# AMREX_PY_FEATURES (e.g. "cuda", "mpi") adds further cargo features of the extension (GPU
+# arenas; MPI, which links the machine's MPI library and is built with --auditwheel skip).
 #
 # Why `maturin build` + `pip install <wheel>` rather than `pip install ./crates/amrex-python`
 # (which works too, and is what users run): the same PEP 517 backend builds the same wheel,
@@ -51,6 +52,12 @@ features=()
 if [ -n "$list" ]; then
     features=(--features "$list")
 fi
+# The MPI build links the machine's MPI (the one mpi4py uses), which must stay outside
+# the wheel: auditwheel's repair would copy libmpich into it, and a process would then
+# load two MPI libraries, one initialised and one not.
+case ",$list," in
+    *,mpi,*) features+=(--auditwheel skip) ;;
+esac
 "$venv/bin/maturin" build --release --quiet "${features[@]}" \
     --manifest-path crates/amrex-python/Cargo.toml \
     --interpreter "$venv/bin/python" --out "$out"

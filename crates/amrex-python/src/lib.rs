@@ -37,6 +37,7 @@ mod geometry;
 mod indexing;
 mod mfiter;
 mod multifab;
+mod parallel;
 mod particle_container;
 mod particles;
 mod plotfile;
@@ -65,6 +66,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     geometry::register(m)?;
     smallmatrix::register(m)?;
     box_array::register(m)?;
+    parallel::register(m)?;
     distribution::register(m)?;
     mfiter::register(m)?;
     multifab::register(m)?;

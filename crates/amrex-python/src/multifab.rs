@@ -20,7 +20,7 @@ use amrex_arena::{AnyArena, Arena};
 use amrex_basefab::component_range;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_capsule::Imported;
-use amrex_multifab::{FabArray, Ghosts, MultiFab, Periodicity, Tiling};
+use amrex_multifab::{FabArray, FillPattern, Ghosts, MultiFab, Periodicity, Tiling};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -222,6 +222,27 @@ impl PyMultiFab {
                 .for_each(region, |_, _, _, _, v| found |= pred(*v));
             found
         }))
+    }
+
+    /// The periodicity argument of the exchanges: none, three bools (periods from the
+    /// BoxArray's minimal box, as before), a `Periodicity` or a `Geometry`.
+    fn period(&self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<Periodicity> {
+        let domain = either!(self, m => m.box_array().minimal_box());
+        let Some(p) = periodic else {
+            return Ok(Periodicity::new(domain, [false; 3]));
+        };
+        if let Ok(p) = p.cast::<crate::amr::geometry::PyPeriodicity>() {
+            return Ok(p.get().0);
+        }
+        if let Ok(g) = p.cast::<crate::amr::geometry::PyGeometry>() {
+            return Ok(g.borrow().0.periodicity());
+        }
+        let flags: (bool, bool, bool) = p.extract().map_err(|_| {
+            PyTypeError::new_err(
+                "periodic: three bools, a Periodicity or a Geometry (geom.periodicity())",
+            )
+        })?;
+        Ok(Periodicity::new(domain, [flags.0, flags.1, flags.2]))
     }
 
     /// Zero-copy tensors of every local box.
@@ -466,12 +487,49 @@ impl PyMultiFab {
         )
     }
 
-    /// Fills ghost cells from the valid cells of other boxes (and periodic images).
-    #[pyo3(signature = (periodic=(false, false, false)))]
-    fn fill_boundary(&mut self, periodic: (bool, bool, bool)) -> PyResult<()> {
-        let domain = either!(self, m => m.box_array().minimal_box());
-        let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
+    /// Fills ghost cells from the valid cells of other boxes (and periodic images):
+    /// AMReX `FillBoundary`. `periodic` is three bools, a `Periodicity` or a `Geometry`
+    /// (pyAMReX: `mf.FillBoundary(geom.periodicity())`). **Collective** over the
+    /// MultiFab's communicator.
+    #[pyo3(signature = (periodic=None))]
+    fn fill_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let period = self.period(periodic)?;
         either_mut!(self, m => m.fill_boundary(period)).map_err(fab_err)
+    }
+
+    /// The first half of `fill_boundary` (AMReX `FillBoundary_nowait`): posts the
+    /// messages and does the local copies; the ghost cells other ranks fill are written
+    /// by `fill_boundary_finish()`. Work on valid cells may go in between. **Collective**.
+    #[pyo3(signature = (periodic=None))]
+    fn fill_boundary_nowait(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let period = self.period(periodic)?;
+        let ng = either!(self, m => m.n_grow());
+        either_mut!(self, m => m.fill_boundary_nowait(period, FillPattern::Full, .., ng))
+            .map_err(fab_err)
+    }
+
+    /// Completes a `fill_boundary_nowait` (nothing to do, and no error, when none is in
+    /// flight). **Collective**.
+    fn fill_boundary_finish(&mut self) -> PyResult<()> {
+        either_mut!(self, m => m.fill_boundary_finish()).map_err(fab_err)
+    }
+
+    /// Adds each ghost cell's value into the valid cell it is a copy of (in another box,
+    /// or a periodic image), all components, every ghost cell: AMReX `SumBoundary`, what
+    /// particle deposition needs. Ghost cells keep their values; the result is the same
+    /// bit for bit on any number of ranks. **Collective**.
+    #[pyo3(signature = (periodic=None))]
+    fn sum_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let period = self.period(periodic)?;
+        either_mut!(self, m => m.sum_boundary(period)).map_err(fab_err)
+    }
+
+    /// The communicator the MultiFab's boxes are spread over.
+    #[getter]
+    fn communicator(&self) -> crate::parallel::PyCommunicator {
+        crate::parallel::PyCommunicator(
+            either!(self, m => m.distribution_map().communicator().clone()),
+        )
     }
 
     /// Test pattern: valid cell `(i, j, k)` of component `n` gets
@@ -931,11 +989,11 @@ impl PyMultiFab {
 
     /// Copies `src` into this MultiFab wherever their boxes intersect, whatever the two
     /// BoxArrays (AMReX `ParallelCopy`); the component counts must match.
-    #[pyo3(signature = (src, periodic=(false, false, false)))]
+    #[pyo3(signature = (src, periodic=None))]
     fn parallel_copy(
         &mut self,
         src: PyRef<'_, Self>,
-        periodic: (bool, bool, bool),
+        periodic: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         if src.ncomp_() != self.ncomp_() {
             return Err(PyValueError::new_err(format!(
@@ -944,8 +1002,7 @@ impl PyMultiFab {
                 self.ncomp_()
             )));
         }
-        let domain = either!(self, m => m.box_array().minimal_box());
-        let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
+        let period = self.period(periodic)?;
         pair!(&mut self.store, &src.store, "parallel_copy", (d, s) => d.parallel_copy(s, period))
             .map_err(fab_err)
     }

@@ -320,10 +320,13 @@ impl PyParticleContainer {
         })
     }
 
-    /// Every local particle as columns (`x`, `y`, `z`, real and int components, `id`,
-    /// `cpu`): a `pandas.DataFrame` when pandas is installed, else a dict of NumPy arrays
-    /// (copies).
-    fn to_df(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    /// The particles as columns (`x`, `y`, `z`, real and int components, `id`, `cpu`): a
+    /// `pandas.DataFrame` when pandas is installed, else a dict of NumPy arrays (copies).
+    /// `local=True` (the default): this rank's particles. `local=False`: every rank's,
+    /// gathered to `root_rank` in rank order, which returns them while the other ranks
+    /// return `None` (pyAMReX's `to_df(local=False)`); **collective** then.
+    #[pyo3(signature = (local = true, root_rank = 0))]
+    fn to_df(&self, py: Python<'_>, local: bool, root_rank: usize) -> PyResult<Option<Py<PyAny>>> {
         let mut cols: Vec<(String, Vec<f64>)> = self
             .real_comp_names()
             .into_iter()
@@ -357,6 +360,18 @@ impl PyParticleContainer {
                 }
             }
         });
+        if !local {
+            let comm = on_pc!(&self.pc, p => p.communicator().clone());
+            if root_rank >= comm.size() {
+                return Err(PyValueError::new_err(format!(
+                    "to_df: root_rank {root_rank} is not a rank of a communicator of {}",
+                    comm.size()
+                )));
+            }
+            if !gather_columns(&comm, root_rank, &mut cols, &mut icols)? {
+                return Ok(None);
+            }
+        }
         let np = py.import("numpy")?;
         let d = PyDict::new(py);
         for (n, v) in cols {
@@ -366,8 +381,8 @@ impl PyParticleContainer {
             d.set_item(n, np.call_method1("array", (v,))?)?;
         }
         match py.import("pandas") {
-            Ok(pd) => Ok(pd.call_method1("DataFrame", (d,))?.unbind()),
-            Err(_) => Ok(d.into_any().unbind()),
+            Ok(pd) => Ok(Some(pd.call_method1("DataFrame", (d,))?.unbind())),
+            Err(_) => Ok(Some(d.into_any().unbind())),
         }
     }
 
@@ -399,6 +414,67 @@ impl PyParticleContainer {
             }
         )
     }
+}
+
+/// Gathers every rank's columns to `root` in rank order (one message per rank: the
+/// particle count, then each column's values). Returns whether this rank holds the
+/// result. **Collective** over `comm`.
+fn gather_columns(
+    comm: &amrex_multifab::Communicator,
+    root: usize,
+    cols: &mut [(String, Vec<f64>)],
+    icols: &mut [(String, Vec<i64>)],
+) -> PyResult<bool> {
+    let n = cols.first().map_or(0, |c| c.1.len());
+    let mut blob = Vec::with_capacity(8 + 8 * n * (cols.len() + icols.len()));
+    blob.extend_from_slice(&(n as u64).to_le_bytes());
+    for (_, v) in cols.iter() {
+        v.iter()
+            .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
+    }
+    for (_, v) in icols.iter() {
+        v.iter()
+            .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
+    }
+    let gathered = comm
+        .gather_bytes(root, &blob)
+        .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
+    let Some(parts) = gathered else {
+        return Ok(false);
+    };
+    cols.iter_mut().for_each(|c| c.1.clear());
+    icols.iter_mut().for_each(|c| c.1.clear());
+    for (rank, part) in parts.iter().enumerate() {
+        let bad = || {
+            PyValueError::new_err(format!(
+                "to_df(local=False): rank {rank} sent a malformed part"
+            ))
+        };
+        let (head, mut rest) = part.split_at_checked(8).ok_or_else(bad)?;
+        let n = usize::try_from(u64::from_le_bytes(head.try_into().map_err(|_| bad())?))
+            .map_err(|_| bad())?;
+        let width = n.checked_mul(8).ok_or_else(bad)?;
+        if rest.len() != width * (cols.len() + icols.len()) {
+            return Err(bad());
+        }
+        for (_, v) in cols.iter_mut() {
+            let (col, tail) = rest.split_at(width);
+            v.extend(
+                col.chunks_exact(8)
+                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+            );
+            rest = tail;
+        }
+        for (_, v) in icols.iter_mut() {
+            let (col, tail) = rest.split_at(width);
+            v.extend(
+                col.chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
+            );
+            rest = tail;
+        }
+    }
+    Ok(true)
 }
 
 fn redistribute_report(

@@ -439,11 +439,24 @@ impl PyPlotfile {
             .ok_or_else(|| PyIndexError::new_err(format!("box {i} out of range")))
     }
 
-    /// Reads level `lev` whole into a MultiFab (components in `var_names` order).
-    #[pyo3(signature = (lev=0))]
-    fn read_level(&self, lev: usize) -> PyResult<PyMultiFab> {
+    /// Reads level `lev` whole into a MultiFab (components in `var_names` order),
+    /// distributed over `comm` (by default MPI's world in an MPI build, else this one
+    /// process) by AMReX's default map, each rank reading only its own boxes, whatever
+    /// number of ranks wrote the file. **Collective** over `comm`.
+    #[pyo3(signature = (lev=0, *, comm=None))]
+    fn read_level(
+        &self,
+        py: Python<'_>,
+        lev: usize,
+        comm: Option<&crate::parallel::PyCommunicator>,
+    ) -> PyResult<PyMultiFab> {
         self.check_level(lev)?;
-        let (_, mf) = plotfile::read_level(&self.dir, &self.header, lev).map_err(pf_err)?;
+        let comm = match comm {
+            Some(c) => c.0.clone(),
+            None => crate::parallel::default_comm(py)?,
+        };
+        let (_, mf) =
+            plotfile::read_level_on(&self.dir, &self.header, lev, &comm).map_err(pf_err)?;
         Ok(PyMultiFab::from_multifab(mf))
     }
 

@@ -46,9 +46,14 @@ fn pp_err(e: ParmParseError) -> PyErr {
 /// first argument holds no `=`, then `key=value` definitions that override it, read as
 /// AMReX reads its command line (the words joined by spaces: `"amr.n_cell=32 32 16"` is
 /// three values, a value in double quotes one). Calls nest; each needs its `finalize()`.
+///
+/// In the MPI build it also starts MPI if nobody has (collective then; see
+/// `Communicator.world()`); MPI ends when the interpreter exits, not in `finalize()`.
 #[pyfunction]
 #[pyo3(signature = (args=None))]
-fn initialize(args: Option<Vec<String>>) -> PyResult<()> {
+fn initialize(py: Python<'_>, args: Option<Vec<String>>) -> PyResult<()> {
+    // MPI before the table's lock: starting it releases the GIL while ranks meet.
+    crate::parallel::default_comm(py)?;
     let mut st = state();
     if let Some(args) = args.filter(|a| !a.is_empty()) {
         let (file, rest) = match args.first() {
@@ -157,8 +162,8 @@ config! {
     have_eb: bool = false;
     /// Whether a GPU backend is compiled in (cargo feature `cuda`, `hip` or `level-zero`).
     have_gpu: bool = gpu_backend().is_some();
-    /// MPI: not in the Python package (one process).
-    have_mpi: bool = false;
+    /// Whether the package was built with MPI (cargo feature `mpi`).
+    have_mpi: bool = cfg!(feature = "mpi");
     /// OpenMP: not used (the host loops are serial or Rust threads).
     have_omp: bool = false;
     /// Explicit SIMD types: not used.

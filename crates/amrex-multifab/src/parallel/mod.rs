@@ -154,6 +154,14 @@ pub enum CommError {
     },
     /// MPI was finalised ([`crate::finalize`]) before this call.
     Finalized,
+    /// A call that adopts someone else's MPI (`Communicator::from_raw_mpi`) found it not
+    /// initialised.
+    NotInitialized,
+    /// A raw MPI communicator handle that cannot be used.
+    BadHandle {
+        /// Why.
+        reason: &'static str,
+    },
     /// MPI was initialised (by its owner) with a thread level below
     /// `MPI_THREAD_SERIALIZED`, which this crate needs: it drives MPI from whichever
     /// thread runs an operation, one at a time.
@@ -213,6 +221,12 @@ impl fmt::Display for CommError {
                 "ranks disagree on {what}: rank {rank_min} has {value_min:#018x}, rank {rank_max} has {value_max:#018x} (checked across {size} ranks)"
             ),
             CommError::Finalized => f.write_str("MPI was already finalised"),
+            CommError::NotInitialized => f.write_str(
+                "MPI is not initialised: whoever owns the communicator initialises MPI first",
+            ),
+            CommError::BadHandle { reason } => {
+                write!(f, "the MPI communicator handle cannot be used: {reason}")
+            }
             CommError::ThreadLevel { provided } => write!(
                 f,
                 "MPI provides {provided}, but amrex needs MPI_THREAD_SERIALIZED (initialise \

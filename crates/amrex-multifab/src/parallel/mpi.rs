@@ -329,20 +329,7 @@ impl Communicator {
                 w.universe = Some(universe);
             }
         }
-        // This crate drives MPI from whichever thread runs an operation (one at a time):
-        // it needs SERIALIZED, which an MPI initialised by someone else may not give.
-        let level = {
-            let _g = lock();
-            mpi::environment::threading_support()
-        };
-        if !matches!(level, Threading::Serialized | Threading::Multiple) {
-            return Err(CommError::ThreadLevel {
-                provided: match level {
-                    Threading::Single => "MPI_THREAD_SINGLE",
-                    _ => "MPI_THREAD_FUNNELED",
-                },
-            });
-        }
+        check_thread_level()?;
         let comm = Communicator::from_mpi(&SimpleCommunicator::world());
         abort_on_panic();
         w.world = Some(comm.clone());
@@ -361,6 +348,69 @@ impl Communicator {
         }
     }
 
+    /// Bring a raw `MPI_Comm` handle: mpi4py's (`MPI._addressof(comm)` is where it
+    /// lies), a C or Fortran code's. It is duplicated (`MPI_Comm_dup`, **collective** over
+    /// it), so the caller keeps and frees its own handle and our messages never match
+    /// its. MPI must be initialised by its owner, at `MPI_THREAD_SERIALIZED` or above.
+    /// Does not install [`abort_on_panic`]; call it if you want it.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be a communicator handle of the MPI library this crate is linked with
+    /// (not one of another MPI's ABI) that is not freed during this call.
+    ///
+    /// # Errors
+    ///
+    /// [`CommError::NotInitialized`], [`CommError::Finalized`],
+    /// [`CommError::ThreadLevel`], or [`CommError::BadHandle`] for `MPI_COMM_NULL` and
+    /// inter-communicators.
+    pub unsafe fn from_raw_mpi(raw: mpi::ffi::MPI_Comm) -> Result<Self, CommError> {
+        if mpi::environment::is_finalized() {
+            return Err(CommError::Finalized);
+        }
+        if !mpi::environment::is_initialized() {
+            return Err(CommError::NotInitialized);
+        }
+        check_thread_level()?;
+        let _g = lock();
+        // SAFETY: MPI is initialised and not finalised (checked above); `RSMPI_COMM_NULL`
+        // is an immutable handle constant that mpi-sys defines once at load time.
+        if raw == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+            return Err(CommError::BadHandle {
+                reason: "it is MPI_COMM_NULL",
+            });
+        }
+        let mut inter = 0;
+        // SAFETY: `raw` is a live communicator of this MPI library (the caller's promise)
+        // and not MPI_COMM_NULL; `inter` is a valid `int` to write to.
+        unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) };
+        if inter != 0 {
+            return Err(CommError::BadHandle {
+                reason: "it is an inter-communicator (an intra-communicator is needed)",
+            });
+        }
+        // SAFETY: as above; `dup` is written by `MPI_Comm_dup` before it is read.
+        let mut dup = unsafe { mpi::ffi::RSMPI_COMM_NULL };
+        // SAFETY: `raw` is a live intra-communicator (checked above), `dup` a valid handle
+        // slot; the MPI lock is held (SERIALIZED).
+        unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) };
+        // SAFETY: `dup` is a fresh intra-communicator that nothing else holds: not
+        // MPI_COMM_NULL/WORLD/SELF (MPI_Comm_dup makes a new handle; with the default
+        // MPI_ERRORS_ARE_FATAL handler a failed dup does not return), not an
+        // inter-communicator (a dup of an intra-communicator is one), and used from now
+        // on only through this `SimpleCommunicator`, which frees it when dropped.
+        let owned = unsafe { <SimpleCommunicator as mpi::raw::FromRaw>::from_raw(dup) };
+        let (rank, size) = (rank_of(owned.rank()), rank_of(owned.size()));
+        Ok(Communicator {
+            kind: Kind::Mpi(Arc::new(MpiComm {
+                comm: Some(owned),
+                rank,
+                size,
+            })),
+            message_limit: MAX_MESSAGE_BYTES,
+        })
+    }
+
     /// Runs `f` on the rsmpi communicator this one runs on (our duplicate) while holding
     /// this crate's MPI lock, so that `f`'s MPI calls never run at the same time as this
     /// crate's (`MPI_THREAD_SERIALIZED`); `None` for a single-process communicator.
@@ -374,6 +424,25 @@ impl Communicator {
             }
         }
     }
+}
+
+/// This crate drives MPI from whichever thread runs an operation (one at a time): it
+/// needs `MPI_THREAD_SERIALIZED` or above, which an MPI initialised by someone else may
+/// not give.
+fn check_thread_level() -> Result<(), CommError> {
+    let level = {
+        let _g = lock();
+        mpi::environment::threading_support()
+    };
+    if matches!(level, Threading::Serialized | Threading::Multiple) {
+        return Ok(());
+    }
+    Err(CommError::ThreadLevel {
+        provided: match level {
+            Threading::Single => "MPI_THREAD_SINGLE",
+            _ => "MPI_THREAD_FUNNELED",
+        },
+    })
 }
 
 /// MPI's world communicator if [`Communicator::world`] has made it (and MPI is not

@@ -353,12 +353,16 @@ impl PyAmrMesh {
     }
 
     /// `AmrMesh()` (the inputs table) or `AmrMesh(geom, info)`.
+    /// In an MPI build the levels are spread over MPI's world (MPI starts here if nobody
+    /// has started it).
     #[pyo3(signature = (geom=None, info=None))]
     fn __init__(
         &mut self,
+        py: Python<'_>,
         geom: Option<PyRef<'_, PyGeometry>>,
         info: Option<PyRef<'_, PyAmrInfo>>,
     ) -> PyResult<()> {
+        crate::parallel::default_comm(py)?;
         self.mesh = Some(mesh_from(geom.as_deref(), info.as_deref())?);
         Ok(())
     }
