@@ -192,7 +192,9 @@ class AmrCoreAdv(amr.AmrCore):
         self.bcs = [amr.PhysBCFunct(self.geom(lev), [amr.BCRec(lo=kinds, hi=kinds)]) for lev in range(nlev)]
 
     def say(self, s):
-        print(s)
+        # AMReX's Print(): the I/O rank only, under mpirun.
+        if amr.ParallelDescriptor.IOProcessor():
+            print(s, flush=True)
 
     # ---- level data ------------------------------------------------------------------
     def define_level(self, lev, time, ba, dm, ng):

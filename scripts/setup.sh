@@ -8,7 +8,8 @@
 #     `mpi` feature and scripts/test-mpi.sh (see the MPI section below);
 #   - a Python virtual environment in .venv with scripts/requirements.txt: NumPy, pytest,
 #     array-api-strict, apache-tvm-ffi (which ships the official dlpack.h used by the C
-#     interop tests), maturin, mypy (stub checks), matplotlib (the example's PNG), JAX.
+#     interop tests), maturin, mypy (stub checks), matplotlib (the example's PNG), JAX;
+#     and mpi4py, compiled against the MPI above.
 # (cargo-fuzz is installed on the dated nightly by scripts/fuzz.sh when it first runs.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,4 +99,14 @@ case "$(uname -s)-$(uname -m)" in
         fi
         ;;
 esac
+# mpi4py, for the Python package's MPI tests, built against the machine's MPI (the one the
+# MPI build of amrex_rs links): PyPI's binary wheels look for an MPICH-ABI libmpi.so.12,
+# which Debian's MPICH does not install, so it is compiled from source (a few minutes, once;
+# pip caches the wheel).
+if command -v mpicc >/dev/null 2>&1 && ! .venv/bin/python -c 'from mpi4py import MPI' >/dev/null 2>&1; then
+    log "mpi4py, compiled against $(command -v mpicc)"
+    MPICC="$(command -v mpicc)" .venv/bin/pip install -q --disable-pip-version-check \
+        --force-reinstall --no-deps --no-binary mpi4py 'mpi4py>=4' \
+        || echo "warning: mpi4py could not be built (the Python MPI tests need it)" >&2
+fi
 .venv/bin/python -c 'import numpy; print("numpy", numpy.__version__)'

@@ -15,17 +15,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf '\n==> [%s] %s\n' "$(date +%T)" "$*"; }
 
-log "cargo clippy for the test stand-ins (amrex-python, feature testing)"
-cargo clippy -q -p amrex-python --all-targets --features testing -- -D warnings
+# The installed test build has MPI (feature `mpi`) where the machine has one (scripts/setup.sh
+# installs MPICH): the whole suite then runs on that build in one process, and the `mpi`
+# subset once more under mpirun below.
+py_mpi=""
+if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then
+    py_mpi=mpi
+fi
+py_features="testing${py_mpi:+,$py_mpi}"
+log "cargo clippy for the test build (amrex-python, features $py_features)"
+cargo clippy -q -p amrex-python --all-targets --features "$py_features" -- -D warnings
 log "Python package: the default wheel (what users install), built, not installed"
 bash scripts/build-python.sh --no-install --out build/wheels-default
 AMREX_PY_DEFAULT_WHEEL=$(ls "$PWD"/build/wheels-default/amrex_rs-*.whl)
 export AMREX_PY_DEFAULT_WHEEL
-log "Python package with the test stand-ins (release wheel, feature testing, installed into .venv)"
-bash scripts/build-python.sh --testing
+log "Python package with the test stand-ins (release wheel, features $py_features, installed into .venv)"
+AMREX_PY_FEATURES="$py_mpi" bash scripts/build-python.sh --testing
 log "the main example (Rust half; the Python half runs in pytest)"
 cargo run -q --release --features ndarray --example heat
 log "pytest python-tests"
 status=0
 .venv/bin/python -m pytest -q python-tests || status=$?
+if [ -n "$py_mpi" ]; then
+    # Each rank runs the same tests; a rank that fails one could leave the others waiting
+    # in a later collective, so each run is bounded in time.
+    for n in 2 4; do
+        log "pytest -m mpi under mpirun -n $n"
+        timeout 600 mpirun -n "$n" .venv/bin/python -m pytest -q -p no:cacheprovider -m mpi \
+            python-tests/test_mpi.py || status=$?
+    done
+fi
 exit "$status"
