@@ -364,6 +364,27 @@ fn bring_your_own(c: &Communicator) {
     });
 }
 
+/// A raw `MPI_Comm` (as C or mpi4py hand it over): duplicated, so freeing the caller's
+/// handle leaves ours working; `MPI_COMM_NULL` refused.
+fn bring_a_raw_handle(c: &Communicator) {
+    use amrex_multifab::mpi::raw::AsRaw as _;
+    let world = amrex_multifab::mpi::topology::SimpleCommunicator::world();
+    let color = amrex_multifab::mpi::topology::Color::with_value((c.rank() % 2) as i32);
+    let user = world.split_by_color(color).expect("a color was given");
+    // SAFETY: `user` is a live intra-communicator of the MPI this crate links.
+    let ours = unsafe { Communicator::from_raw_mpi(user.as_raw()) }.expect("a usable handle");
+    assert_eq!(
+        (ours.rank(), ours.size()),
+        (user.rank() as usize, user.size() as usize)
+    );
+    drop(user); // MPI_Comm_free of the caller's handle
+    let n = ours.all_reduce_u64(1, ReduceOp::Sum);
+    assert_eq!(n as usize, ours.size());
+    // SAFETY: MPI is initialised; the null handle is a valid value to pass.
+    let null = unsafe { Communicator::from_raw_mpi(amrex_multifab::mpi::ffi::RSMPI_COMM_NULL) };
+    assert!(matches!(null, Err(CommError::BadHandle { .. })), "{null:?}");
+}
+
 /// Sends `msg` to `next` on the user's communicator, runs `between`, then receives the
 /// user's message from `prev` and checks it.
 fn mpi_user_exchange(
@@ -433,6 +454,7 @@ fn main() {
             bad_arguments_are_refused_locally,
         ),
         ("bring_your_own", bring_your_own),
+        ("bring_a_raw_handle", bring_a_raw_handle),
     ];
     for (name, check) in checks {
         check(&c);
