@@ -170,6 +170,281 @@ impl FabIdx {
     }
 }
 
+/// `2^52`: adding it to an integer-valued `f64` in `[0, 2^52)` leaves the integer in the
+/// low mantissa bits.
+const TWO52: f64 = 4_503_599_627_370_496.0;
+/// `1.5 · 2^52`: adding and subtracting it rounds to the nearest integer (`|l| < 2^51`).
+const ROUND: f64 = 6_755_399_441_055_744.0;
+
+/// `floor(l)` as an `f64`, exact for `|l| < 2^51` (larger values are far outside every fab
+/// and [`Locator::locate`] rejects them); infinities stay infinite, NaN stays NaN. Two
+/// additions round to the nearest integer: the baseline x86-64 target has no SSE4.1
+/// `roundsd` (`f64::floor` is a libm call there), and the saturating `as i32` of
+/// [`floor_i32`] takes nine instructions.
+#[inline(always)]
+fn floor_f64(l: f64) -> f64 {
+    let r = (l + ROUND) - ROUND;
+    r - if r > l { 1.0 } else { 0.0 }
+}
+
+/// `v` as a `u64`, for an integer `v` in `[0, 2^52)`: its low mantissa bits after adding
+/// `2^52`.
+#[inline(always)]
+fn index_bits(v: f64) -> u64 {
+    (v + TWO52).to_bits().wrapping_sub(TWO52.to_bits())
+}
+
+/// The ready-made kernels' per-fab constants, hoisted out of the particle loop: where a
+/// particle's stencil (`reach + 1` cells per direction) starts in the slice of one fab
+/// component, and the fractional offsets of its weights. The cell is the one [`Nearest`]
+/// (`reach` 0) or [`Linear`] (`reach` 1) chooses, bit for bit: the same `l` and an exact
+/// floor. Cell indices stay `f64` (exact integers) through the bounds check and the
+/// offset, which one bit move turns into an integer: no saturating conversions (five
+/// instructions each), and the compiler pairs the `y` and `z` arithmetic in SSE2.
+#[derive(Clone, Copy)]
+struct Locator {
+    plo: [f64; SPACEDIM],
+    dxi: [f64; SPACEDIM],
+    /// 1/2 for CIC (cell-centred weights), 0 for NGP.
+    half: f64,
+    /// The domain's `small_end` less the fab's low corner.
+    shift: [f64; SPACEDIM],
+    /// The largest stencil start, relative to the fab's low corner: `len - 1 - reach`
+    /// (negative when the fab is too thin, and nothing passes).
+    last: [f64; SPACEDIM],
+    /// Strides of `j` and `k`, as `f64` and as `usize`.
+    jsf: f64,
+    ksf: f64,
+    js: usize,
+    ks: usize,
+}
+
+impl Locator {
+    fn new(map: &MeshMap, fi: &FabIdx, reach: i32) -> Self {
+        Self {
+            plo: map.plo,
+            dxi: map.dxi,
+            half: if reach == 0 { 0.0 } else { 0.5 },
+            shift: [0, 1, 2].map(|d| f64::from(map.dlo[d]) - f64::from(fi.lo[d])),
+            last: [0, 1, 2].map(|d| f64::from(fi.hi[d]) - f64::from(fi.lo[d]) - f64::from(reach)),
+            jsf: fi.js as f64,
+            ksf: fi.ks as f64,
+            js: fi.js,
+            ks: fi.ks,
+        }
+    }
+
+    /// The stencil start of the particle at `p` in one component of the fab, and
+    /// `l - floor(l)` per direction; `None` if the stencil leaves the fab or the position
+    /// is not finite.
+    #[inline(always)]
+    fn locate(&self, p: [ParticleReal; SPACEDIM]) -> Option<(usize, [f64; SPACEDIM])> {
+        let mut rel = [0.0; SPACEDIM];
+        let mut frac = [0.0; SPACEDIM];
+        let mut inside = true;
+        for d in 0..SPACEDIM {
+            let l = (r2f(p[d]) - self.plo[d]) * self.dxi[d] - self.half;
+            let fl = floor_f64(l);
+            frac[d] = l - fl;
+            rel[d] = fl + self.shift[d];
+            // `&`, not `&&`: NaN fails both compares.
+            inside &= (rel[d] >= 0.0) & (rel[d] <= self.last[d]);
+        }
+        if !inside {
+            return None;
+        }
+        // Exact: an integer below the fab's size.
+        let o = rel[0] + rel[1] * self.jsf + rel[2] * self.ksf;
+        Some((index_bits(o) as usize, frac))
+    }
+}
+
+#[cold]
+fn outside(grid: usize, position: [ParticleReal; SPACEDIM]) -> ParticleContainerError {
+    ErrorKind::OutsideFab { grid, position }.into()
+}
+
+/// `s[at]` and `s[at + 1]`, with one bounds check.
+#[inline(always)]
+fn pair(s: &[f64], at: usize) -> [f64; 2] {
+    match s.get(at..at + 2) {
+        Some(&[a, b]) => [a, b],
+        _ => out_of_range(at, s.len()),
+    }
+}
+
+/// `s[at] += v[0]` and `s[at + 1] += v[1]`, with one bounds check.
+#[inline(always)]
+fn add_pair(s: &mut [f64], at: usize, v: [f64; 2]) {
+    let len = s.len();
+    match s.get_mut(at..at + 2) {
+        Some([a, b]) => {
+            *a += v[0];
+            *b += v[1];
+        }
+        _ => out_of_range(at, len),
+    }
+}
+
+/// `a · b`, per element.
+#[inline(always)]
+fn mul_pair(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] * b[0], a[1] * b[1]]
+}
+
+/// `a + b`, per element.
+#[inline(always)]
+fn add_pair_to(a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+    [a[0] + b[0], a[1] + b[1]]
+}
+
+#[cold]
+#[track_caller]
+fn out_of_range(at: usize, len: usize) -> ! {
+    panic!("stencil at {at} outside a fab slice of {len} (Locator bug)")
+}
+
+/// Where the four `x` pairs of a 2x2x2 stencil start, relative to its first cell, and the
+/// stencil's length in the slice: computed with checked additions once per fab, so that
+/// the compiler can prove every pair inside a slice of `span` elements (one bounds check
+/// per stencil instead of one per pair).
+#[derive(Clone, Copy)]
+struct Rows {
+    at: [usize; 4],
+    span: usize,
+}
+
+impl Rows {
+    #[inline(always)]
+    fn new(js: usize, ks: usize) -> Self {
+        let ksjs = ks.checked_add(js);
+        let span = ksjs.and_then(|r| r.checked_add(2));
+        let (Some(ksjs), Some(span)) = (ksjs, span) else {
+            out_of_range(ks, js)
+        };
+        let at = [0, js, ks, ksjs];
+        // The very test `pair` makes, once here: the compiler then drops it from the
+        // particle loop.
+        for a in at {
+            if !(a <= a + 2 && a + 2 <= span) {
+                out_of_range(a, span);
+            }
+        }
+        Self { at, span }
+    }
+}
+
+/// Deposits `weight(tile, i)` of every particle of `tile` into `data` (one fab
+/// component), nearest-grid-point (`CIC` false) or cloud-in-cell. The same products,
+/// added to the same cells in the same order as `q · wx · wy · wz` per cell would be;
+/// the `x` pairs of a row go in one SSE2 add.
+#[inline(always)]
+fn deposit_tile<T: ParticleTile, const CIC: bool>(
+    loc: &Locator,
+    data: &mut [f64],
+    grid: usize,
+    tile: &T,
+    weight: &impl Fn(&T, usize) -> f64,
+) -> Result<()> {
+    let rows = Rows::new(loc.js, loc.ks);
+    for i in 0..tile.len() {
+        let p = tile.pos(i);
+        let q = weight(tile, i);
+        let Some((o, hi)) = loc.locate(p) else {
+            return Err(outside(grid, p));
+        };
+        if CIC {
+            let [wx, wy, wz] = hi.map(|h| [1.0 - h, h]);
+            let (q0, q1) = (q * wz[0], q * wz[1]);
+            let w = [q0 * wy[0], q0 * wy[1], q1 * wy[0], q1 * wy[1]];
+            // One bounds check for the whole stencil.
+            let s = match data.get_mut(o..).and_then(|s| s.get_mut(..rows.span)) {
+                Some(s) => s,
+                None => out_of_range(o, rows.span),
+            };
+            for (at, w) in rows.at.into_iter().zip(w) {
+                add_pair(s, at, [w * wx[0], w * wx[1]]);
+            }
+        } else {
+            data[o] += q;
+        }
+    }
+    Ok(())
+}
+
+/// Sets real components `dst` of every particle of `tile` to the nearest-grid-point
+/// (`CIC` false) or trilinear interpolation of the fab components `comps` (one slice
+/// each, all of the same length, so that one bounds check serves all of them).
+#[inline(always)]
+fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
+    loc: &Locator,
+    comps: [&[f64]; K],
+    grid: usize,
+    tile: &mut T,
+    dst: [usize; K],
+) -> Result<()> {
+    let rows = Rows::new(loc.js, loc.ks);
+    for i in 0..tile.len() {
+        let p = tile.pos(i);
+        let Some((o, hi)) = loc.locate(p) else {
+            return Err(outside(grid, p));
+        };
+        if CIC {
+            let [wx, wy, wz] = hi.map(|h| [1.0 - h, h]);
+            // The 8 weights as four x pairs, one per (y, z) row of the stencil.
+            let (q0, q1) = (wz[0], wz[1]);
+            let w =
+                [q0 * wy[0], q0 * wy[1], q1 * wy[0], q1 * wy[1]].map(|w| [w * wx[0], w * wx[1]]);
+            for (c, d) in comps.into_iter().zip(dst) {
+                // One bounds check for the whole stencil.
+                let s = match c.get(o..).and_then(|s| s.get(..rows.span)) {
+                    Some(s) => s,
+                    None => out_of_range(o, rows.span),
+                };
+                let [a0, a1, a2, a3] = rows.at;
+                let mut acc = mul_pair(w[0], pair(s, a0));
+                acc = add_pair_to(acc, mul_pair(w[1], pair(s, a1)));
+                acc = add_pair_to(acc, mul_pair(w[2], pair(s, a2)));
+                acc = add_pair_to(acc, mul_pair(w[3], pair(s, a3)));
+                tile.set_real(i, d, (acc[0] + acc[1]) as ParticleReal);
+            }
+        } else {
+            for (c, d) in comps.into_iter().zip(dst) {
+                tile.set_real(i, d, c[o] as ParticleReal);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`gather_tile`] from components `src..src + dst.len()` of a fab's slice `data` (`ns`
+/// cells per component), with the component count as a constant for the common counts
+/// (so the loop over components unrolls), one component at a time otherwise.
+fn gather_tile_any<T: ParticleTile, const CIC: bool>(
+    loc: &Locator,
+    data: &[f64],
+    (src, ns): (usize, usize),
+    grid: usize,
+    tile: &mut T,
+    dst: &[usize],
+) -> Result<()> {
+    let comp = |k: usize| &data[(src + k) * ns..][..ns];
+    match *dst {
+        [a] => gather_tile::<T, CIC, 1>(loc, [comp(0)], grid, tile, [a]),
+        [a, b] => gather_tile::<T, CIC, 2>(loc, [comp(0), comp(1)], grid, tile, [a, b]),
+        [a, b, c] => {
+            let comps = [comp(0), comp(1), comp(2)];
+            gather_tile::<T, CIC, 3>(loc, comps, grid, tile, [a, b, c])
+        }
+        _ => {
+            for (k, &d) in dst.iter().enumerate() {
+                gather_tile::<T, CIC, 1>(loc, [comp(k)], grid, tile, [d])?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Groups the local tiles of level `lev` by grid: `(grid, first, end)` in `tiles`.
 fn grid_runs<T>(tiles: &[TileEntry<T>], lev: usize) -> Vec<(usize, usize, usize)> {
     let mut runs: Vec<(usize, usize, usize)> = Vec::new();
@@ -303,7 +578,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// # Errors
     /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
     /// [`ErrorKind::NotEnoughGhosts`]; [`ErrorKind::OutsideFab`] for a particle moved
-    /// out of its grid without `redistribute`; errors of `sum_boundary`.
+    /// out of its grid without `redistribute` (or at a position that is not finite);
+    /// errors of `sum_boundary`.
     pub fn deposit_cic(
         &self,
         lev: usize,
@@ -344,42 +620,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let mut jobs = self.fab_runs(lev, mf);
         let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
             let fi = FabIdx::new(fab.index_box());
-            let data = fab.as_mut_slice()?;
+            let loc = Locator::new(&map, &fi, reach);
+            let data = &mut fab.as_mut_slice()?[comp * fi.ns..][..fi.ns];
             for t in &tiles[*s..*e] {
-                let outside = |i: usize| -> ParticleContainerError {
-                    ErrorKind::OutsideFab {
-                        grid: t.grid,
-                        position: t.data.pos(i),
-                    }
-                    .into()
-                };
-                for i in 0..t.data.len() {
-                    let q = weight(&t.data, i);
-                    if reach == 0 {
-                        let c = Nearest::new(&map, t.data.pos(i)).index;
-                        let o = fi.offset(c, 0, comp).ok_or_else(|| outside(i))?;
-                        data[o] += q;
-                    } else {
-                        let lw = Linear::new(&map, t.data.pos(i));
-                        let o = fi.offset(lw.index, 1, comp).ok_or_else(|| outside(i))?;
-                        let [wx, wy, wz] = lw.w;
-                        let (js, ks) = (fi.js, fi.ks);
-                        // One bounds check for the whole 2x2x2 stencil.
-                        let s = &mut data[o..=o + ks + js + 1];
-                        let (q0, q1) = (q * wz[0], q * wz[1]);
-                        let w00 = q0 * wy[0];
-                        let w10 = q0 * wy[1];
-                        let w01 = q1 * wy[0];
-                        let w11 = q1 * wy[1];
-                        s[0] += w00 * wx[0];
-                        s[1] += w00 * wx[1];
-                        s[js] += w10 * wx[0];
-                        s[js + 1] += w10 * wx[1];
-                        s[ks] += w01 * wx[0];
-                        s[ks + 1] += w01 * wx[1];
-                        s[ks + js] += w11 * wx[0];
-                        s[ks + js + 1] += w11 * wx[1];
-                    }
+                if reach == 0 {
+                    deposit_tile::<T, false>(&loc, data, t.grid, &t.data, &weight)?;
+                } else {
+                    deposit_tile::<T, true>(&loc, data, t.grid, &t.data, &weight)?;
                 }
             }
             Ok(())
@@ -446,7 +693,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// # Errors
     /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`] (also for a `dst`
     /// beyond the particles' real components), [`ErrorKind::NotEnoughGhosts`],
-    /// [`ErrorKind::OutsideFab`].
+    /// [`ErrorKind::OutsideFab`] (as for [`deposit_cic`](Self::deposit_cic)).
     pub fn gather_cic(
         &mut self,
         lev: usize,
@@ -500,41 +747,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             };
             let fab = mf.fab(lf);
             let fi = FabIdx::new(fab.index_box());
+            let loc = Locator::new(&map, &fi, reach);
             let data = fab.as_slice()?;
-            for i in 0..t.data.len() {
-                let p = t.data.pos(i);
-                let outside = || -> ParticleContainerError {
-                    ErrorKind::OutsideFab {
-                        grid: t.grid,
-                        position: p,
-                    }
-                    .into()
-                };
-                if reach == 0 {
-                    let c = Nearest::new(&map, p).index;
-                    let o = fi.offset(c, 0, src).ok_or_else(outside)?;
-                    for (k, &d) in dst.iter().enumerate() {
-                        t.data.set_real(i, d, data[o + k * fi.ns] as ParticleReal);
-                    }
-                } else {
-                    let lw = Linear::new(&map, p);
-                    let o = fi.offset(lw.index, 1, src).ok_or_else(outside)?;
-                    let [wx, wy, wz] = lw.w;
-                    let (js, ks) = (fi.js, fi.ks);
-                    let w = [wy[0] * wz[0], wy[1] * wz[0], wy[0] * wz[1], wy[1] * wz[1]];
-                    for (k, &d) in dst.iter().enumerate() {
-                        let ok = o + k * fi.ns;
-                        // One bounds check for the whole 2x2x2 stencil.
-                        let s = &data[ok..=ok + ks + js + 1];
-                        let v = w[0] * (wx[0] * s[0] + wx[1] * s[1])
-                            + w[1] * (wx[0] * s[js] + wx[1] * s[js + 1])
-                            + w[2] * (wx[0] * s[ks] + wx[1] * s[ks + 1])
-                            + w[3] * (wx[0] * s[ks + js] + wx[1] * s[ks + js + 1]);
-                        t.data.set_real(i, d, v as ParticleReal);
-                    }
-                }
+            if reach == 0 {
+                gather_tile_any::<T, false>(&loc, data, (src, fi.ns), t.grid, &mut t.data, dst)
+            } else {
+                gather_tile_any::<T, true>(&loc, data, (src, fi.ns), t.grid, &mut t.data, dst)
             }
-            Ok(())
         });
         errs.into_iter().collect()
     }

@@ -234,3 +234,102 @@ fn mesh_refusals() {
         "{e}"
     );
 }
+
+#[test]
+fn ready_made_kernels_agree_with_the_interpolators_on_faces_and_centres() {
+    // Positions exactly on cell faces and centres (where `floor` decides the cell), next
+    // to them, and random: `deposit_cic`/`gather_cic` (the fast kernels) against the
+    // closure versions driven by `Linear`, which is AMReX's formula.
+    let n = 8;
+    let (g, ba, dm) = setup(n, 4, true);
+    let mut xs = Vec::new();
+    for i in 0..n {
+        for f in [0.0, 0.5, 1e-12, -1e-12, 0.25, 0.75] {
+            let x = (f64::from(i) + f) / f64::from(n);
+            if (0.0..1.0).contains(&x) {
+                xs.push(x);
+            }
+        }
+    }
+    let m = xs.len();
+    let (mut x, mut y, mut z) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..m * m {
+        x.push(xs[k % m]);
+        y.push(xs[(k / m + 3 * k) % m]);
+        z.push(xs[(7 * k + k / m) % m]);
+    }
+    let q: Vec<f64> = (0..x.len()).map(|i| 1.0 + (i % 5) as f64).collect();
+    let zero = vec![0.0; x.len()];
+    let mut pc = ParticleContainer::new(g, &ba, &dm, AosTile::<4, 0>::new(0, 0));
+    pc.add_particles(&ParticleArrays::new(&x, &y, &z).with_reals(&[&q, &zero, &zero, &zero]))
+        .unwrap();
+    pc.redistribute().unwrap();
+    pc.init_random(2000, 3, &[1.0, 0.0, 0.0, 0.0], &[]).unwrap();
+    pc.sort_particles_by_cell(0);
+
+    let map = MeshMap::new(&g);
+    let mut fast = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    fast.set_val(0.0, .., 1).unwrap();
+    pc.deposit_cic(0, &mut fast, 0, |t, i| t.real(i, 0))
+        .unwrap();
+    let mut slow = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    slow.set_val(0.0, .., 1).unwrap();
+    pc.particle_to_mesh(0, &mut slow, |t, i, a| {
+        let q = t.real(i, 0);
+        Linear::new(&map, t.pos(i)).for_each(|c, w| {
+            *a.get_mut(c[0], c[1], c[2], 0).unwrap() += q * w;
+        });
+    })
+    .unwrap();
+    for c in g.domain().iter() {
+        let (a, b) = (fast.value_at(c, 0).unwrap(), slow.value_at(c, 0).unwrap());
+        assert!(
+            (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+            "{c:?}: {a} vs {b}"
+        );
+    }
+
+    // Gather of three components of a field that differs from cell to cell.
+    let mut e = MultiFab::new(&ba, &dm, 3, IntVect::splat(1));
+    for l in 0..e.local_size() {
+        let mut a = e.array_mut_at(l);
+        let bx = a.index_box();
+        a.for_each_mut(bx, |i, j, k, c, v| {
+            *v = f64::from((i * 7 + j * 13 + k * 29).rem_euclid(17)) + 100.0 * c as f64;
+        });
+    }
+    pc.gather_cic(0, &e, 0, &[1, 2, 3]).unwrap();
+    let mut checked = 0;
+    for t in pc.tiles(0) {
+        for i in 0..t.data.len() {
+            let lw = Linear::new(&map, t.data.pos(i));
+            for comp in 0..3 {
+                let mut want = 0.0;
+                lw.for_each(|c, w| {
+                    // The ghost cells hold the formula's values too (not filled).
+                    let (i, j, k) = (c[0], c[1], c[2]);
+                    let v =
+                        f64::from((i * 7 + j * 13 + k * 29).rem_euclid(17)) + 100.0 * comp as f64;
+                    want += w * v;
+                });
+                let got = t.data.real(i, comp + 1);
+                assert!(
+                    (got - want).abs() < 1e-11,
+                    "{:?}: {got} vs {want}",
+                    t.data.pos(i)
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, x.len() + 2000);
+    // Nearest grid point: the cell of `Geometry::cell_index`.
+    pc.gather_ngp(0, &e, 0, &[1]).unwrap();
+    for t in pc.tiles(0) {
+        for i in 0..t.data.len() {
+            let c = g.cell_index(t.data.pos(i)).unwrap();
+            let want = f64::from((c[0] * 7 + c[1] * 13 + c[2] * 29).rem_euclid(17));
+            assert_eq!(t.data.real(i, 1), want);
+        }
+    }
+}
