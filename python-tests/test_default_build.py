@@ -29,6 +29,8 @@ print(json.dumps({
     "core": core.__file__,
     "stand_ins": sorted(n for n in {*dir(amrex_rs), *dir(core)} if n.startswith(%r)),
     "in_all": sorted(n for n in core.__all__ if n.startswith(%r)),
+    "have_mpi": amrex_rs.Config.have_mpi,
+    "world": repr(amrex_rs.Communicator.world()),
 }))
 """ % (STAND_INS, STAND_INS)
 
@@ -68,6 +70,8 @@ def test_the_default_build_has_no_test_stand_ins(amr, tmp_path):
     if path is not None:
         assert Path(report["file"]).resolve().is_relative_to(path.resolve()), report
     assert report["stand_ins"] == [] and report["in_all"] == [], report
+    # No MPI either: one process, however the test run itself was built.
+    assert report["have_mpi"] is False and report["world"] == "Communicator(rank=0, size=1, single)", report
     # Not compiled in at all, not just unregistered: the binary lacks their names, which
     # the test build's binary (the positive control) has.
     binary = Path(report["core"]).read_bytes()

@@ -45,6 +45,8 @@ __all__ = [
     "CoordType",
     "DLPACK_VERSION",
     "DistributionMapping",
+    "Communicator",
+    "ParallelDescriptor",
     "FArrayBox",
     "FArrayBox_float",
     "FabArray_BaseFab_float",
@@ -1023,8 +1025,8 @@ class Communicator:
     @property
     def size(self) -> int: ...
     def barrier(self) -> None: ...
-    def __eq__(self, other: object) -> bool: ...
-    def __ne__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
 
 @final
 class ParallelDescriptor:
