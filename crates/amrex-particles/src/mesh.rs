@@ -198,9 +198,10 @@ fn index_bits(v: f64) -> u64 {
 /// particle's stencil (`reach + 1` cells per direction) starts in the slice of one fab
 /// component, and the fractional offsets of its weights. The cell is the one [`Nearest`]
 /// (`reach` 0) or [`Linear`] (`reach` 1) chooses, bit for bit: the same `l` and an exact
-/// floor. Cell indices stay `f64` (exact integers) through the bounds check and the
-/// offset, which one bit move turns into an integer: no saturating conversions (five
-/// instructions each), and the compiler pairs the `y` and `z` arithmetic in SSE2.
+/// floor. Cell indices stay `f64` (exact integers) through the bounds check (a product
+/// per direction, one compare and one branch for all three) and the offset, which one
+/// bit move turns into an integer: no saturating conversions (five instructions each),
+/// and the compiler pairs the `y` and `z` arithmetic in SSE2.
 #[derive(Clone, Copy)]
 struct Locator {
     plo: [f64; SPACEDIM],
@@ -209,8 +210,7 @@ struct Locator {
     half: f64,
     /// The domain's `small_end` less the fab's low corner.
     shift: [f64; SPACEDIM],
-    /// The largest stencil start, relative to the fab's low corner: `len - 1 - reach`
-    /// (negative when the fab is too thin, and nothing passes).
+    /// The largest stencil start, relative to the fab's low corner: `len - 1 - reach`.
     last: [f64; SPACEDIM],
     /// Strides of `j` and `k`, as `f64` and as `usize`.
     jsf: f64,
@@ -221,12 +221,19 @@ struct Locator {
 
 impl Locator {
     fn new(map: &MeshMap, fi: &FabIdx, reach: i32) -> Self {
+        let last = [0, 1, 2].map(|d| f64::from(fi.hi[d]) - f64::from(fi.lo[d]) - f64::from(reach));
+        // A fab thinner than a stencil (not with the ghost cells `check_layout` asks
+        // for) holds no stencil: an infinite shift puts every particle outside.
+        let thin = last.iter().any(|&l| l < 0.0);
         Self {
             plo: map.plo,
             dxi: map.dxi,
             half: if reach == 0 { 0.0 } else { 0.5 },
-            shift: [0, 1, 2].map(|d| f64::from(map.dlo[d]) - f64::from(fi.lo[d])),
-            last: [0, 1, 2].map(|d| f64::from(fi.hi[d]) - f64::from(fi.lo[d]) - f64::from(reach)),
+            shift: [0, 1, 2].map(|d| match thin {
+                true => f64::NEG_INFINITY,
+                false => f64::from(map.dlo[d]) - f64::from(fi.lo[d]),
+            }),
+            last,
             jsf: fi.js as f64,
             ksf: fi.ks as f64,
             js: fi.js,
@@ -235,22 +242,26 @@ impl Locator {
     }
 
     /// The stencil start of the particle at `p` in one component of the fab, and
-    /// `l - floor(l)` per direction; `None` if the stencil leaves the fab or the position
-    /// is not finite.
+    /// `l - floor(l)` per direction; `None` if the stencil leaves the fab. For a NaN
+    /// position, an offset beyond every fab (the caller's slice access fails).
     #[inline(always)]
     fn locate(&self, p: [ParticleReal; SPACEDIM]) -> Option<(usize, [f64; SPACEDIM])> {
         let mut rel = [0.0; SPACEDIM];
         let mut frac = [0.0; SPACEDIM];
-        let mut inside = true;
+        let mut room = [0.0; SPACEDIM];
         for d in 0..SPACEDIM {
             let l = (r2f(p[d]) - self.plo[d]) * self.dxi[d] - self.half;
             let fl = floor_f64(l);
             frac[d] = l - fl;
             rel[d] = fl + self.shift[d];
-            // `&`, not `&&`: NaN fails both compares.
-            inside &= (rel[d] >= 0.0) & (rel[d] <= self.last[d]);
+            // `0 <= rel <= last` (with `last >= 0`) exactly when this is not negative:
+            // a product of integers, so its sign is exact.
+            room[d] = rel[d] * (self.last[d] - rel[d]);
         }
-        if !inside {
+        // Not `f64::min` (which needs more instructions to ignore NaN): a NaN position
+        // makes `o` NaN, and `index_bits` then an offset of at least 2^61.
+        let least = |a: f64, b: f64| if a < b { a } else { b };
+        if least(least(room[0], room[1]), room[2]) < 0.0 {
             return None;
         }
         // Exact: an integer below the fab's size.
@@ -358,15 +369,17 @@ fn deposit_tile<T: ParticleTile, const CIC: bool>(
             let (q0, q1) = (q * wz[0], q * wz[1]);
             let w = [q0 * wy[0], q0 * wy[1], q1 * wy[0], q1 * wy[1]];
             // One bounds check for the whole stencil.
-            let s = match data.get_mut(o..).and_then(|s| s.get_mut(..rows.span)) {
-                Some(s) => s,
-                None => out_of_range(o, rows.span),
+            let Some(s) = data.get_mut(o..).and_then(|s| s.get_mut(..rows.span)) else {
+                return Err(outside(grid, p));
             };
             for (at, w) in rows.at.into_iter().zip(w) {
                 add_pair(s, at, [w * wx[0], w * wx[1]]);
             }
         } else {
-            data[o] += q;
+            let Some(v) = data.get_mut(o) else {
+                return Err(outside(grid, p));
+            };
+            *v += q;
         }
     }
     Ok(())
@@ -396,10 +409,9 @@ fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
             let w =
                 [q0 * wy[0], q0 * wy[1], q1 * wy[0], q1 * wy[1]].map(|w| [w * wx[0], w * wx[1]]);
             for (c, d) in comps.into_iter().zip(dst) {
-                // One bounds check for the whole stencil.
-                let s = match c.get(o..).and_then(|s| s.get(..rows.span)) {
-                    Some(s) => s,
-                    None => out_of_range(o, rows.span),
+                // One bounds check for the whole stencil (and all components).
+                let Some(s) = c.get(o..).and_then(|s| s.get(..rows.span)) else {
+                    return Err(outside(grid, p));
                 };
                 let [a0, a1, a2, a3] = rows.at;
                 let mut acc = mul_pair(w[0], pair(s, a0));
@@ -410,7 +422,10 @@ fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
             }
         } else {
             for (c, d) in comps.into_iter().zip(dst) {
-                tile.set_real(i, d, c[o] as ParticleReal);
+                let Some(&v) = c.get(o) else {
+                    return Err(outside(grid, p));
+                };
+                tile.set_real(i, d, v as ParticleReal);
             }
         }
     }

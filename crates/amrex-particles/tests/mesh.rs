@@ -233,6 +233,21 @@ fn mesh_refusals() {
         matches!(e.kind(), ErrorKind::OutsideFab { grid: 0, .. }),
         "{e}"
     );
+    // So does a particle at a position that is not a number, for every kernel.
+    for bad in [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300] {
+        let t = pc.tile_mut(0, 0, 0).unwrap();
+        t.set_pos(0, [0.1, bad, 0.1]);
+        let outside = |e: amrex_particles::ParticleContainerError| {
+            assert!(
+                matches!(e.kind(), ErrorKind::OutsideFab { grid: 0, .. }),
+                "{bad}: {e}"
+            );
+        };
+        outside(pc.deposit_cic(0, &mut rho, 0, |_, _| 1.0).unwrap_err());
+        outside(pc.deposit_ngp(0, &mut rho, 0, |_, _| 1.0).unwrap_err());
+        outside(pc.gather_cic(0, &rho, 0, &[0]).unwrap_err());
+        outside(pc.gather_ngp(0, &rho, 0, &[0]).unwrap_err());
+    }
 }
 
 #[test]
