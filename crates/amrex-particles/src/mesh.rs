@@ -349,7 +349,9 @@ impl Rows {
 /// component), nearest-grid-point (`CIC` false) or cloud-in-cell. The same products,
 /// added to the same cells in the same order as `q · wx · wy · wz` per cell would be;
 /// the `x` pairs of a row go in one SSE2 add.
-#[inline(always)]
+// Not inlined: as a function its arguments are `noalias`, so the compiler keeps the
+// tile's length and pointers in registers across the stores into the fab.
+#[inline(never)]
 fn deposit_tile<T: ParticleTile, const CIC: bool>(
     loc: &Locator,
     data: &mut [f64],
@@ -386,16 +388,19 @@ fn deposit_tile<T: ParticleTile, const CIC: bool>(
 }
 
 /// Sets real components `dst` of every particle of `tile` to the nearest-grid-point
-/// (`CIC` false) or trilinear interpolation of the fab components `comps` (one slice
-/// each, all of the same length, so that one bounds check serves all of them).
-#[inline(always)]
+/// (`CIC` false) or trilinear interpolation of the components `src..src + K` of a fab's
+/// slice `data` (`ns` cells each): one bounds check per particle serves all of them.
+// Not inlined, as `deposit_tile`.
+#[inline(never)]
 fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
     loc: &Locator,
-    comps: [&[f64]; K],
+    (data, src, ns): (&[f64], usize, usize),
     grid: usize,
     tile: &mut T,
     dst: [usize; K],
 ) -> Result<()> {
+    // Components `src..src + K`, made here so that the compiler sees their equal lengths.
+    let comps: [&[f64]; K] = core::array::from_fn(|k| &data[(src + k) * ns..][..ns]);
     let rows = Rows::new(loc.js, loc.ks);
     for i in 0..tile.len() {
         let p = tile.pos(i);
@@ -432,28 +437,23 @@ fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
     Ok(())
 }
 
-/// [`gather_tile`] from components `src..src + dst.len()` of a fab's slice `data` (`ns`
-/// cells per component), with the component count as a constant for the common counts
-/// (so the loop over components unrolls), one component at a time otherwise.
+/// [`gather_tile`] with the component count as a constant for the common counts (so the
+/// loop over components unrolls), one component at a time otherwise.
 fn gather_tile_any<T: ParticleTile, const CIC: bool>(
     loc: &Locator,
-    data: &[f64],
-    (src, ns): (usize, usize),
+    (data, src, ns): (&[f64], usize, usize),
     grid: usize,
     tile: &mut T,
     dst: &[usize],
 ) -> Result<()> {
-    let comp = |k: usize| &data[(src + k) * ns..][..ns];
+    let f = (data, src, ns);
     match *dst {
-        [a] => gather_tile::<T, CIC, 1>(loc, [comp(0)], grid, tile, [a]),
-        [a, b] => gather_tile::<T, CIC, 2>(loc, [comp(0), comp(1)], grid, tile, [a, b]),
-        [a, b, c] => {
-            let comps = [comp(0), comp(1), comp(2)];
-            gather_tile::<T, CIC, 3>(loc, comps, grid, tile, [a, b, c])
-        }
+        [a] => gather_tile::<T, CIC, 1>(loc, f, grid, tile, [a]),
+        [a, b] => gather_tile::<T, CIC, 2>(loc, f, grid, tile, [a, b]),
+        [a, b, c] => gather_tile::<T, CIC, 3>(loc, f, grid, tile, [a, b, c]),
         _ => {
             for (k, &d) in dst.iter().enumerate() {
-                gather_tile::<T, CIC, 1>(loc, [comp(k)], grid, tile, [d])?;
+                gather_tile::<T, CIC, 1>(loc, (data, src + k, ns), grid, tile, [d])?;
             }
             Ok(())
         }
@@ -765,9 +765,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             let loc = Locator::new(&map, &fi, reach);
             let data = fab.as_slice()?;
             if reach == 0 {
-                gather_tile_any::<T, false>(&loc, data, (src, fi.ns), t.grid, &mut t.data, dst)
+                gather_tile_any::<T, false>(&loc, (data, src, fi.ns), t.grid, &mut t.data, dst)
             } else {
-                gather_tile_any::<T, true>(&loc, data, (src, fi.ns), t.grid, &mut t.data, dst)
+                gather_tile_any::<T, true>(&loc, (data, src, fi.ns), t.grid, &mut t.data, dst)
             }
         });
         errs.into_iter().collect()
