@@ -266,8 +266,17 @@ def test_mismatched_operations_raise_on_every_rank(world):
     own = amr.MultiFab(ba, amr.DistributionMapping(ba), 1, 1)
     with pytest.raises(ValueError, match="disagree"):
         own.fill_boundary()
+    # A reduction against an exchange, a global read against a reduction: every
+    # collective of a MultiFab starts by comparing the operation, so these are caught too.
+    with pytest.raises(ValueError, match="disagree"):
+        dist.sum(0) if world.rank == 0 else dist.fill_boundary()
+    with pytest.raises(ValueError, match="disagree"):
+        dist[0, 0, 0, 0] if world.rank == 0 else dist.max(1)
+    with pytest.raises(ValueError, match="disagree"):
+        dist.sum(0) if world.rank == 0 else dist.sum(1)
     # And the ranks are still in step afterwards.
     dist.fill_boundary((True, True, True))
+    assert dist.sum(0) == dist.sum(0)
     world.barrier()
 
 
@@ -294,6 +303,21 @@ def test_particles_redistribute_and_gathered_df(world):
 
     np.testing.assert_array_equal(table(df), table(df1))
     assert len(np.unique(np.asarray(df["id"]))) == 2000
+
+
+def test_particle_collectives_against_other_collectives(world):
+    if world.size < 2:
+        pytest.skip("needs at least 2 ranks")
+    ba = layout(hi=(15, 15, 15), max_size=8)
+    geom = amr.Geometry(ba.minimal_box(), amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 1, 1])
+    dm = amr.DistributionMapping(ba)
+    pc = amr.ParticleContainer(geom, ba, dm)
+    pc.init_random(100, 3)
+    with pytest.raises(ValueError, match="disagree"):
+        pc.redistribute() if world.rank == 0 else pc.to_df(local=False)
+    with pytest.raises(ValueError, match="disagree"):
+        pc.to_df(local=False, root_rank=world.rank)
+    world.barrier()
 
 
 def test_amr_core_error_est_failure_on_one_rank_raises_everywhere(world):

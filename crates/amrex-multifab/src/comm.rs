@@ -66,8 +66,15 @@ pub(crate) struct PendingFill {
 }
 
 /// Step 1: with more than one rank, every rank checks that all ranks run the same
-/// operation on the same layout.
-fn agree(comm: &Communicator, what: &'static str, fp: &Fingerprint) -> Result<(), FabError> {
+/// operation on the same layout. Every collective of a FabArray (the exchanges here, the
+/// reductions, the global reads) starts with this one all-reduce, so ranks that call two
+/// different ones meet in it and all get [`FabError::RanksDisagree`] instead of waiting
+/// in mismatched MPI calls.
+pub(crate) fn agree(
+    comm: &Communicator,
+    what: &'static str,
+    fp: &Fingerprint,
+) -> Result<(), FabError> {
     if comm.is_single() {
         return Ok(());
     }

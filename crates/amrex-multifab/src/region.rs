@@ -102,6 +102,12 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         head[1] = (region.lo()[0] as u32 as u64) << 32 | region.lo()[1] as u32 as u64;
         head[2] = (region.lo()[2] as u32 as u64) << 32 | region.hi()[0] as u32 as u64;
         head[3] = (region.hi()[1] as u32 as u64) << 32 | region.hi()[2] as u32 as u64;
+        let mut fp = crate::fingerprint::Fingerprint::new();
+        fp.str("read_region");
+        head.iter().for_each(|&w| {
+            fp.word(w);
+        });
+        crate::comm::agree(self.dm.communicator(), "read_region", &fp)?;
         let mut payload: Vec<u8> = bytemuck::cast_slice(&head).to_vec();
         // The flag takes 8 bytes, so the values stay aligned in the received buffers.
         payload.extend_from_slice(&u64::from(local.is_ok()).to_le_bytes());

@@ -1042,6 +1042,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 break;
             }
         }
+        // Ranks that are not all in `redistribute` (one called another collective) find
+        // out here, every one of them, instead of waiting in mismatched MPI calls.
+        self.comm
+            .check_same("redistribute", u64::from_le_bytes(*b"redistri"))
+            .map_err(ErrorKind::Comm)?;
         // Every rank learns whether some rank found a bad position, before anything moves.
         let bad_anywhere = self
             .comm

@@ -436,6 +436,9 @@ fn gather_columns(
         v.iter()
             .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
     }
+    // Every rank must be here (not in another collective) and name the same root.
+    comm.check_same("to_df(local=False)", root as u64)
+        .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
     let gathered = comm
         .gather_bytes(root, &blob)
         .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
