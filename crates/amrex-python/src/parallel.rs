@@ -38,7 +38,7 @@ pub(crate) fn comm_err(e: amrex_multifab::CommError) -> PyErr {
 /// How to get an MPI build, for the errors of the default one.
 #[cfg(not(feature = "mpi"))]
 const BUILD_WITH_MPI: &str = "build it with MPI: `AMREX_PY_FEATURES=mpi bash scripts/build-python.sh`, or \
-     `MATURIN_PEP517_ARGS=\"--features mpi --auditwheel skip\" pip install ./crates/amrex-python`";
+     `MATURIN_PEP517_ARGS=\"--features mpi\" pip install ./crates/amrex-python`";
 
 /// The number of ranks `mpirun` (MPICH's Hydra, Open MPI, Slurm's PMI) says this process
 /// belongs to, if it was started by one.
