@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import amrex_rs as amr
+from amr_util import fill
 
 pytestmark = [
     pytest.mark.mpi,
@@ -53,15 +54,7 @@ def pair(ba, ncomp=2, ngrow=2, comm=None, ghosts=False):
         dm = amr.DistributionMapping(ba) if c is None else amr.DistributionMapping(ba, comm=c)
         mf = amr.MultiFab(ba, dm, ncomp, ngrow)
         mf.set_val(np.nan)
-        for a, (lo, hi) in zip(mf.to_numpy(order="C", ghosts=ghosts), mf.boxes(ghosts=ghosts)):
-            n, k, j, i = np.meshgrid(
-                np.arange(a.shape[0]),
-                np.arange(lo[2], hi[2] + 1),
-                np.arange(lo[1], hi[1] + 1),
-                np.arange(lo[0], hi[0] + 1),
-                indexing="ij",
-            )
-            a[...] = values(i, j, k, n)
+        fill(mf, values, ghosts=ghosts)
         out.append(mf)
     return out
 

@@ -460,22 +460,20 @@ fn gather_columns(
         if rest.len() != width * (cols.len() + icols.len()) {
             return Err(bad());
         }
-        for (_, v) in cols.iter_mut() {
+        /// Appends the next column of `width` bytes of `rest` to `v`.
+        fn take<T>(rest: &mut &[u8], width: usize, v: &mut Vec<T>, decode: fn([u8; 8]) -> T) {
             let (col, tail) = rest.split_at(width);
             v.extend(
                 col.chunks_exact(8)
-                    .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+                    .map(|b| decode(b.try_into().expect("8 bytes"))),
             );
-            rest = tail;
+            *rest = tail;
         }
-        for (_, v) in icols.iter_mut() {
-            let (col, tail) = rest.split_at(width);
-            v.extend(
-                col.chunks_exact(8)
-                    .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes"))),
-            );
-            rest = tail;
-        }
+        cols.iter_mut()
+            .for_each(|(_, v)| take(&mut rest, width, v, f64::from_le_bytes));
+        icols
+            .iter_mut()
+            .for_each(|(_, v)| take(&mut rest, width, v, i64::from_le_bytes));
     }
     Ok(true)
 }
