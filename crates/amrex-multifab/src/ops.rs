@@ -525,15 +525,16 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             (Reduction::Reproducible, Some(v)) => v,
             (Reduction::Fast, Some(v)) => alloc::vec![v.into_iter().fold(id, &combine)],
         };
+        let layout = self.layout_fingerprint();
         let mut fp = crate::fingerprint::Fingerprint::new();
         fp.str("reduction")
-            .word(self.layout_fingerprint())
+            .word(layout)
             .word(self.reduction as u64)
             .word(key);
         crate::comm::agree(comm, "reduction", &fp)?;
         let accepted = u64::from(local.is_ok());
         let mut payload = Vec::with_capacity(32 + mine.len() * core::mem::size_of::<R>());
-        payload.extend_from_slice(&self.layout_fingerprint().to_le_bytes());
+        payload.extend_from_slice(&layout.to_le_bytes());
         payload.extend_from_slice(&(self.reduction as u64).to_le_bytes());
         payload.extend_from_slice(&key.to_le_bytes());
         payload.extend_from_slice(&accepted.to_le_bytes());

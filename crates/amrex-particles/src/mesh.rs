@@ -266,7 +266,10 @@ impl Locator {
         }
         // Exact: an integer below the fab's size.
         let o = rel[0] + rel[1] * self.jsf + rel[2] * self.ksf;
-        Some((index_bits(o) as usize, frac))
+        // Not `as usize`: the offset of a NaN (at least 2^61) would wrap to a small one
+        // on a 32-bit target; `try_from` is free where `usize` has 64 bits.
+        let at = usize::try_from(index_bits(o)).ok()?;
+        Some((at, frac))
     }
 }
 

@@ -16,7 +16,7 @@ pub(crate) fn int_vect_of(obj: &Bound<'_, PyAny>) -> PyResult<IntVect> {
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(PyTypeError::new_err(
             "expected an IntVect, an int or a sequence of three ints, got a bool (pyAMReX's \
-             `local` flag has no counterpart here: this package runs as one process)",
+             `local` flag has no counterpart here: reductions are over every rank's boxes)",
         ));
     }
     if let Ok(n) = obj.extract::<i32>() {
