@@ -3,7 +3,7 @@ use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::locator::GridLocator;
 use crate::mesh::{MeshMap, cell_of};
 use crate::par;
-use crate::tile::{ParticleTile, is_valid, r2f};
+use crate::tile::{PREFETCH_AHEAD, ParticleTile, is_valid, r2f};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -21,12 +21,26 @@ const PENDING: u32 = u32::MAX - 2;
 /// Entry of `ParticleContainer::local` for a tile on another rank.
 const REMOTE: u32 = u32::MAX;
 
-/// `(index, destination code)` of the particles that leave a tile.
-type Leavers = Vec<(u32, u32)>;
-/// `(code, first, end)` runs of a staging tile, or `(source tile, first, end)` arrivals.
-type Runs = Vec<(u32, u32, u32)>;
+/// A tile's arrivals in `redistribute`: `(source, indices in the source)`.
+type Arrivals = Vec<(usize, Vec<u32>)>;
 /// The first particle of a tile with a non-finite position: its index and position.
 type BadPosition = (usize, [ParticleReal; SPACEDIM]);
+
+/// The constants of `ParticleContainer::classify` for the particles of one tile.
+struct Classifier {
+    /// The tile's code (`PENDING` for a tile whose particles all leave).
+    own: u32,
+    plo: [f64; SPACEDIM],
+    rhi: [f64; SPACEDIM],
+    plen: [f64; SPACEDIM],
+    per: [bool; SPACEDIM],
+    any_per: bool,
+    /// One level and a real tile: the map, and the tile's cells as bounds on `(x -
+    /// plo) / dx` (see `classifier`).
+    stay_box: Option<(MeshMap, [f64; SPACEDIM], [f64; SPACEDIM])>,
+    own_map: MeshMap,
+    tb: IndexBox,
+}
 
 /// Message tags of `redistribute` (counts, then particles).
 const TAG_COUNTS: u16 = 2501;
@@ -533,80 +547,171 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         OUTSIDE
     }
 
-    /// `(index, destination code)` of every particle of `data` that leaves it (its own
-    /// code is `own`, its tile box `tb` on level `own_level`), in increasing index
-    /// order. Wraps periodic positions in place.
-    fn destinations(
+    /// What [`classify`](Self::classify) needs for the particles of one tile (its code
+    /// `own`, its tile box `tb` on level `own_level`), computed once per tile.
+    fn classifier(&self, own: u32, own_level: usize, tb: IndexBox) -> Classifier {
+        let g0 = &self.levels[0].geom;
+        let per = g0.periodic_flags();
+        // One level and a real tile: a valid particle inside the domain whose cell is in
+        // the tile box stays. Its cell `floor(y) + small_end`, with `y = (x - plo) / dx`
+        // as `cell_of` computes it, lies in `lo..=hi` exactly when `lo - small_end <= y <
+        // hi - small_end + 1` (the bounds are integers): no floor and no conversion, so
+        // the particles that stay, most of them, cost a few compares.
+        let stay_box = (self.levels.len() == 1 && own != PENDING).then(|| {
+            let map = MeshMap::new(g0);
+            let lo = core::array::from_fn(|d| f64::from(tb.lo()[d] - map.dlo[d]));
+            let hi = core::array::from_fn(|d| f64::from(tb.hi()[d] - map.dlo[d]) + 1.0);
+            (map, lo, hi)
+        });
+        Classifier {
+            own,
+            plo: g0.prob_lo(),
+            rhi: g0.roundoff_hi(),
+            plen: core::array::from_fn(|d| g0.prob_length(d)),
+            per,
+            any_per: per.iter().any(|&b| b),
+            stay_box,
+            own_map: MeshMap::new(&self.levels[own_level.min(self.levels.len() - 1)].geom),
+            tb,
+        }
+    }
+
+    /// The destination code of particle `i` of `data` (`c.own` if it stays; `INVALID`
+    /// for a negative id, `OUTSIDE` beyond a non-periodic side of the domain), after
+    /// wrapping its position in place in periodic directions. A NaN or infinite
+    /// coordinate is an error.
+    #[inline(always)]
+    fn classify(
+        &self,
+        c: &Classifier,
+        data: &mut T,
+        i: usize,
+    ) -> core::result::Result<u32, BadPosition> {
+        let mut p = data.pos(i);
+        let valid = is_valid(data.idcpu(i));
+        if let Some((map, lo, hi)) = &c.stay_box {
+            // `&`, not `&&`: compares without a branch per direction.
+            let mut stay = valid;
+            for d in 0..SPACEDIM {
+                let x = r2f(p[d]);
+                let y = (x - map.plo[d]) * map.dxi[d];
+                stay &= (x >= c.plo[d]) & (x < c.rhi[d]) & (y >= lo[d]) & (y < hi[d]);
+            }
+            if stay {
+                return Ok(c.own);
+            }
+        }
+        if !valid {
+            return Ok(INVALID);
+        }
+        let stays = |p: [ParticleReal; SPACEDIM]| {
+            c.stay_box.is_some() && cell_of(&c.own_map, p).is_some_and(|cell| c.tb.contains(cell))
+        };
+        // Inside the domain: finite, nothing to wrap.
+        if (0..SPACEDIM).all(|d| r2f(p[d]) >= c.plo[d] && r2f(p[d]) < c.rhi[d]) {
+            return Ok(if stays(p) { c.own } else { self.locate_code(p) });
+        }
+        if !p.iter().all(|x| x.is_finite()) {
+            return Err((i, p));
+        }
+        if c.any_per {
+            let q: [ParticleReal; 3] = core::array::from_fn(|d| {
+                if c.per[d] {
+                    wrap(p[d], c.plo[d], c.plen[d], c.rhi[d])
+                } else {
+                    p[d]
+                }
+            });
+            if q != p {
+                p = q;
+                data.set_pos(i, p);
+            }
+        }
+        if !self.levels[0].geom.inside_physical_domain(p.map(r2f)) {
+            return Ok(OUTSIDE);
+        }
+        Ok(if stays(p) { c.own } else { self.locate_code(p) })
+    }
+
+    /// The destination codes of every particle of `data` (which all leave it: the
+    /// holding tile, or a tile being placed), wrapping periodic positions in place.
+    fn all_codes(&self, data: &mut T) -> core::result::Result<Vec<u32>, BadPosition> {
+        let c = self.classifier(PENDING, 0, IndexBox::new(IntVect::ZERO, IntVect::ZERO));
+        (0..data.len())
+            .map(|i| {
+                data.prefetch(i + PREFETCH_AHEAD);
+                self.classify(&c, data, i)
+            })
+            .collect()
+    }
+
+    /// Sifts tile `data` (code `own`, box `tb` on level `own_level`) in one sweep: each
+    /// particle that leaves is appended to `st` (its code to the returned list) and its
+    /// hole filled with the last particle that stays (AMReX's CPU redistribute fills
+    /// holes the same way), while the particle's cache line is at hand. Periodic
+    /// positions are wrapped in place.
+    ///
+    /// On a NaN or infinite position the sweep stops: the bad particle and the ones not
+    /// yet swept are in `data`, the ones that left in `st`, and putting `st` back
+    /// loses nothing. The error names the bad particle's index in `data`.
+    fn sift(
         &self,
         data: &mut T,
+        st: &mut T,
         own: u32,
         own_level: usize,
         tb: IndexBox,
-    ) -> core::result::Result<Leavers, BadPosition> {
-        let g0 = &self.levels[0].geom;
-        let (plo, rhi, per) = (g0.prob_lo(), g0.roundoff_hi(), g0.periodic_flags());
-        let plen: [f64; 3] = core::array::from_fn(|d| g0.prob_length(d));
-        let any_per = per.iter().any(|&b| b);
-        let single = self.levels.len() == 1;
-        let own_map = MeshMap::new(&self.levels[own_level.min(self.levels.len() - 1)].geom);
-        let n = data.len();
-        let mut out = Vec::new();
-        // One level and a real tile: a particle whose cell is in the tile box stays.
-        let fast = single && own != PENDING;
-        for i in 0..n {
-            let mut push = |c: u32| {
-                if c != own {
-                    out.push((i as u32, c));
+    ) -> (Vec<u32>, Option<BadPosition>) {
+        let c = self.classifier(own, own_level, tb);
+        let mut codes = Vec::new();
+        // `data[..i]` stay, `data[i..n]` are not swept yet; every other particle of the
+        // tile is in `st` or was copied into `data[..i]`.
+        let (mut i, mut n) = (0, data.len());
+        let mut bad = None;
+        'sweep: while i < n {
+            data.prefetch(i + PREFETCH_AHEAD);
+            let code = match self.classify(&c, data, i) {
+                Ok(code) => code,
+                Err(b) => {
+                    bad = Some(b);
+                    break;
                 }
             };
-            if !is_valid(data.idcpu(i)) {
-                push(INVALID);
+            if code == own {
+                i += 1;
                 continue;
             }
-            let mut p = data.pos(i);
-            // The common case first: inside the domain (so finite, nothing to wrap) and
-            // still in this tile.
-            let inside = (0..SPACEDIM).all(|d| r2f(p[d]) >= plo[d] && r2f(p[d]) < rhi[d]);
-            if inside {
-                if fast
-                    && let Some(cell) = cell_of(&own_map, p)
-                    && tb.contains(cell)
-                {
-                    continue;
+            st.push_from(data, i);
+            codes.push(code);
+            // Fill the hole at `i` from the end, staging the last particles that leave.
+            loop {
+                n -= 1;
+                if n == i {
+                    break 'sweep;
                 }
-                push(self.locate_code(p));
-                continue;
-            }
-            if !p.iter().all(|x| x.is_finite()) {
-                return Err((i, p));
-            }
-            if any_per {
-                let q: [ParticleReal; 3] = core::array::from_fn(|d| {
-                    if per[d] {
-                        wrap(p[d], plo[d], plen[d], rhi[d])
-                    } else {
-                        p[d]
+                data.prefetch(n.saturating_sub(PREFETCH_AHEAD));
+                match self.classify(&c, data, n) {
+                    Ok(code) if code == own => {
+                        data.copy_particle(n, i);
+                        i += 1;
+                        break;
                     }
-                });
-                if q != p {
-                    p = q;
-                    data.set_pos(i, p);
+                    Ok(code) => {
+                        st.push_from(data, n);
+                        codes.push(code);
+                    }
+                    Err((_, p)) => {
+                        // The bad particle fills the hole; `data[..=n]` is whole again
+                        // once `n` is dropped below.
+                        data.copy_particle(n, i);
+                        bad = Some((i, p));
+                        break 'sweep;
+                    }
                 }
             }
-            let pf = p.map(r2f);
-            if !g0.inside_physical_domain(pf) {
-                push(OUTSIDE);
-                continue;
-            }
-            if fast
-                && let Some(cell) = cell_of(&own_map, p)
-                && tb.contains(cell)
-            {
-                continue;
-            }
-            push(self.locate_code(p));
         }
-        Ok(out)
+        data.resize(n);
+        (codes, bad)
     }
 
     /// Checks positions and lengths of `a`, and builds a tile of its particles.
@@ -749,12 +854,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
 
     /// Puts the (finite) particles of `t` in their local tiles or in `pending`.
     fn place(&mut self, t: &mut T) -> AddReport {
-        let codes: Vec<u32> = self
-            .destinations(t, PENDING, 0, IndexBox::new(IntVect::ZERO, IntVect::ZERO))
-            .unwrap_or_else(|_| unreachable!("positions were checked"))
-            .into_iter()
-            .map(|(_, c)| c)
-            .collect();
+        let codes = self
+            .all_codes(t)
+            .unwrap_or_else(|_| unreachable!("positions were checked"));
         let mut groups = group_by_code(&codes);
         let mut rep = AddReport {
             added: t.len(),
@@ -1009,6 +1111,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// negative id are removed; particles outside a non-periodic side of the domain are
     /// removed and counted; the rest move between tiles and ranks. Each particle's grid
     /// is found by binning ([`GridLocator`]), on the finest level whose grids hold it.
+    /// The order of the particles in a tile changes (a leaver's place is taken by the
+    /// tile's last particle; arrivals go at the end).
     ///
     /// Between ranks, counts go first (one 8-byte message to every other rank), then
     /// one message of particles to each rank that gets any (AMReX's
@@ -1016,153 +1120,108 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     ///
     /// # Errors
     /// [`ErrorKind::NonFinitePosition`] if a particle on any rank has a NaN or infinite
-    /// coordinate: every rank learns it (one all-reduce) before anything moves, so no
-    /// particle is lost or removed (ranks without such a particle report index
-    /// `usize::MAX` and a NaN position); [`ErrorKind::Comm`] if a message fails.
+    /// coordinate: every rank learns it (one all-reduce) before any particle changes
+    /// tile, so none is lost, removed or moved to another tile (their order within a
+    /// tile may change; ranks without such a particle report index `usize::MAX` and a
+    /// NaN position); [`ErrorKind::Comm`] if a message fails, or if the ranks are not
+    /// all in `redistribute` (nothing moves then either).
     pub fn redistribute(&mut self) -> Result<RedistributeReport> {
-        // Pass 1: destinations (and periodic wrapping), tile by tile in parallel.
+        // Pass 1 (tiles in parallel): each tile sifts its particles in one sweep, its
+        // leavers into its staging tile (kept between calls, so no fresh pages each
+        // step), with their destination codes. The holding tile's particles all leave:
+        // they are only classified, and stay where they are until pass 2.
+        let ntiles = self.tiles.len();
         let mut tiles = core::mem::take(&mut self.tiles);
+        let mut staging = core::mem::take(&mut self.staging);
+        staging.truncate(ntiles);
+        staging.resize_with(ntiles, || self.template.new_like());
         let mut pending = core::mem::replace(&mut self.pending, self.template.new_like());
         let this = &*self;
-        let dest: Vec<_> = par::map_mut(&mut tiles, |t| {
-            this.destinations(&mut t.data, t.code, t.level, t.tilebox)
+        let mut jobs: Vec<(&mut TileEntry<T>, &mut T)> =
+            tiles.iter_mut().zip(staging.iter_mut()).collect();
+        let sifted: Vec<(Vec<u32>, Option<BadPosition>)> = par::map_mut(&mut jobs, |(t, st)| {
+            st.resize(0);
+            this.sift(&mut t.data, st, t.code, t.level, t.tilebox)
         });
-        let pdest = this.destinations(
-            &mut pending,
-            PENDING,
-            0,
-            IndexBox::new(IntVect::ZERO, IntVect::ZERO),
-        );
+        drop(jobs);
+        let pcodes = this.all_codes(&mut pending);
         self.tiles = tiles;
-        self.pending = pending;
-        let mut first_bad = None;
-        for d in dest.iter().chain(core::iter::once(&pdest)) {
-            if let Err((i, p)) = d {
-                first_bad = Some((*i, *p));
-                break;
-            }
-        }
+        let first_bad = sifted
+            .iter()
+            .find_map(|s| s.1)
+            .or_else(|| pcodes.as_ref().err().copied());
         // Ranks that are not all in `redistribute` (one called another collective) find
-        // out here, every one of them, instead of waiting in mismatched MPI calls.
-        self.comm
-            .check_same("redistribute", u64::from_le_bytes(*b"redistri"))
-            .map_err(ErrorKind::Comm)?;
-        // Every rank learns whether some rank found a bad position, before anything moves.
-        let bad_anywhere = self
+        // out here, every one of them, instead of waiting in mismatched MPI calls; then
+        // every rank learns whether some rank found a bad position. Either way the
+        // leavers go back to their tiles.
+        let agreed = self
             .comm
-            .all_reduce_u64(u64::from(first_bad.is_some()), ReduceOp::Max);
-        if bad_anywhere != 0 {
-            let (index, position) = first_bad.unwrap_or((usize::MAX, [ParticleReal::NAN; 3]));
-            return Err(ErrorKind::NonFinitePosition { index, position }.into());
+            .check_same("redistribute", u64::from_le_bytes(*b"redistri"))
+            .map_err(|e| ErrorKind::Comm(e).into())
+            .and_then(|()| {
+                let bad = u64::from(first_bad.is_some());
+                if self.comm.all_reduce_u64(bad, ReduceOp::Max) == 0 {
+                    return Ok(());
+                }
+                let (index, position) = first_bad.unwrap_or((usize::MAX, [ParticleReal::NAN; 3]));
+                Err(ErrorKind::NonFinitePosition { index, position }.into())
+            });
+        if let Err(e) = agreed {
+            for (t, st) in self.tiles.iter_mut().zip(&staging) {
+                t.data.append(st);
+            }
+            self.pending = pending;
+            self.staging = staging;
+            return Err(e);
         }
-        let mut dest: Vec<Vec<(u32, u32)>> =
-            dest.into_iter().map(|d| d.unwrap_or_default()).collect();
-        let pdest: Leavers = pdest.unwrap_or_default();
+        let pcodes = pcodes.unwrap_or_default();
 
-        // Pass 2 (tiles in parallel): each tile copies its leavers, ordered by
-        // destination, into its staging tile (kept between calls, so no fresh pages each
-        // step) and fills the holes they leave with its last particles (AMReX's CPU
-        // redistribute does the same): one read of every particle plus the movers.
-        let mut rep = RedistributeReport::default();
+        // Route (one thread; groups, not particles): removals are counted, movers for
+        // other ranks packed, movers for local tiles listed by destination. Source `s`
+        // is staging tile `s`, or the holding tile when `s == ntiles`.
+        let mut rep = RedistributeReport {
+            kept: self.tiles.iter().map(|t| t.data.len()).sum(),
+            ..RedistributeReport::default()
+        };
         let nranks = self.comm.size();
         let me = self.comm.rank();
         let mut send_codes: Vec<Vec<u32>> = vec![Vec::new(); nranks];
         let mut send_recs: Vec<Vec<u8>> = vec![Vec::new(); nranks];
-        let ntiles = self.tiles.len();
-        let mut staging = core::mem::take(&mut self.staging);
-        staging.truncate(ntiles);
-        staging.resize_with(ntiles, || self.template.new_like());
-        let mut jobs: Vec<(&mut TileEntry<T>, &mut Leavers, &mut T)> = self
-            .tiles
-            .iter_mut()
-            .zip(dest.iter_mut())
-            .zip(staging.iter_mut())
-            .map(|((t, d), st)| (t, d, st))
-            .collect();
-        let runs: Vec<(usize, Runs)> = par::map_mut(&mut jobs, |(t, d, st)| {
-            let kept = t.data.len() - d.len();
-            st.resize(0);
-            if d.is_empty() {
-                return (kept, Vec::new());
-            }
-            let leave: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
-            d.sort_unstable_by_key(|&(i, c)| (u64::from(c) << 32) | u64::from(i));
-            let order: Vec<u32> = d.iter().map(|&(i, _)| i).collect();
-            st.append_selected(&t.data, &order);
-            t.data.remove_selected(&leave);
-            // (code, first, end) of each destination's run in the staging tile.
-            let mut runs = Vec::new();
-            let mut a = 0;
-            while a < d.len() {
-                let c = d[a].1;
-                let b = a + d[a..].iter().take_while(|x| x.1 == c).count();
-                runs.push((c, a as u32, b as u32));
-                a = b;
-            }
-            (kept, runs)
-        });
-        drop(jobs);
-        // Route each run (one thread; runs, not particles): removals are counted, movers
-        // for other ranks packed, movers for local tiles listed by destination.
-        let mut incoming: Vec<Runs> = vec![Vec::new(); ntiles];
-        for (s, (kept, runs)) in runs.iter().enumerate() {
-            rep.kept += kept;
-            for &(code, a, b) in runs {
-                let n = (b - a) as usize;
+        let mut incoming: Vec<Arrivals> = vec![Vec::new(); ntiles];
+        let sources = sifted.iter().map(|s| &s.0).chain(core::iter::once(&pcodes));
+        for (s, codes) in sources.enumerate() {
+            let src = staging.get(s).unwrap_or(&pending);
+            for (code, idx) in group_by_code(codes) {
                 match code {
-                    INVALID => rep.removed_invalid += n,
-                    OUTSIDE => rep.removed_outside += n,
+                    INVALID => rep.removed_invalid += idx.len(),
+                    OUTSIDE => rep.removed_outside += idx.len(),
                     _ => {
                         let slot = self.local[code as usize];
                         if slot == REMOTE {
                             let r = self.owner[code as usize] as usize;
-                            rep.sent += n;
-                            send_codes[r].extend(core::iter::repeat_n(code, n));
-                            let idx: Vec<u32> = (a..b).collect();
-                            staging[s].pack_selected(&idx, &mut send_recs[r]);
+                            rep.sent += idx.len();
+                            send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
+                            src.pack_selected(&idx, &mut send_recs[r]);
                         } else {
-                            rep.moved_local += n;
-                            incoming[slot as usize].push((s as u32, a, b));
+                            rep.moved_local += idx.len();
+                            incoming[slot as usize].push((s, idx));
                         }
                     }
                 }
             }
         }
-        // Destination tiles in parallel append their arrivals from the staging tiles.
-        let st = &staging;
-        let mut jobs: Vec<(&mut TileEntry<T>, &Runs)> =
+        // Destination tiles in parallel append their arrivals.
+        let (st, pend) = (&staging, &pending);
+        let mut jobs: Vec<(&mut TileEntry<T>, &Arrivals)> =
             self.tiles.iter_mut().zip(incoming.iter()).collect();
         par::for_each_mut(&mut jobs, |(t, inc)| {
-            for &(s, a, b) in inc.iter() {
-                let idx: Vec<u32> = (a..b).collect();
-                t.data.append_selected(&st[s as usize], &idx);
+            for (s, idx) in inc.iter() {
+                t.data.append_selected(st.get(*s).unwrap_or(pend), idx);
             }
         });
         drop(jobs);
         self.staging = staging;
-        // Held particles (from add_particles or a file; rare): every one leaves.
-        let pend = core::mem::replace(&mut self.pending, self.template.new_like());
-        let codes: Vec<u32> = pdest.iter().map(|&(_, c)| c).collect();
-        for (code, pos) in group_by_code(&codes) {
-            let idx: Vec<u32> = pos.iter().map(|&p| pdest[p as usize].0).collect();
-            match code {
-                INVALID => rep.removed_invalid += idx.len(),
-                OUTSIDE => rep.removed_outside += idx.len(),
-                _ => {
-                    let slot = self.local[code as usize];
-                    if slot == REMOTE {
-                        let r = self.owner[code as usize] as usize;
-                        rep.sent += idx.len();
-                        send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
-                        pend.pack_selected(&idx, &mut send_recs[r]);
-                    } else {
-                        rep.moved_local += idx.len();
-                        self.tiles[slot as usize].data.append_selected(&pend, &idx);
-                    }
-                }
-            }
-        }
-        drop(pend);
+        drop(pending);
 
         // Pass 3: between ranks, counts first, then one message per rank that gets any.
         if nranks > 1 {
@@ -1251,8 +1310,43 @@ fn check_len(what: impl FnOnce() -> String, expected: usize, found: usize) -> Re
 }
 
 /// Groups particle indices by destination code: `(code, indices)` in increasing code
-/// order, indices increasing within a group.
+/// order, indices increasing within a group. A tile's particles go to the tiles around
+/// it, so there are few codes: they are counted and the indices placed in one pass;
+/// beyond `FEW` codes the indices are sorted by code.
 pub(crate) fn group_by_code(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    const FEW: usize = 32;
+    // (code, count), in order of first appearance.
+    let mut seen: Vec<(u32, usize)> = Vec::new();
+    let mut last = 0;
+    for &c in codes {
+        if seen.get(last).is_some_and(|x| x.0 == c) {
+            seen[last].1 += 1;
+            continue;
+        }
+        last = match seen.iter().position(|x| x.0 == c) {
+            Some(s) => s,
+            None if seen.len() < FEW => {
+                seen.push((c, 0));
+                seen.len() - 1
+            }
+            None => return group_by_sorting(codes),
+        };
+        seen[last].1 += 1;
+    }
+    seen.sort_unstable();
+    let mut out: Vec<(u32, Vec<u32>)> = seen
+        .iter()
+        .map(|&(c, k)| (c, Vec::with_capacity(k)))
+        .collect();
+    for (i, &c) in codes.iter().enumerate() {
+        let g = out.partition_point(|x| x.0 < c);
+        out[g].1.push(i as u32);
+    }
+    out
+}
+
+/// [`group_by_code`] for many codes, by sorting.
+fn group_by_sorting(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
     let mut keyed: Vec<u64> = codes
         .iter()
         .enumerate()
@@ -1293,4 +1387,32 @@ fn splitmix(seed: u64, i: u64) -> u64 {
 /// A uniform number in `[0, 1)` with 53 random bits.
 fn uniform(seed: u64, i: u64) -> f64 {
     (splitmix(seed, i) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping_by_counting_equals_grouping_by_sorting() {
+        // From no code to many more than `group_by_code` counts (it then sorts).
+        for distinct in [1u32, 2, 5, 31, 32, 33, 200] {
+            let mut z = u64::from(distinct);
+            let codes: Vec<u32> = (0..3000)
+                .map(|_| {
+                    z = z.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    // Spread-out codes, INVALID and OUTSIDE among them.
+                    match (z >> 33) as u32 % distinct {
+                        0 => INVALID,
+                        1 => OUTSIDE,
+                        k => k * 977,
+                    }
+                })
+                .collect();
+            let got = group_by_code(&codes);
+            assert_eq!(got, group_by_sorting(&codes), "{distinct} codes");
+            assert_eq!(got.iter().map(|g| g.1.len()).sum::<usize>(), codes.len());
+        }
+        assert!(group_by_code(&[]).is_empty());
+    }
 }

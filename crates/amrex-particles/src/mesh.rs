@@ -5,7 +5,7 @@
 use crate::container::{ParticleContainer, ParticleLevel, TileEntry};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::par;
-use crate::tile::{ParticleTile, r2f};
+use crate::tile::{PREFETCH_AHEAD, ParticleTile, r2f};
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
@@ -364,6 +364,7 @@ fn deposit_tile<T: ParticleTile, const CIC: bool>(
 ) -> Result<()> {
     let rows = Rows::new(loc.js, loc.ks);
     for i in 0..tile.len() {
+        tile.prefetch(i + PREFETCH_AHEAD);
         let p = tile.pos(i);
         let q = weight(tile, i);
         let Some((o, hi)) = loc.locate(p) else {
@@ -406,6 +407,7 @@ fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
     let comps: [&[f64]; K] = core::array::from_fn(|k| &data[(src + k) * ns..][..ns]);
     let rows = Rows::new(loc.js, loc.ks);
     for i in 0..tile.len() {
+        tile.prefetch(i + PREFETCH_AHEAD);
         let p = tile.pos(i);
         let Some((o, hi)) = loc.locate(p) else {
             return Err(outside(grid, p));

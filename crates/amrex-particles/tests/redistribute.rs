@@ -128,6 +128,115 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Particles already in their tiles move (up to a domain length either way, so a
+    /// tile's leavers go to many tiles, some to more than 32), some are invalidated,
+    /// and `redistribute` must give what a brute-force search gives, with every real
+    /// component still on its particle.
+    #[test]
+    fn moved_particles_match_brute_force(
+        n in prop::array::uniform3(4i32..16),
+        max_size in 2i32..6,
+        per in prop::array::uniform3(any::<bool>()),
+        tile in prop::option::of(2i32..4),
+        seed in any::<u64>(),
+        soa in any::<bool>(),
+    ) {
+        if soa {
+            check_moved(SoaTile::<4, 0>::new(0, 0), n, max_size, per, tile, seed)?;
+        } else {
+            check_moved(AosTile::<1, 0>::new(0, 0), n, max_size, per, tile, seed)?;
+        }
+    }
+}
+
+fn check_moved<T: ParticleTile + Clone>(
+    template: T,
+    n: [i32; 3],
+    max_size: i32,
+    per: [bool; 3],
+    tile: Option<i32>,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let g = geom(n, [-1.0, 0.0, 2.0], [1.0, 3.0, 2.5], per);
+    let ba = BoxArray::from_domain(g.domain(), max_size);
+    let dm = DistributionMapping::new(&ba);
+    let np = 2000u64;
+    let u = |i: u64, d: u64| (splitmix(seed ^ (i * 7 + d)) >> 11) as f64 / (1u64 << 53) as f64;
+    // Displacement of particle `id`, and whether it is invalidated (about 5 %).
+    let shift = |id: i64, d: usize| (2.0 * u(id as u64, 3 + d as u64) - 1.0) * g.prob_length(d);
+    let dropped = |id: i64| u(id as u64, 6) < 0.05;
+    {
+        let mut pc = ParticleContainer::new(g, &ba, &dm, template);
+        pc.set_tile_size(tile.map(IntVect::splat));
+        pc.init_random(np, seed, &[0.0], &[]).unwrap();
+        let before = contents(&pc);
+        for t in pc.tiles_mut(0) {
+            for i in 0..t.data.len() {
+                let w = t.data.idcpu(i);
+                let id = idcpu::id(w);
+                t.data.set_real(i, 0, id as f64);
+                if dropped(id) {
+                    t.data.set_idcpu(i, idcpu::make_invalid(w));
+                }
+                let mut p = t.data.pos(i);
+                for (d, x) in p.iter_mut().enumerate() {
+                    *x += shift(id, d);
+                }
+                t.data.set_pos(i, p);
+            }
+        }
+        let mut expect = Vec::new();
+        let (mut outside, mut invalid) = (0, 0);
+        for &(id, p0, _, _) in &before {
+            if dropped(id) {
+                invalid += 1;
+                continue;
+            }
+            let mut p = p0;
+            let mut inside = true;
+            for d in 0..3 {
+                let (lo, len) = (g.prob_lo()[d], g.prob_length(d));
+                p[d] += shift(id, d);
+                if per[d] {
+                    p[d] = lo + (p[d] - lo).rem_euclid(len);
+                } else if !(p[d] >= lo && p[d] < g.roundoff_hi()[d]) {
+                    inside = false;
+                }
+            }
+            if inside {
+                expect.push((id, p));
+            } else {
+                outside += 1;
+            }
+        }
+        let r = pc.redistribute().unwrap();
+        prop_assert_eq!((r.removed_invalid, r.removed_outside), (invalid, outside));
+        prop_assert_eq!(r.kept + r.moved_local, expect.len());
+        let got = contents(&pc);
+        prop_assert_eq!(got.len(), expect.len());
+        for ((id, p, _, grid), (eid, ep)) in got.iter().zip(&expect) {
+            prop_assert_eq!(id, eid);
+            for d in 0..3 {
+                prop_assert!(
+                    (p[d] - ep[d]).abs() < 1e-12 * g.prob_length(d).max(1.0),
+                    "{:?} vs {:?}",
+                    p,
+                    ep
+                );
+            }
+            prop_assert_eq!(Some(*grid), owner(&ba, g.cell_index(*p).unwrap()));
+        }
+        for t in pc.tiles(0) {
+            for i in 0..t.data.len() {
+                prop_assert_eq!(t.data.real(i, 0), idcpu::id(t.data.idcpu(i)) as f64);
+            }
+        }
+        Ok(())
+    }
+}
+
 fn unit(per: bool) -> (Geometry, BoxArray, DistributionMapping) {
     let g = geom([16, 16, 16], [0.0; 3], [1.0; 3], [per; 3]);
     let ba = BoxArray::from_domain(g.domain(), 8);
@@ -361,6 +470,55 @@ fn bad_input_gets_a_specific_error_and_loses_nothing() {
         "{e}"
     );
     assert_eq!(pc.num_particles(), 100);
+}
+
+#[test]
+fn a_nan_met_while_filling_a_hole_loses_nothing_and_moves_nothing_between_tiles() {
+    let (g, ba, dm) = unit(true);
+    let mut pc = ParticleContainer::new(g, &ba, &dm, AosTile::<1, 0>::new(0, 0));
+    pc.init_random(1000, 3, &[0.0], &[]).unwrap();
+    let ids_per_tile = |pc: &ParticleContainer<AosTile<1, 0>>| -> Vec<Vec<i64>> {
+        pc.tiles(0)
+            .map(|t| {
+                let mut v: Vec<i64> = (0..t.data.len())
+                    .map(|i| idcpu::id(t.data.idcpu(i)))
+                    .collect();
+                v.sort_unstable();
+                v
+            })
+            .collect()
+    };
+    // The first three particles of tile 0 leave it; its last one is NaN, so the sweep
+    // meets the NaN when it fills the first hole from the end.
+    let t = pc.tile_mut(0, 0, 0).unwrap();
+    let n = t.len();
+    for i in 0..3 {
+        let mut p = t.pos(i);
+        p[0] += 0.5;
+        t.set_pos(i, p);
+    }
+    t.set_pos(n - 1, [0.25, f64::NAN, 0.25]);
+    let before = ids_per_tile(&pc);
+    let e = pc.redistribute().unwrap_err();
+    let ErrorKind::NonFinitePosition { index, position } = *e.kind() else {
+        panic!("{e}")
+    };
+    assert!(position[1].is_nan());
+    // The index says where the bad particle is now.
+    assert!(pc.tile(0, 0, 0).unwrap().pos(index)[1].is_nan());
+    assert_eq!(
+        ids_per_tile(&pc),
+        before,
+        "every particle is still in its tile"
+    );
+    assert_eq!(pc.num_particles(), 1000);
+    // Once the position is fixed, the leavers arrive where they belong.
+    pc.tile_mut(0, 0, 0)
+        .unwrap()
+        .set_pos(index, [0.25, 0.25, 0.25]);
+    let r = pc.redistribute().unwrap();
+    assert_eq!(r.moved_local, 3);
+    assert_eq!(contents(&pc).len(), 1000);
 }
 
 #[test]

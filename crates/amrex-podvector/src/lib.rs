@@ -67,11 +67,13 @@ mod dlpack;
 mod growth;
 #[cfg(feature = "ndarray")]
 mod ndarray_impl;
+mod prefetch;
 mod vector;
 
 pub use amrex_arena::{Arena, ArenaError, HostAccessible, HostArena};
 pub use dlpack::DlpackVector;
 pub use growth::GrowthStrategy;
+pub use prefetch::{prefetch_index, prefetch_read};
 pub use vector::PodVector;
 
 /// A vector in device memory (AMReX `Gpu::DeviceVector`). Defaults to CUDA; use
