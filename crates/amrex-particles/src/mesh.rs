@@ -579,6 +579,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             let mut a = fab.array_mut()?;
             for t in &tiles[*s..*e] {
                 for i in 0..t.data.len() {
+                    t.data.prefetch(i + PREFETCH_AHEAD);
                     f(&t.data, i, &mut a);
                 }
             }
@@ -682,6 +683,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             };
             let a = mf.fab(l).array()?;
             for i in 0..t.data.len() {
+                t.data.prefetch(i + PREFETCH_AHEAD);
                 f(&mut t.data, i, &a);
             }
             Ok(())
@@ -795,6 +797,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             let data = fab.as_mut_slice()?;
             for t in &tiles[*s..*e] {
                 for i in 0..t.data.len() {
+                    t.data.prefetch(i + PREFETCH_AHEAD);
                     let p = t.data.pos(i);
                     let c = Nearest::new(&map, p).index;
                     let o = fi
@@ -831,6 +834,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             let ncell = tb.num_pts() as usize;
             let keys: Vec<usize> = (0..t.data.len())
                 .map(|i| {
+                    t.data.prefetch(i + PREFETCH_AHEAD);
                     let c = Nearest::new(&map, t.data.pos(i)).index;
                     if tb.contains(c) { tb.index(c) } else { ncell }
                 })

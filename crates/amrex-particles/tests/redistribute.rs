@@ -50,6 +50,20 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Where `p` should end up: wrapped in periodic directions, `None` outside a
+/// non-periodic side of the domain.
+fn expected_position(g: &Geometry, mut p: [f64; 3]) -> Option<[f64; 3]> {
+    for (d, x) in p.iter_mut().enumerate() {
+        let (lo, len) = (g.prob_lo()[d], g.prob_length(d));
+        if g.periodic_flags()[d] {
+            *x = lo + (*x - lo).rem_euclid(len);
+        } else if !(*x >= lo && *x < g.roundoff_hi()[d]) {
+            return None;
+        }
+    }
+    Some(p)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     #[test]
@@ -79,17 +93,7 @@ proptest! {
         // Expected: wrap, then drop what leaves a non-periodic side.
         let mut expect = Vec::new();
         for (i, ((&x, &y), &z)) in pos[0].iter().zip(&pos[1]).zip(&pos[2]).enumerate() {
-            let mut p = [x, y, z];
-            let mut inside = true;
-            for d in 0..3 {
-                let (lo, len) = (g.prob_lo()[d], g.prob_length(d));
-                if per[d] {
-                    p[d] = lo + (p[d] - lo).rem_euclid(len);
-                } else if !(p[d] >= lo && p[d] < g.roundoff_hi()[d]) {
-                    inside = false;
-                }
-            }
-            if inside {
+            if let Some(p) = expected_position(&g, [x, y, z]) {
                 expect.push((i as i64 + 1, p));
             }
         }
@@ -131,9 +135,9 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
     /// Particles already in their tiles move (up to a domain length either way, so a
-    /// tile's leavers go to many tiles, some to more than 32), some are invalidated,
-    /// and `redistribute` must give what a brute-force search gives, with every real
-    /// component still on its particle.
+    /// tile's leavers go to many tiles), some are invalidated, and `redistribute` must
+    /// give what a brute-force search gives, with every real component still on its
+    /// particle. (`group_by_code`'s fallback for many codes has its own unit test.)
     #[test]
     fn moved_particles_match_brute_force(
         n in prop::array::uniform3(4i32..16),
@@ -194,21 +198,10 @@ fn check_moved<T: ParticleTile + Clone>(
                 invalid += 1;
                 continue;
             }
-            let mut p = p0;
-            let mut inside = true;
-            for d in 0..3 {
-                let (lo, len) = (g.prob_lo()[d], g.prob_length(d));
-                p[d] += shift(id, d);
-                if per[d] {
-                    p[d] = lo + (p[d] - lo).rem_euclid(len);
-                } else if !(p[d] >= lo && p[d] < g.roundoff_hi()[d]) {
-                    inside = false;
-                }
-            }
-            if inside {
-                expect.push((id, p));
-            } else {
-                outside += 1;
+            let moved = core::array::from_fn(|d| p0[d] + shift(id, d));
+            match expected_position(&g, moved) {
+                Some(p) => expect.push((id, p)),
+                None => outside += 1,
             }
         }
         let r = pc.redistribute().unwrap();

@@ -47,6 +47,13 @@
 //! # Ok::<(), amrex_dlpack_core::DlpackError>(())
 //! ```
 //!
+//! # Prefetch
+//! [`prefetch_read`] and [`prefetch_index`] hint that host memory will be read soon (one
+//! `prefetcht0` on x86-64, nothing elsewhere and under Miri). Loops that read one record
+//! and then do tens of instructions of work on it, such as the particle loops of
+//! `amrex-particles`, issue them a few kilobytes ahead: on machines whose hardware
+//! prefetcher stays close, such a loop otherwise waits on each record's cache line.
+//!
 //! # Feature flags
 //! - `std` (default): `std` support in the arena and DLPack crates.
 //! - `ndarray`: `ArrayView1` / `ArrayViewMut1` of host-accessible vectors (`view`,

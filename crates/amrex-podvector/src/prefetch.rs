@@ -8,10 +8,10 @@
 //! the loop then waits on memory latency, at a fraction of the bandwidth. A prefetch
 //! instruction retires at once, so a hint a few kilobytes ahead keeps the stream moving.
 //!
-//! Written here rather than taken from a crate: it is one instruction behind
-//! `core::arch` (`prefetcht0` on x86-64, `prfm pldl1keep` on AArch64), and the intrinsic
-//! is an `unsafe fn` that this crate, already checked by Miri, can wrap once with its
-//! proof.
+//! Written here rather than taken from a crate: it is one intrinsic of `core::arch`
+//! (`_mm_prefetch`, the instruction `prefetcht0`), an `unsafe fn` that this crate,
+//! already checked by Miri, wraps once with its proof. Other targets get no hint:
+//! stable Rust has no prefetch intrinsic for them (AArch64's is unstable).
 
 /// Hints that `*r` will be read soon. No effect on the program's results; a no-op on
 /// targets without a prefetch instruction and under Miri.
