@@ -49,7 +49,7 @@
 //!
 //! # Prefetch
 //! [`prefetch_read`] and [`prefetch_index`] hint that host memory will be read soon (one
-//! `prefetcht0` on x86-64, nothing elsewhere and under Miri). Loops that read one record
+//! `prefetcht0` on x86-64, nothing elsewhere). Loops that read one record
 //! and then do tens of instructions of work on it, such as the particle loops of
 //! `amrex-particles`, issue them a few kilobytes ahead: on machines whose hardware
 //! prefetcher stays close, such a loop otherwise waits on each record's cache line.
