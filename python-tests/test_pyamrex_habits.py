@@ -360,6 +360,31 @@ def imfab(boxarr, distmap, request):
     return mf
 
 
+@pytest.mark.parametrize("kind", ["iMultiFab", "MultiFab_float"])
+def test_typed_fill_boundary_takes_what_multifab_takes(boxarr, distmap, kind):
+    # Three bools, a Periodicity or a Geometry, as MultiFab.fill_boundary; each fab is
+    # filled with its index so that every ghost cell says where it came from.
+    geom = amr.Geometry(boxarr.minimal_box(), amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 0, 1])
+    results = []
+    for periodic in [(True, False, True), geom.periodicity(), geom, None]:
+        mf = getattr(amr, kind)(boxarr, distmap, 1, 1)
+        mf.set_val(-1)
+        for mfi, a in zip(mf, mf.to_xp()):
+            a[1:-1, 1:-1, 1:-1, :] = mfi.index + 1
+        if periodic is None:
+            mf.fill_boundary()
+        else:
+            mf.fill_boundary(periodic)
+        results.append([a.copy() for a in mf.to_xp()])
+    for r in results[1:3]:
+        assert all(np.array_equal(a, b) for a, b in zip(results[0], r))
+    # Without periodicity the ghosts on the domain's faces keep -1; with it they do not.
+    assert min(int(a.min()) for a in results[3]) == -1
+    assert sum(int((a == -1).sum()) for a in results[0]) < sum(int((a == -1).sum()) for a in results[3])
+    with pytest.raises(TypeError, match="three bools, a Periodicity or a Geometry"):
+        getattr(amr, kind)(boxarr, distmap, 1, 1).fill_boundary("periodic")
+
+
 def test_imfab_loop(imfab):
     # pyAMReX tests/test_imultifab.py::test_imfab_loop
     ngv = imfab.n_grow_vect

@@ -224,25 +224,9 @@ impl PyMultiFab {
         }))
     }
 
-    /// The periodicity argument of the exchanges: none, three bools (periods from the
-    /// BoxArray's minimal box, as before), a `Periodicity` or a `Geometry`.
+    /// The periodicity argument of the exchanges (see [`periodicity_arg`]).
     fn period(&self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<Periodicity> {
-        let domain = either!(self, m => m.box_array().minimal_box());
-        let Some(p) = periodic else {
-            return Ok(Periodicity::new(domain, [false; 3]));
-        };
-        if let Ok(p) = p.cast::<crate::amr::geometry::PyPeriodicity>() {
-            return Ok(p.get().0);
-        }
-        if let Ok(g) = p.cast::<crate::amr::geometry::PyGeometry>() {
-            return Ok(g.borrow().0.periodicity());
-        }
-        let flags: (bool, bool, bool) = p.extract().map_err(|_| {
-            PyTypeError::new_err(
-                "periodic: three bools, a Periodicity or a Geometry (geom.periodicity())",
-            )
-        })?;
-        Ok(Periodicity::new(domain, [flags.0, flags.1, flags.2]))
+        periodicity_arg(either!(self, m => m.box_array().minimal_box()), periodic)
     }
 
     /// Zero-copy tensors of every local box.
@@ -1089,4 +1073,27 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     typed::register(m)?;
     m.add_class::<PyMultiFab>()?;
     m.add_function(wrap_pyfunction!(copy_mfab, m)?)
+}
+
+/// The periodicity argument of the exchanges of every MultiFab type: none, three bools
+/// (periods from `domain`, the BoxArray's minimal box), a `Periodicity` or a `Geometry`.
+pub(crate) fn periodicity_arg(
+    domain: amrex_multifab::IndexBox,
+    periodic: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Periodicity> {
+    let Some(p) = periodic else {
+        return Ok(Periodicity::new(domain, [false; 3]));
+    };
+    if let Ok(p) = p.cast::<crate::amr::geometry::PyPeriodicity>() {
+        return Ok(p.get().0);
+    }
+    if let Ok(g) = p.cast::<crate::amr::geometry::PyGeometry>() {
+        return Ok(g.borrow().0.periodicity());
+    }
+    let flags: (bool, bool, bool) = p.extract().map_err(|_| {
+        PyTypeError::new_err(
+            "periodic: three bools, a Periodicity or a Geometry (geom.periodicity())",
+        )
+    })?;
+    Ok(Periodicity::new(domain, [flags.0, flags.1, flags.2]))
 }

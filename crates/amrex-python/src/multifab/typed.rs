@@ -16,7 +16,7 @@ use crate::geometry::{PyBox, PyIntVect, int_vect_of};
 use crate::mfiter::PyMfi;
 use amrex_box::IntVect;
 use amrex_dlpack_capsule::Imported;
-use amrex_multifab::{FabArray, Ghosts, Periodicity, Tiling};
+use amrex_multifab::{FabArray, Ghosts, Tiling};
 use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -245,11 +245,12 @@ macro_rules! typed_multifab {
                 Ok(Self(c))
             }
 
-            /// Fills ghost cells from the valid cells of other boxes (and periodic images).
-            #[pyo3(signature = (periodic=(false, false, false)))]
-            fn fill_boundary(&mut self, periodic: (bool, bool, bool)) -> PyResult<()> {
-                let domain = self.0.box_array().minimal_box();
-                let period = Periodicity::new(domain, [periodic.0, periodic.1, periodic.2]);
+            /// Fills ghost cells from the valid cells of other boxes (and periodic images):
+            /// `periodic` is three bools, a `Periodicity` or a `Geometry`, as for
+            /// `MultiFab`.
+            #[pyo3(signature = (periodic=None))]
+            fn fill_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+                let period = crate::multifab::periodicity_arg(self.0.box_array().minimal_box(), periodic)?;
                 self.0.fill_boundary(period).map_err(fab_err)
             }
 
