@@ -138,6 +138,35 @@ def test_uncaught_exception_on_one_rank_ends_the_job(tmp_path):
     assert "passed the barrier" not in out.stdout
 
 
+NOWAIT_AT_EXIT = r"""
+import amrex_rs as amr
+amr.initialize([])
+ba = amr.BoxArray(amr.Box(amr.IntVect(0, 0, 0), amr.IntVect(31, 31, 31)))
+ba.max_size(8)
+done = amr.MultiFab(ba, amr.DistributionMapping(ba), 1, 1)
+done.set_val(1.0)
+done.fill_boundary_nowait((True, True, True))
+done.fill_boundary_finish()
+left = amr.MultiFab(ba, amr.DistributionMapping(ba), 1, 1)
+left.set_val(2.0)
+left.fill_boundary_nowait((True, True, True))
+print("posted", flush=True)
+# No fill_boundary_finish: the interpreter exits with the exchange in flight.
+"""
+
+
+@needs_mpi
+def test_an_exchange_left_in_flight_is_finished_before_mpi_ends(tmp_path):
+    # Before, the exchange's requests were tested after MPI_Finalize when the MultiFab
+    # was freed: MPICH stopped the process ("... after finalizing MPICH", exit 1).
+    script = tmp_path / "nowait_at_exit.py"
+    script.write_text(NOWAIT_AT_EXIT)
+    out = mpirun(2, [script], timeout=120)
+    assert out.stdout.count("posted") == 2
+    assert "after finalizing" not in out.stderr, out.stderr
+    assert "was not returned" not in out.stderr, out.stderr  # UCX: a request left over
+
+
 @pytest.mark.skipif(not MPIRUN, reason="needs mpirun")
 def test_a_build_without_mpi_says_so_under_mpirun(tmp_path):
     if amr.Config.have_mpi:

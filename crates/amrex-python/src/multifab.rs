@@ -484,18 +484,27 @@ impl PyMultiFab {
     /// The first half of `fill_boundary` (AMReX `FillBoundary_nowait`): posts the
     /// messages and does the local copies; the ghost cells other ranks fill are written
     /// by `fill_boundary_finish()`. Work on valid cells may go in between. **Collective**.
+    /// An exchange still in flight when the interpreter exits is finished before MPI ends.
     #[pyo3(signature = (periodic=None))]
-    fn fill_boundary_nowait(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let period = self.period(periodic)?;
-        let ng = either!(self, m => m.n_grow());
-        either_mut!(self, m => m.fill_boundary_nowait(period, FillPattern::Full, .., ng))
-            .map_err(fab_err)
+    fn fill_boundary_nowait(
+        slf: &Bound<'_, Self>,
+        periodic: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.borrow_mut();
+        let period = this.period(periodic)?;
+        let ng = either!(this, m => m.n_grow());
+        either_mut!(this, m => m.fill_boundary_nowait(period, FillPattern::Full, .., ng))
+            .map_err(fab_err)?;
+        in_flight::add(slf);
+        Ok(())
     }
 
     /// Completes a `fill_boundary_nowait` (nothing to do, and no error, when none is in
     /// flight). **Collective**.
-    fn fill_boundary_finish(&mut self) -> PyResult<()> {
-        either_mut!(self, m => m.fill_boundary_finish()).map_err(fab_err)
+    fn fill_boundary_finish(slf: &Bound<'_, Self>) -> PyResult<()> {
+        in_flight::remove(slf);
+        let mut this = slf.borrow_mut();
+        either_mut!(this, m => m.fill_boundary_finish()).map_err(fab_err)
     }
 
     /// Adds each ghost cell's value into the valid cell it is a copy of (in another box,
@@ -1096,4 +1105,53 @@ pub(crate) fn periodicity_arg(
         )
     })?;
     Ok(Periodicity::new(domain, [flags.0, flags.1, flags.2]))
+}
+
+/// MultiFabs with a `fill_boundary_nowait` in flight (MPI builds): the hook that ends
+/// MPI at the interpreter's exit finishes them first, since a request left in flight at
+/// `MPI_Finalize` can never be completed (MPI warns, and the buffers leak).
+pub(crate) mod in_flight {
+    use super::PyMultiFab;
+    #[cfg(feature = "mpi")]
+    use super::Store;
+    use pyo3::prelude::*;
+
+    #[cfg(feature = "mpi")]
+    static LIST: std::sync::Mutex<Vec<Py<PyMultiFab>>> = std::sync::Mutex::new(Vec::new());
+
+    pub(super) fn add(mf: &Bound<'_, PyMultiFab>) {
+        #[cfg(feature = "mpi")]
+        {
+            let mut l = LIST
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !l.iter().any(|m| m.is(mf)) {
+                l.push(mf.clone().unbind());
+            }
+        }
+        let _ = mf;
+    }
+
+    pub(super) fn remove(mf: &Bound<'_, PyMultiFab>) {
+        #[cfg(feature = "mpi")]
+        LIST.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|m| !m.is(mf));
+        let _ = mf;
+    }
+
+    /// Finishes every exchange still in flight (collective: every rank exits together).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn finish_all(py: Python<'_>) {
+        let list = core::mem::take(
+            &mut *LIST
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for mf in list {
+            if let Ok(mut m) = mf.bind(py).try_borrow_mut() {
+                let _ = either_mut!(m, f => f.fill_boundary_finish());
+            }
+        }
+    }
 }

@@ -73,7 +73,8 @@ pub(crate) fn world(py: Python<'_>) -> PyResult<Communicator> {
     if !HOOKS.swap(true, Ordering::SeqCst) {
         if !owned_before {
             // This package started MPI: it ends it when Python exits.
-            let finalize = pyo3::types::PyCFunction::new_closure(py, None, None, |_, _| {
+            let finalize = pyo3::types::PyCFunction::new_closure(py, None, None, |args, _| {
+                crate::multifab::in_flight::finish_all(args.py());
                 amrex_multifab::finalize();
             })?;
             py.import("atexit")?.call_method1("register", (finalize,))?;

@@ -710,6 +710,19 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        let finalized = {
+            let _g = lock();
+            mpi::environment::is_finalized()
+        };
+        if finalized {
+            // MPI ended while this exchange was in flight (nobody waited for it, e.g. a
+            // `fill_boundary_nowait` without its finish before the program's end): no
+            // MPI call is allowed any more, so the requests are not completed but
+            // forgotten, and the buffers (raw parts, which free nothing when dropped)
+            // are leaked rather than freed under MPI.
+            core::mem::forget(core::mem::take(&mut self.pieces));
+            return;
+        }
         // MPI may still be reading or writing the buffers: finish first, then free.
         drop(self.take_buffers());
     }
