@@ -51,6 +51,7 @@ bash scripts/test-advection.sh
 log "cargo test: the single-precision builds (lib and integration tests; doctests assume f64)"
 cargo test -p amrex-basefab --features single-precision --lib --tests
 cargo test -p amrex-aos --features single-precision-particles --lib --tests
+cargo test -p amrex-particles --features amrex-aos/single-precision-particles --lib --test precision
 
 log "cargo doc (warnings are errors)"
 cargo doc --workspace --no-deps --features "$FEATURES" -q

@@ -286,7 +286,23 @@ pub(crate) fn wrap(x: ParticleReal, lo: f64, len: f64, rhi: f64) -> ParticleReal
     if y < lo {
         y = lo;
     }
-    y as ParticleReal
+    real_inside(y, lo, rhi)
+}
+
+/// `x` (in `[lo, rhi)`) as a `ParticleReal` in `[lo, rhi)`: rounding to single
+/// precision (`amrex-aos/single-precision-particles`) may give `rhi` itself, outside the
+/// domain, or a value below `lo`; the nearest value inside is taken then. Exact for
+/// `f64`.
+#[inline]
+pub(crate) fn real_inside(x: f64, lo: f64, rhi: f64) -> ParticleReal {
+    let mut r = x as ParticleReal;
+    while r2f(r) >= rhi {
+        r = r.next_down();
+    }
+    while r2f(r) < lo {
+        r = r.next_up();
+    }
+    r
 }
 
 impl<T: ParticleTile + Clone> ParticleContainer<T> {
@@ -607,9 +623,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let stays = |p: [ParticleReal; SPACEDIM]| {
             c.stay_box.is_some() && cell_of(&c.own_map, p).is_some_and(|cell| c.tb.contains(cell))
         };
-        // Inside the domain: finite, nothing to wrap.
+        // Inside the domain: finite, nothing to wrap. (With a stay box the test above
+        // already said the particle leaves its tile; without one, `stays` is false.)
         if (0..SPACEDIM).all(|d| r2f(p[d]) >= c.plo[d] && r2f(p[d]) < c.rhi[d]) {
-            return Ok(if stays(p) { c.own } else { self.locate_code(p) });
+            return Ok(self.locate_code(p));
         }
         if !p.iter().all(|x| x.is_finite()) {
             return Err((i, p));
@@ -915,7 +932,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 if x >= g.roundoff_hi()[d] {
                     x = plo[d];
                 }
-                x as ParticleReal
+                real_inside(x, plo[d], g.roundoff_hi()[d])
             });
             t.set_pos(k, p);
             t.set_idcpu(k, idcpu::make_id_cpu(i as i64 + 1, 0));
@@ -1394,8 +1411,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grouping_by_counting_equals_grouping_by_sorting() {
-        // From no code to many more than `group_by_code` counts (it then sorts).
+    fn grouping_by_code_equals_a_map_from_code_to_indices() {
+        // From one code to many more than `group_by_code` counts (it then sorts).
         for distinct in [1u32, 2, 5, 31, 32, 33, 200] {
             let mut z = u64::from(distinct);
             let codes: Vec<u32> = (0..3000)
@@ -1409,9 +1426,13 @@ mod tests {
                     }
                 })
                 .collect();
-            let got = group_by_code(&codes);
-            assert_eq!(got, group_by_sorting(&codes), "{distinct} codes");
-            assert_eq!(got.iter().map(|g| g.1.len()).sum::<usize>(), codes.len());
+            let mut want: alloc::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+            for (i, &c) in codes.iter().enumerate() {
+                want.entry(c).or_default().push(i as u32);
+            }
+            let want: Vec<(u32, Vec<u32>)> = want.into_iter().collect();
+            assert_eq!(group_by_code(&codes), want, "{distinct} codes");
+            assert_eq!(group_by_sorting(&codes), want, "{distinct} codes, sorted");
         }
         assert!(group_by_code(&[]).is_empty());
     }

@@ -11,7 +11,7 @@
 //! (`copy_particle`) while the particle's cache line is at hand.
 use alloc::vec::Vec;
 use amrex_aos::{ArrayOfStructs, Particle, ParticleReal, SPACEDIM, StructOfArrays, idcpu};
-use amrex_podvector::prefetch_index;
+use amrex_podvector::{prefetch_index, prefetch_read};
 
 /// How many particles ahead of the one they work on the streaming loops (deposit,
 /// gather, `redistribute`'s sweep) ask for the next particles' cache lines: 2 KiB of
@@ -62,8 +62,11 @@ pub trait ParticleTile: Send + Sync + Sized {
     /// Sets int component `c` of particle `i`.
     fn set_int(&mut self, i: usize, c: usize, v: i32);
     /// Hints that the position and id of particle `i` will be read soon (nothing if `i`
-    /// is past the end). Loops over a tile call it [`PREFETCH_AHEAD`] particles ahead.
-    fn prefetch(&self, i: usize);
+    /// is past the end). The container's loops call it 32 particles ahead of the one
+    /// they work on. The default does nothing.
+    fn prefetch(&self, i: usize) {
+        let _ = i;
+    }
     /// Resizes to `n` particles; new ones are zero (invalid).
     fn resize(&mut self, n: usize);
     /// Appends the particles `idx` of `src` (same components), in that order.
@@ -183,10 +186,6 @@ mod tests {
         assert!(same(&dst, 0, &src, 0) && same(&dst, 1, &src, 1));
         dst.copy_particle(2, 0);
         assert!(same(&dst, 0, &src, 3) && same(&dst, 1, &src, 1));
-        for i in 0..6 {
-            dst.prefetch(i); // a hint, in range or not: changes nothing
-        }
-        assert!(same(&dst, 2, &src, 3) && same(&dst, 3, &src, 0));
     }
 
     #[test]
@@ -313,7 +312,14 @@ impl<const NR: usize, const NI: usize> ParticleTile for AosTile<NR, NI> {
     }
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        prefetch_index(self.aos.as_slice(), i);
+        if let Some(p) = self.aos.as_slice().get(i) {
+            prefetch_read(&p.pos);
+            // A particle longer than a cache line may have its id on the next one (the
+            // test is a constant).
+            if size_of::<Particle<NR, NI>>() > 64 {
+                prefetch_read(&p.idcpu);
+            }
+        }
     }
     #[inline]
     fn set_pos(&mut self, i: usize, p: [ParticleReal; SPACEDIM]) {
@@ -493,7 +499,8 @@ impl<const NR: usize, const NI: usize> ParticleTile for SoaTile<NR, NI> {
     }
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        // One hint per cache line of each array (8 doubles), not one per particle.
+        // One hint per 8 particles (a 64-byte line holds 8 doubles or 16 floats), not
+        // one per particle.
         if i.is_multiple_of(8) {
             for d in 0..SPACEDIM {
                 prefetch_index(&self.soa.real(d)[..], i);
