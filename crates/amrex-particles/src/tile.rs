@@ -19,9 +19,6 @@ use amrex_podvector::{prefetch_index, prefetch_read};
 /// Without it, on a machine whose hardware prefetcher stays close, deposition ran at a
 /// third of its speed, waiting on each particle's line.
 pub(crate) const PREFETCH_AHEAD: usize = 32;
-/// How many copies ahead a gather (`append_selected`: arrivals, `permute`) asks for its
-/// source lines, which may lie anywhere in the source tile.
-const PREFETCH_COPIES: usize = 16;
 
 /// Bytes one real takes in a message.
 const RB: usize = core::mem::size_of::<ParticleReal>();
@@ -203,10 +200,7 @@ fn real_from(b: &[u8]) -> ParticleReal {
 
 /// Gathers `src[idx]` onto the end of `dst`.
 fn gather_onto<T: Copy>(dst: &mut [T], n0: usize, src: &[T], idx: &[u32]) {
-    for (k, (d, &i)) in dst[n0..].iter_mut().zip(idx).enumerate() {
-        if let Some(&a) = idx.get(k + PREFETCH_COPIES) {
-            prefetch_index(src, a as usize);
-        }
+    for (d, &i) in dst[n0..].iter_mut().zip(idx) {
         *d = src[i as usize];
     }
 }
