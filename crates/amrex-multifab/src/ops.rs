@@ -518,37 +518,30 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
                 Reduction::Fast => combine(id, per_box.into_iter().fold(id, &combine)),
             });
         }
-        // Every rank sends its layout's fingerprint and whether it accepted the arguments
-        // with its values, so every rank reaches the same verdict.
+        // The ranks agree on the reduction first (layout, mode, arguments); then every
+        // rank sends whether it accepted the arguments, with its values, so every rank
+        // reaches the same verdict.
         let mine: Vec<R> = match (self.reduction, per_box) {
             (_, None) => Vec::new(),
             (Reduction::Reproducible, Some(v)) => v,
             (Reduction::Fast, Some(v)) => alloc::vec![v.into_iter().fold(id, &combine)],
         };
-        let layout = self.layout_fingerprint();
         let mut fp = crate::fingerprint::Fingerprint::new();
         fp.str("reduction")
-            .word(layout)
+            .word(self.layout_fingerprint())
             .word(self.reduction as u64)
             .word(key);
         crate::comm::agree(comm, "reduction", &fp)?;
         let accepted = u64::from(local.is_ok());
-        let mut payload = Vec::with_capacity(32 + mine.len() * core::mem::size_of::<R>());
-        payload.extend_from_slice(&layout.to_le_bytes());
-        payload.extend_from_slice(&(self.reduction as u64).to_le_bytes());
-        payload.extend_from_slice(&key.to_le_bytes());
+        let mut payload = Vec::with_capacity(8 + mine.len() * core::mem::size_of::<R>());
         payload.extend_from_slice(&accepted.to_le_bytes());
         payload.extend_from_slice(bytemuck::cast_slice(&mine));
         let all = comm
             .all_gather_bytes(&payload)
             .map_err(|e| crate::message::comm_err("reduction", e))?;
-        let head = |b: &[u8]| b.get(..24).map(<[u8]>::to_vec);
-        if all.iter().any(|b| head(b) != head(&payload)) {
-            return Err(FabError::RanksDisagree { op: "reduction" });
-        }
         let refused = all
             .iter()
-            .position(|b| b.get(24..32) != Some(&1_u64.to_le_bytes()[..]));
+            .position(|b| b.get(..8) != Some(&1_u64.to_le_bytes()[..]));
         if let Some(rank) = refused {
             return Err(match local {
                 Err(e) => e,
@@ -559,7 +552,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             });
         }
         let values = |b: &[u8]| -> Vec<R> {
-            b[32..]
+            b[8..]
                 .chunks_exact(core::mem::size_of::<R>())
                 .map(bytemuck::pod_read_unaligned)
                 .collect()

@@ -31,9 +31,14 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         region: IndexBox,
     ) -> Result<Vec<T>, FabError> {
         let distributed = !self.dm.communicator().is_single();
-        let local = self.read_local(comps, region, distributed);
+        let comps = component_range(comps, self.ncomp);
+        // What the ranks must agree on: the components (a refused range as such).
+        let key = comps
+            .as_ref()
+            .map_or([u64::MAX; 2], |c| [c.start as u64, c.end as u64]);
+        let local = comps.and_then(|c| self.read_local(c, region, distributed));
         if distributed {
-            self.merge_ranks(local, region)
+            self.merge_ranks(local, region, key)
         } else {
             local.map(|(out, _)| out)
         }
@@ -90,27 +95,25 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
 
     /// Merges every rank's part of a region read (`cover` says what covered each cell):
     /// the largest cover wins, so the result is what one process holding every box
-    /// reads. A rank that refused the read (or read another region, or has another
-    /// layout) sends only its header, so every rank reaches the same verdict.
+    /// reads. The ranks first agree on the read (layout, region, components `comps`:
+    /// `RanksDisagree` on every rank otherwise); a rank that refused the read sends
+    /// only its flag, so every rank reaches the same verdict.
     fn merge_ranks(
         &self,
         local: Result<(Vec<T>, Vec<u64>), FabError>,
         region: IndexBox,
+        comps: [u64; 2],
     ) -> Result<Vec<T>, FabError> {
-        let mut head = [0_u64; 4];
-        head[0] = self.layout_fingerprint();
-        head[1] = (region.lo()[0] as u32 as u64) << 32 | region.lo()[1] as u32 as u64;
-        head[2] = (region.lo()[2] as u32 as u64) << 32 | region.hi()[0] as u32 as u64;
-        head[3] = (region.hi()[1] as u32 as u64) << 32 | region.hi()[2] as u32 as u64;
         let mut fp = crate::fingerprint::Fingerprint::new();
-        fp.str("read_region");
-        head.iter().for_each(|&w| {
-            fp.word(w);
-        });
+        fp.str("read_region")
+            .word(self.layout_fingerprint())
+            .iv(region.lo())
+            .iv(region.hi())
+            .word(comps[0])
+            .word(comps[1]);
         crate::comm::agree(self.dm.communicator(), "read_region", &fp)?;
-        let mut payload: Vec<u8> = bytemuck::cast_slice(&head).to_vec();
         // The flag takes 8 bytes, so the values stay aligned in the received buffers.
-        payload.extend_from_slice(&u64::from(local.is_ok()).to_le_bytes());
+        let mut payload: Vec<u8> = u64::from(local.is_ok()).to_le_bytes().to_vec();
         if let Ok((mine, cover)) = &local {
             payload.extend_from_slice(bytemuck::cast_slice(&cover[..]));
             payload.extend_from_slice(bytemuck::cast_slice(&mine[..]));
@@ -120,12 +123,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .communicator()
             .all_gather_bytes(&payload)
             .map_err(|e| crate::message::comm_err("read_region", e))?;
-        if all.iter().any(|b| b.get(..32) != payload.get(..32)) {
-            return Err(FabError::RanksDisagree { op: "read_region" });
-        }
         if let Some(rank) = all
             .iter()
-            .position(|b| b.get(32..40) != Some(&1_u64.to_le_bytes()[..]))
+            .position(|b| b.get(..8) != Some(&1_u64.to_le_bytes()[..]))
         {
             return Err(match local {
                 Err(e) => e,
@@ -141,8 +141,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let nc = out.len() / npts.max(1);
         let mut best = vec![0_u64; npts];
         for (rank, part) in all.iter().enumerate() {
-            let part = &part[40..];
-            if part.len() != payload.len() - 40 {
+            let part = &part[8..];
+            if part.len() != payload.len() - 8 {
                 return Err(FabError::MalformedContribution {
                     op: "read_region",
                     rank,

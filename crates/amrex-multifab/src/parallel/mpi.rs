@@ -104,6 +104,11 @@ impl MpiComm {
     fn duplicate_of<C: mpi::traits::Communicator>(comm: &C) -> Self {
         let _g = lock();
         let dup = comm.duplicate();
+        // A duplicate inherits the error handler: MPI_ERRORS_RETURN where mpi4py started
+        // MPI. Setting the predefined fatal handler on a live communicator cannot
+        // meaningfully fail; `from_raw_mpi` checks it all the same.
+        let fatal = errors_are_fatal(&dup);
+        debug_assert!(fatal, "MPI_Comm_set_errhandler failed on a fresh duplicate");
         let (rank, size) = (rank_of(dup.rank()), rank_of(dup.size()));
         MpiComm {
             comm: Some(dup),
@@ -380,10 +385,17 @@ impl Communicator {
                 reason: "it is MPI_COMM_NULL",
             });
         }
+        // The caller's handle may carry MPI_ERRORS_RETURN (mpi4py sets it on its
+        // communicators, and duplicates inherit it): every return code is checked here.
+        let ok = |code: core::ffi::c_int| code == mpi::ffi::MPI_SUCCESS as core::ffi::c_int;
         let mut inter = 0;
         // SAFETY: `raw` is a live communicator of this MPI library (the caller's promise)
         // and not MPI_COMM_NULL; `inter` is a valid `int` to write to.
-        unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) };
+        if !ok(unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) }) {
+            return Err(CommError::BadHandle {
+                reason: "MPI_Comm_test_inter refused it",
+            });
+        }
         if inter != 0 {
             return Err(CommError::BadHandle {
                 reason: "it is an inter-communicator (an intra-communicator is needed)",
@@ -393,13 +405,26 @@ impl Communicator {
         let mut dup = unsafe { mpi::ffi::RSMPI_COMM_NULL };
         // SAFETY: `raw` is a live intra-communicator (checked above), `dup` a valid handle
         // slot; the MPI lock is held (SERIALIZED).
-        unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) };
+        let dup_ok = ok(unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) });
+        // SAFETY: reading the immutable handle constant, as above.
+        if !dup_ok || dup == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
+            return Err(CommError::BadHandle {
+                reason: "MPI_Comm_dup failed on it",
+            });
+        }
         // SAFETY: `dup` is a fresh intra-communicator that nothing else holds: not
-        // MPI_COMM_NULL/WORLD/SELF (MPI_Comm_dup makes a new handle; with the default
-        // MPI_ERRORS_ARE_FATAL handler a failed dup does not return), not an
-        // inter-communicator (a dup of an intra-communicator is one), and used from now
-        // on only through this `SimpleCommunicator`, which frees it when dropped.
+        // MPI_COMM_NULL (checked above), WORLD or SELF (MPI_Comm_dup makes a new handle),
+        // not an inter-communicator (a dup of an intra-communicator is one), and used
+        // from now on only through this `SimpleCommunicator`, which frees it when
+        // dropped (also on the error return just below).
         let owned = unsafe { <SimpleCommunicator as mpi::raw::FromRaw>::from_raw(dup) };
+        // rsmpi ignores return codes: errors on our duplicate must end the job, as on
+        // MPI's world, instead of returning unnoticed.
+        if !errors_are_fatal(&owned) {
+            return Err(CommError::BadHandle {
+                reason: "MPI_Comm_set_errhandler failed on its duplicate",
+            });
+        }
         let (rank, size) = (rank_of(owned.rank()), rank_of(owned.size()));
         Ok(Communicator {
             kind: Kind::Mpi(Arc::new(MpiComm {
@@ -424,6 +449,18 @@ impl Communicator {
             }
         }
     }
+}
+
+/// Sets `MPI_ERRORS_ARE_FATAL` on `c` (a communicator this crate owns; the MPI lock
+/// held): rsmpi does not check return codes, so an error must not return. Whether MPI
+/// accepted it.
+fn errors_are_fatal(c: &SimpleCommunicator) -> bool {
+    use mpi::raw::AsRaw;
+    // SAFETY: `c` is a live communicator (held by reference); `RSMPI_ERRORS_ARE_FATAL`
+    // is a predefined error handler constant that mpi-sys defines once at load time.
+    let code =
+        unsafe { mpi::ffi::MPI_Comm_set_errhandler(c.as_raw(), mpi::ffi::RSMPI_ERRORS_ARE_FATAL) };
+    code == mpi::ffi::MPI_SUCCESS as core::ffi::c_int
 }
 
 /// This crate drives MPI from whichever thread runs an operation (one at a time): it
