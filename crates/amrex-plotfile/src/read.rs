@@ -296,6 +296,13 @@ fn read_multifab_layout(
     layout: Layout<'_>,
 ) -> Result<(VisMfHeader, MultiFab), PlotfileError> {
     let comm = layout.comm();
+    // Ranks that are not all in this read (one called another collective, or reads
+    // another file) find out here, every one of them, instead of waiting in mismatched
+    // MPI calls.
+    let mut op = Fingerprint::new();
+    op.str("read_multifab").str(&prefix.to_string_lossy());
+    comm.check_same("the plotfile read (its path)", op.value())
+        .map_err(PlotfileError::Comm)?;
     let text = parallel::read_text_on(&comm, &with_suffix(prefix, "_H"))?;
     let dim = dim.unwrap_or_else(|| detect_dim(&text));
     // From here to `read_local_fabs`, every step depends only on the broadcast text and
