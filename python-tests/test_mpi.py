@@ -210,6 +210,11 @@ def test_plotfile_written_on_all_ranks_read_on_fewer(world, shared_dir):
         assert back.communicator == expect
         np.testing.assert_array_equal(back[:, :, :, :], full)
         assert back.sum(1) == single.sum(1)
+    if world.size >= 2:
+        # A read on one rank against a reduction on the others: an error everywhere.
+        with pytest.raises(Exception, match="disagree"):
+            pf.read_level(0) if world.rank == 0 else dist.sum(0)
+        world.barrier()
 
 
 def test_split_communicator_from_mpi4py(world):
@@ -267,6 +272,9 @@ def test_mismatched_operations_raise_on_every_rank(world):
         dist[0, 0, 0, 0] if world.rank == 0 else dist.max(1)
     with pytest.raises(ValueError, match="disagree"):
         dist.sum(0) if world.rank == 0 else dist.sum(1)
+    # Global reads of the same cells but different components.
+    with pytest.raises(ValueError, match="disagree"):
+        dist[:, :, :, 0] if world.rank == 0 else dist[:, :, :, 1]
     # And the ranks are still in step afterwards.
     dist.fill_boundary((True, True, True))
     single.fill_boundary((True, True, True))
@@ -312,6 +320,11 @@ def test_particle_collectives_against_other_collectives(world):
         pc.redistribute() if world.rank == 0 else pc.to_df(local=False)
     with pytest.raises(ValueError, match="disagree"):
         pc.to_df(local=False, root_rank=world.rank)
+    # A root out of range on one rank only, then on all: an error everywhere, no hang.
+    with pytest.raises(ValueError, match="disagree"):
+        pc.to_df(local=False, root_rank=world.size + 3 if world.rank == 0 else 0)
+    with pytest.raises(ValueError, match="out of range"):
+        pc.to_df(local=False, root_rank=world.size)
     world.barrier()
 
 

@@ -329,8 +329,9 @@ def test_config():
     # src/amrex/extensions/MultiFab.py reads `amr.Config.have_gpu`.
     assert amr.Config.spacedim == 3 and amr.Config.precision == "DOUBLE"
     assert amr.Config.have_gpu == (amr.Config.gpu_backend is not None)
-    # have_mpi: the MPI build (scripts/test-python.sh installs one where MPI exists).
-    assert isinstance(amr.Config.have_mpi, bool)
+    # have_mpi: the MPI build (scripts/test-python.sh installs one where MPI exists),
+    # whose world is an MPI communicator even on one process.
+    assert amr.Config.have_mpi == ("MPI" in repr(amr.Communicator.world()))
     d = amr.Config.to_dict()
     assert d["spacedim"] == 3 and d["have_gpu"] == amr.Config.have_gpu
     assert d["have_mpi"] == amr.Config.have_mpi
@@ -362,11 +363,11 @@ def imfab(boxarr, distmap, request):
 
 @pytest.mark.parametrize("kind", ["iMultiFab", "MultiFab_float"])
 def test_typed_fill_boundary_takes_what_multifab_takes(boxarr, distmap, kind):
-    # Three bools, a Periodicity or a Geometry, as MultiFab.fill_boundary; each fab is
+    # Three bools or ints, a Periodicity or a Geometry, as MultiFab.fill_boundary; each fab is
     # filled with its index so that every ghost cell says where it came from.
     geom = amr.Geometry(boxarr.minimal_box(), amr.RealBox([0, 0, 0], [1, 1, 1]), 0, [1, 0, 1])
     results = []
-    for periodic in [(True, False, True), geom.periodicity(), geom, None]:
+    for periodic in [(True, False, True), geom.periodicity(), geom, [1, 0, 1], None]:
         mf = getattr(amr, kind)(boxarr, distmap, 1, 1)
         mf.set_val(-1)
         for mfi, a in zip(mf, mf.to_xp()):
@@ -376,12 +377,12 @@ def test_typed_fill_boundary_takes_what_multifab_takes(boxarr, distmap, kind):
         else:
             mf.fill_boundary(periodic)
         results.append([a.copy() for a in mf.to_xp()])
-    for r in results[1:3]:
+    for r in results[1:4]:
         assert all(np.array_equal(a, b) for a, b in zip(results[0], r))
     # Without periodicity the ghosts on the domain's faces keep -1; with it they do not.
-    assert min(int(a.min()) for a in results[3]) == -1
-    assert sum(int((a == -1).sum()) for a in results[0]) < sum(int((a == -1).sum()) for a in results[3])
-    with pytest.raises(TypeError, match="three bools, a Periodicity or a Geometry"):
+    assert min(int(a.min()) for a in results[4]) == -1
+    assert sum(int((a == -1).sum()) for a in results[0]) < sum(int((a == -1).sum()) for a in results[4])
+    with pytest.raises(TypeError, match="three bools \\(or ints\\), a Periodicity or a Geometry"):
         getattr(amr, kind)(boxarr, distmap, 1, 1).fill_boundary("periodic")
 
 

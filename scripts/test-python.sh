@@ -33,6 +33,12 @@ log "Python package with the test stand-ins (release wheel, features $py_feature
 AMREX_PY_FEATURES="$py_mpi" bash scripts/build-python.sh --testing
 log "the main example (Rust half; the Python half runs in pytest)"
 cargo run -q --release --features ndarray --example heat
+if [ -n "$py_mpi" ] && ! .venv/bin/python -c 'from mpi4py import MPI' >/dev/null 2>&1; then
+    # python-tests/test_mpi.py needs mpi4py with the MPI build: without it the file
+    # would skip, and the MPI tests pass by running nothing.
+    echo "error: the MPI build of amrex_rs is installed but mpi4py does not import (scripts/setup.sh builds it against mpicc)" >&2
+    exit 1
+fi
 log "pytest python-tests"
 status=0
 .venv/bin/python -m pytest -q python-tests || status=$?

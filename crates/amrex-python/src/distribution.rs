@@ -18,7 +18,8 @@ impl PyDistributionMapping {
     /// an MPI build (started on first use) and this one process otherwise. **Collective**
     /// over that communicator only in that every rank must make it alike (no messages).
     /// `nranks=N` maps over N ranks without a communicator: a map to inspect, on which
-    /// MultiFabs hold this process's rank-0 boxes and cannot exchange.
+    /// MultiFabs hold this process's rank-0 boxes and (for N > 1) cannot exchange; N = 1
+    /// is the one-process map.
     #[new]
     #[pyo3(signature = (ba, nranks=None, *, comm=None))]
     fn py_new(
@@ -32,6 +33,10 @@ impl PyDistributionMapping {
                 "DistributionMapping: give nranks or comm, not both",
             )),
             (Some(0), None) => Err(PyValueError::new_err("nranks must be at least 1")),
+            (Some(n), None) if u32::try_from(n).is_err() => Err(PyValueError::new_err(format!(
+                "nranks {n} is more ranks than a map can name (at most {})",
+                u32::MAX
+            ))),
             (Some(n), None) => Ok(Self(DistributionMapping::with_ranks(&ba.0, n))),
             (None, Some(c)) => Ok(Self(DistributionMapping::on(&ba.0, &c.0))),
             (None, None) => Ok(Self(DistributionMapping::on(

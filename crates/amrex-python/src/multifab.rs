@@ -490,7 +490,7 @@ impl PyMultiFab {
         slf: &Bound<'_, Self>,
         periodic: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let mut this = slf.borrow_mut();
+        let mut this = slf.try_borrow_mut()?;
         let period = this.period(periodic)?;
         let ng = either!(this, m => m.n_grow());
         either_mut!(this, m => m.fill_boundary_nowait(period, FillPattern::Full, .., ng))
@@ -502,8 +502,8 @@ impl PyMultiFab {
     /// Completes a `fill_boundary_nowait` (nothing to do, and no error, when none is in
     /// flight). **Collective**.
     fn fill_boundary_finish(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut()?;
         in_flight::remove(slf);
-        let mut this = slf.borrow_mut();
         either_mut!(this, m => m.fill_boundary_finish()).map_err(fab_err)
     }
 
@@ -1085,7 +1085,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The periodicity argument of the exchanges of every MultiFab type: none, three bools
-/// (periods from `domain`, the BoxArray's minimal box), a `Periodicity` or a `Geometry`.
+/// or ints (periods from `domain`, the BoxArray's minimal box), a `Periodicity` or a
+/// `Geometry`.
 pub(crate) fn periodicity_arg(
     domain: amrex_multifab::IndexBox,
     periodic: Option<&Bound<'_, PyAny>>,
@@ -1099,12 +1100,11 @@ pub(crate) fn periodicity_arg(
     if let Ok(g) = p.cast::<crate::amr::geometry::PyGeometry>() {
         return Ok(g.borrow().0.periodicity());
     }
-    let flags: (bool, bool, bool) = p.extract().map_err(|_| {
-        PyTypeError::new_err(
-            "periodic: three bools, a Periodicity or a Geometry (geom.periodicity())",
-        )
-    })?;
-    Ok(Periodicity::new(domain, [flags.0, flags.1, flags.2]))
+    let flags = crate::amr::geometry::flags3(
+        p,
+        "periodic: three bools (or ints), a Periodicity or a Geometry (geom.periodicity())",
+    )?;
+    Ok(Periodicity::new(domain, flags))
 }
 
 /// MultiFabs with a `fill_boundary_nowait` in flight (MPI builds): the hook that ends

@@ -66,24 +66,34 @@ pub(crate) fn default_comm(py: Python<'_>) -> PyResult<Communicator> {
 /// MPI's world, starting MPI on first use (collective then) and installing the hooks.
 #[cfg(feature = "mpi")]
 pub(crate) fn world(py: Python<'_>) -> PyResult<Communicator> {
-    use core::sync::atomic::{AtomicBool, Ordering};
-    static HOOKS: AtomicBool = AtomicBool::new(false);
-    let owned_before = mpi::environment::is_initialized();
     let c = py.detach(Communicator::world).map_err(comm_err)?;
-    if !HOOKS.swap(true, Ordering::SeqCst) {
-        if !owned_before {
-            // This package started MPI: it ends it when Python exits.
-            let finalize = pyo3::types::PyCFunction::new_closure(py, None, None, |args, _| {
-                crate::multifab::in_flight::finish_all(args.py());
-                amrex_multifab::finalize();
-            })?;
-            py.import("atexit")?.call_method1("register", (finalize,))?;
-        }
-        if c.size() > 1 {
-            abort_on_uncaught_exception(py)?;
-        }
-    }
+    install_hooks(py)?;
     Ok(c)
+}
+
+/// Installs, once, what a Python process using MPI needs (MPI initialised):
+/// - an `atexit` hook that finishes the exchanges still in flight and then ends MPI if
+///   this package started it (`amrex_multifab::finalize` leaves another owner's MPI
+///   alone; that owner's own exit hook, registered earlier, runs later);
+/// - with more than one rank in MPI's world, the `sys.excepthook` that ends the job.
+#[cfg(feature = "mpi")]
+fn install_hooks(py: Python<'_>) -> PyResult<()> {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    use mpi::traits::Communicator as _;
+    static HOOKS: AtomicBool = AtomicBool::new(false);
+    if HOOKS.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
+    let at_exit = pyo3::types::PyCFunction::new_closure(py, None, None, |args, _| {
+        crate::multifab::in_flight::finish_all(args.py());
+        amrex_multifab::finalize();
+    })?;
+    py.import("atexit")?.call_method1("register", (at_exit,))?;
+    // MPI_Comm_size is local: no collective over the world here.
+    if mpi::topology::SimpleCommunicator::world().size() > 1 {
+        abort_on_uncaught_exception(py)?;
+    }
+    Ok(())
 }
 
 /// Chains a `sys.excepthook` that, after the previous hook printed the traceback, ends
@@ -249,35 +259,16 @@ fn from_mpi4py(comm: &Bound<'_, PyAny>) -> PyResult<Communicator> {
     // hold `comm`; it was written by the same MPI library as ours (checked above), so it
     // has our `MPI_Comm` type.
     let raw = unsafe { (addr as *const mpi::ffi::MPI_Comm).read() };
-    let raw = SendHandle(raw);
-    // SAFETY: `raw` is a handle of this process's MPI library (above), and mpi4py frees
-    // its handles only when asked (`Free()`) or when the object dies, neither of which
-    // can happen while we hold `comm` and the GIL is released only around the dup.
-    let c = py
-        .detach(move || unsafe { Communicator::from_raw_mpi(raw.into_inner()) })
-        .map_err(comm_err)?;
+    // SAFETY: `raw` is a handle of this process's MPI library (above). mpi4py frees its
+    // handles only when asked (`Free()`) or when the object dies: we hold `comm`, and we
+    // keep the GIL through the dup, so no other Python thread can call `Free()` on it
+    // meanwhile. (The dup is collective over `comm`; holding this rank's GIL does not
+    // stop the other ranks.)
+    let c = unsafe { Communicator::from_raw_mpi(raw) }.map_err(comm_err)?;
     amrex_multifab::abort_on_panic();
+    install_hooks(py)?;
     Ok(c)
 }
-
-/// An `MPI_Comm` carried across `Python::detach` (an `int` in MPICH, a pointer in Open
-/// MPI: a process-wide handle any thread may use).
-#[cfg(feature = "mpi")]
-struct SendHandle(mpi::ffi::MPI_Comm);
-
-#[cfg(feature = "mpi")]
-impl SendHandle {
-    /// A method, not a field read, so that a closure captures the whole wrapper (edition
-    /// 2021 closures would capture the bare field otherwise).
-    fn into_inner(self) -> mpi::ffi::MPI_Comm {
-        self.0
-    }
-}
-
-// SAFETY: MPI communicator handles are process-global; which thread passes one to MPI
-// does not matter at our thread level (the MPI lock serialises the calls).
-#[cfg(feature = "mpi")]
-unsafe impl Send for SendHandle {}
 
 #[cfg(feature = "mpi")]
 fn first_line(s: &str) -> &str {

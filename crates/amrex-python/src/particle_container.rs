@@ -361,13 +361,9 @@ impl PyParticleContainer {
             }
         });
         if !local {
+            // A root out of range is refused by the gather, on every rank: a check here,
+            // on one rank, would leave the others waiting.
             let comm = on_pc!(&self.pc, p => p.communicator().clone());
-            if root_rank >= comm.size() {
-                return Err(PyValueError::new_err(format!(
-                    "to_df: root_rank {root_rank} is not a rank of a communicator of {}",
-                    comm.size()
-                )));
-            }
             if !gather_columns(&comm, root_rank, &mut cols, &mut icols)? {
                 return Ok(None);
             }
@@ -436,8 +432,11 @@ fn gather_columns(
         v.iter()
             .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
     }
-    // Every rank must be here (not in another collective) and name the same root.
-    comm.check_same("to_df(local=False)", root as u64)
+    // Every rank must be here (not in another collective, whose value is another hash)
+    // and name the same root.
+    let mut fp = amrex_multifab::Fingerprint::new();
+    fp.str("to_df(local=False)").word(root as u64);
+    comm.check_same("to_df(local=False)", fp.value())
         .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
     let gathered = comm
         .gather_bytes(root, &blob)

@@ -149,7 +149,7 @@ _IntVectLike: TypeAlias = Union["IntVect", int, Sequence[int]]
 _Order: TypeAlias = Literal["F", "C", "f", "c"]
 _Device: TypeAlias = tuple[int, int]
 # The periodicity of an exchange: three flags, a Periodicity, or a Geometry's.
-_Periodic: TypeAlias = Union[tuple[bool, bool, bool], "Periodicity", "Geometry"]
+_Periodic: TypeAlias = Union[tuple[bool, bool, bool], Sequence[int], "Periodicity", "Geometry"]
 _Axis: TypeAlias = Union[int, complex, slice, tuple[()], EllipsisType]
 _Subscript: TypeAlias = Union[_Axis, tuple[_Axis, ...]]
 """One axis of a MultiFab subscript: an int, an imaginary int (ghost cells), a slice,

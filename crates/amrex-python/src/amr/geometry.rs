@@ -74,16 +74,18 @@ fn real3(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Real3> {
         .map_err(|_| PyTypeError::new_err(format!("{what}: expected a sequence of three floats")))
 }
 
-/// Three flags from a sequence of three bools or ints (pyAMReX's `[0, 0, 1]`).
-fn flags3(obj: &Bound<'_, PyAny>) -> PyResult<[bool; 3]> {
+/// What `Geometry` says of an `is_periodic` it cannot read.
+const IS_PERIODIC: &str = "is_periodic: expected a sequence of three bools or ints";
+
+/// Three flags from a sequence of three bools or ints (pyAMReX's `[0, 0, 1]`); a
+/// `TypeError` saying `refusal` otherwise.
+pub(crate) fn flags3(obj: &Bound<'_, PyAny>, refusal: &'static str) -> PyResult<[bool; 3]> {
     if let Ok(f) = obj.extract::<[bool; 3]>() {
         return Ok(f);
     }
     match obj.extract::<[i64; 3]>() {
         Ok(v) => Ok(v.map(|x| x != 0)),
-        Err(_) => Err(PyTypeError::new_err(
-            "is_periodic: expected a sequence of three bools or ints",
-        )),
+        Err(_) => Err(PyTypeError::new_err(refusal)),
     }
 }
 
@@ -336,7 +338,7 @@ impl PyGeometry {
         is_per: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let coord = coord.map_or(Ok(CoordSys::Cartesian), coord_of)?;
-        let per = is_per.map_or(Ok([false; 3]), flags3)?;
+        let per = is_per.map_or(Ok([false; 3]), |f| flags3(f, IS_PERIODIC))?;
         Geometry::new(dom.0, rb.0, coord, per)
             .map(Self)
             .map_err(amr_err)
@@ -497,9 +499,17 @@ impl PyGeometry {
     #[pyo3(name = "setPeriodicity")]
     fn set_periodicity(&self, is_per: &Bound<'_, PyAny>) -> PyResult<Self> {
         let g = self.0;
-        Geometry::new(g.domain(), g.real_box(), g.coord(), flags3(is_per)?)
-            .map(Self)
-            .map_err(amr_err)
+        Geometry::new(
+            g.domain(),
+            g.real_box(),
+            g.coord(),
+            flags3(
+                is_per,
+                "is_periodic: expected a sequence of three bools or ints",
+            )?,
+        )
+        .map(Self)
+        .map_err(amr_err)
     }
 
     /// The domain grown by `n` in the periodic directions.
