@@ -120,13 +120,13 @@ pub use fingerprint::Fingerprint;
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use ops::Reduction;
 pub use par::TileMut;
-#[cfg(feature = "mpi")]
-pub use parallel::abort_on_panic;
 #[cfg(feature = "std")]
 pub use parallel::catch_panic;
 pub use parallel::{
     CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
     finalize, init,
 };
+#[cfg(feature = "mpi")]
+pub use parallel::{abort_all_ranks, abort_on_panic};
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};

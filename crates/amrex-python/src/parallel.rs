@@ -101,7 +101,6 @@ fn install_hooks(py: Python<'_>) -> PyResult<()> {
 /// collective, and would wait forever.
 #[cfg(feature = "mpi")]
 fn abort_on_uncaught_exception(py: Python<'_>) -> PyResult<()> {
-    use mpi::traits::Communicator as _;
     let sys = py.import("sys")?;
     let previous: Py<PyAny> = sys.getattr("excepthook")?.unbind();
     let hook = pyo3::types::PyCFunction::new_closure(py, None, None, move |args, kwargs| {
@@ -115,15 +114,7 @@ fn abort_on_uncaught_exception(py: Python<'_>) -> PyResult<()> {
                 let _ = s.call_method0("flush");
             }
         }
-        if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
-            let world = mpi::topology::SimpleCommunicator::world();
-            eprintln!(
-                "amrex_rs: rank {} of {} ended with an uncaught exception; MPI_Abort ends every rank so that none waits for it",
-                world.rank(),
-                world.size()
-            );
-            world.abort(1);
-        }
+        amrex_multifab::abort_all_ranks("amrex_rs", "ended with an uncaught exception");
     })?;
     sys.setattr("excepthook", hook)?;
     Ok(())

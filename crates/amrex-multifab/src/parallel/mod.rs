@@ -39,9 +39,9 @@ use alloc::vec::Vec;
 use core::fmt;
 
 #[cfg(feature = "mpi")]
-pub use self::mpi::abort_on_panic;
-#[cfg(feature = "mpi")]
 use self::mpi::finalize_mpi;
+#[cfg(feature = "mpi")]
+pub use self::mpi::{abort_all_ranks, abort_on_panic};
 
 /// MPI counts are C `int`s: no single MPI message or collective buffer may hold more
 /// bytes than this. Larger point-to-point messages and broadcasts are split into pieces of

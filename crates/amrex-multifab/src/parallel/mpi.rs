@@ -518,21 +518,28 @@ pub fn abort_on_panic() {
                 // `catch_panic` takes it, and the caller tells the other ranks.
                 return;
             }
-            // No MPI lock here: the panicking thread may hold it, and this is the last
-            // MPI call the process makes.
-            if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
-                let world = SimpleCommunicator::world();
-                if world.size() > 1 {
-                    std::eprintln!(
-                        "amrex-multifab: rank {} of {} panicked; MPI_Abort ends every rank so that none waits for it",
-                        world.rank(),
-                        world.size()
-                    );
-                    world.abort(1);
-                }
-            }
+            abort_all_ranks("amrex-multifab", "panicked");
         }));
     });
+}
+
+/// Ends every rank of MPI's world with `MPI_Abort`, saying on stderr that this rank
+/// `what` (`"panicked"`, say), when MPI is running with more than one rank; returns
+/// otherwise. For a rank that cannot go on while the others may be waiting for it in a
+/// collective: they would wait forever. Takes no MPI lock (the failing thread may hold
+/// it); this is the last MPI call the process makes.
+pub fn abort_all_ranks(who: &str, what: &str) {
+    if mpi::environment::is_initialized() && !mpi::environment::is_finalized() {
+        let world = SimpleCommunicator::world();
+        if world.size() > 1 {
+            std::eprintln!(
+                "{who}: rank {} of {} {what}; MPI_Abort ends every rank so that none waits for it",
+                world.rank(),
+                world.size()
+            );
+            world.abort(1);
+        }
+    }
 }
 
 /// A `Vec<u8>` taken apart, so that MPI can hold a `'static` slice of it while we keep
