@@ -422,15 +422,15 @@ fn gather_columns(
     icols: &mut [(String, Vec<i64>)],
 ) -> PyResult<bool> {
     let n = cols.first().map_or(0, |c| c.1.len());
+    // Native bytes, as every message of the workspace (the ranks of a job share one
+    // machine type): whole columns at a time.
     let mut blob = Vec::with_capacity(8 + 8 * n * (cols.len() + icols.len()));
-    blob.extend_from_slice(&(n as u64).to_le_bytes());
+    blob.extend_from_slice(bytemuck::bytes_of(&(n as u64)));
     for (_, v) in cols.iter() {
-        v.iter()
-            .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
+        blob.extend_from_slice(bytemuck::cast_slice(v));
     }
     for (_, v) in icols.iter() {
-        v.iter()
-            .for_each(|x| blob.extend_from_slice(&x.to_le_bytes()));
+        blob.extend_from_slice(bytemuck::cast_slice(v));
     }
     // Every rank must be here (not in another collective, whose value is another hash)
     // and name the same root.
@@ -453,26 +453,21 @@ fn gather_columns(
             ))
         };
         let (head, mut rest) = part.split_at_checked(8).ok_or_else(bad)?;
-        let n = usize::try_from(u64::from_le_bytes(head.try_into().map_err(|_| bad())?))
-            .map_err(|_| bad())?;
+        let n = usize::try_from(bytemuck::pod_read_unaligned::<u64>(head)).map_err(|_| bad())?;
         let width = n.checked_mul(8).ok_or_else(bad)?;
-        if rest.len() != width * (cols.len() + icols.len()) {
+        if Some(rest.len()) != width.checked_mul(cols.len() + icols.len()) {
             return Err(bad());
         }
         /// Appends the next column of `width` bytes of `rest` to `v`.
-        fn take<T>(rest: &mut &[u8], width: usize, v: &mut Vec<T>, decode: fn([u8; 8]) -> T) {
+        fn take<T: bytemuck::AnyBitPattern>(rest: &mut &[u8], width: usize, v: &mut Vec<T>) {
             let (col, tail) = rest.split_at(width);
-            v.extend(
-                col.chunks_exact(8)
-                    .map(|b| decode(b.try_into().expect("8 bytes"))),
-            );
+            v.extend(col.chunks_exact(8).map(bytemuck::pod_read_unaligned::<T>));
             *rest = tail;
         }
-        cols.iter_mut()
-            .for_each(|(_, v)| take(&mut rest, width, v, f64::from_le_bytes));
+        cols.iter_mut().for_each(|(_, v)| take(&mut rest, width, v));
         icols
             .iter_mut()
-            .for_each(|(_, v)| take(&mut rest, width, v, i64::from_le_bytes));
+            .for_each(|(_, v)| take(&mut rest, width, v));
     }
     Ok(true)
 }
