@@ -28,7 +28,7 @@ use core::fmt::Write as _;
 use amrex::amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex::amr::fill_patch::Source;
 use amrex::amr::{
-    AmrCore, AmrError, AmrErrorKind, AmrMesh, CellConsLinear, FluxRegister, ParmParse, TagBoxArray,
+    AmrCore, AmrError, AmrErrorKind, AmrMesh, CellConsLinear, FluxRegister, TagBoxArray,
     average_down_faces, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
     interp_from_coarse_level,
 };
@@ -37,6 +37,7 @@ use amrex::multifab::{
     BaseFab, BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
 };
 use amrex::plotfile;
+use amrex::runtime::ParmParse;
 use rayon::prelude::*;
 
 type Ext = fn([f64; 3], f64, usize) -> f64;
@@ -704,7 +705,7 @@ impl AmrCoreAdv {
             .iter()
             .map(|g| PhysBcFunct::new(*g, vec![rec], no_value as Ext))
             .collect();
-        let rank0 = amrex::multifab::Communicator::current().rank() == 0;
+        let rank0 = amrex::runtime::Communicator::current().rank() == 0;
         Ok(Self {
             mesh,
             p,
@@ -1174,7 +1175,7 @@ impl AmrCoreAdv {
             ("plotfiles", t.plotfile),
         ];
         let other = total - parts.iter().map(|p| p.1).sum::<f64>();
-        let ranks = amrex::multifab::Communicator::current().size();
+        let ranks = amrex::runtime::Communicator::current().size();
         let threads = rayon::current_num_threads();
         self.say(&format!(
             "timing: {} coarse steps in {total:.3} s ({ranks} rank(s), {threads} thread(s) each), per coarse step:",
@@ -1413,7 +1414,7 @@ impl AmrCore for AmrCoreAdv {
 }
 
 fn run() -> Result<(), Box<dyn core::error::Error>> {
-    let _parallel = amrex::multifab::init()?;
+    let _parallel = amrex::init()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(inputs) = args.first() else {
         return Err("usage: advection_amr INPUTS [key=value ...]".into());

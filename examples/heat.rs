@@ -16,16 +16,16 @@
 //! 4. a plotfile of the final state (`plt00040`, or `$HEAT_PLOTFILE`), read back.
 //!
 //! The same program runs on many processes: built with `--features mpi` and started by
-//! `mpirun -n 4`, `amrex::multifab::init()` starts MPI, `DistributionMapping::new`
+//! `mpirun -n 4`, `amrex::init()` starts MPI, `DistributionMapping::new`
 //! spreads the boxes over the ranks, and every operation (ghost exchange, reductions,
 //! global-index reads) runs across them; rank 0 prints the same numbers as one process
 //! does (the reductions are reproducible: bit for bit the same on any rank count).
 use amrex::array4::Stencil;
 use amrex::multifab::{
-    BoxArray, DistributionMapping, Ghosts, IndexBox, IntVect, MultiFab, Periodicity, ReduceOp,
-    Tiling,
+    BoxArray, DistributionMapping, Ghosts, IndexBox, IntVect, MultiFab, Periodicity, Tiling,
 };
 use amrex::plotfile::{self, Geometry};
+use amrex::runtime::ReduceOp;
 use core::f64::consts::PI;
 use ndarray::{Array4, Ix4, Zip};
 
@@ -47,7 +47,7 @@ fn initial(i: i32, j: i32, k: i32) -> f64 {
 
 fn main() -> Result<(), Box<dyn core::error::Error>> {
     // AMReX's `amrex::Initialize`: MPI with `--features mpi`, one process without.
-    let parallel = amrex::multifab::init()?;
+    let parallel = amrex::init()?;
     let comm = parallel.communicator().clone();
     // Rank 0 reports.
     macro_rules! say {
@@ -110,7 +110,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             worst = worst.max((v - (1.0 + factor * mode(i, j, k))).abs());
         });
     }
-    let worst = comm.all_reduce_f64(worst, ReduceOp::Max);
+    let worst = comm.all_reduce_f64(worst, ReduceOp::Max)?;
     say!(
         "1. MultiFab vs closed form (1 + dt*lambda)^n: amplitude {factor:.6}, max error {worst:.2e}"
     );
@@ -170,7 +170,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
         }
     }
     // Each rank exported its own boxes.
-    let via_dlpack = comm.all_reduce_f64(via_dlpack, ReduceOp::Sum);
+    let via_dlpack = comm.all_reduce_f64(via_dlpack, ReduceOp::Sum)?;
     let after_max = phi.max(0..1, 0)?;
     say!(
         "3. DLPack per-box tensors: sum {via_dlpack:.6e} (MultiFab::sum {before_sum:.6e}); \

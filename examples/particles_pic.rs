@@ -17,9 +17,10 @@
 //! Built with `--features mpi` and started by `mpirun -n N`, the grids are spread over
 //! the ranks and every printed number is the same as on one process.
 use amrex::geometry::{CoordSys, Geometry, RealBox};
-use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, ReduceOp};
+use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
 use amrex::particles::{AosTile, ParticleContainer, ParticleTile, idcpu};
 use amrex::plotfile;
+use amrex::runtime::ReduceOp;
 use core::f64::consts::TAU;
 
 const N: u64 = 200_000;
@@ -27,7 +28,7 @@ const STEPS: usize = 20;
 const A: f64 = 0.5;
 
 fn main() -> Result<(), Box<dyn core::error::Error>> {
-    let parallel = amrex::multifab::init()?;
+    let parallel = amrex::init()?;
     let comm = parallel.communicator().clone();
     let say = |s: String| {
         if comm.rank() == 0 {
@@ -95,12 +96,12 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             .tiles(0)
             .map(|t| (0..t.data.len()).map(|i| t.data.real(i, 0)).sum::<f64>())
             .sum();
-        let total = comm.all_reduce_f64(local, ReduceOp::Sum);
-        let moved = comm.all_reduce_u64((r.moved_local + r.sent) as u64, ReduceOp::Sum);
+        let total = comm.all_reduce_f64(local, ReduceOp::Sum)?;
+        let moved = comm.all_reduce_u64((r.moved_local + r.sent) as u64, ReduceOp::Sum)?;
         let ok = (deposited - total).abs() <= 1e-12 * total;
         say(format!(
             "step {step:2}: {} particles ({moved} changed grid), densest cell {densest:.8e}, charge deposited {deposited:.10e}, particles' charge {total}, equal to round-off: {}",
-            pc.num_particles(),
+            pc.num_particles()?,
             if ok { "yes" } else { "NO" }
         ));
         if !ok {
@@ -123,7 +124,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     pc.write_plotfile(&dir, "particles", &["charge", "vx", "vy", "vz"], &[])?;
     say(format!(
         "wrote {dir} (rho and {} particles in {dir}/particles)",
-        pc.num_particles()
+        pc.num_particles()?
     ));
     Ok(())
 }

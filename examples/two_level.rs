@@ -147,7 +147,7 @@ fn mass(level: &Level) -> Result<f64, Box<dyn core::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn core::error::Error>> {
-    let parallel = amrex::multifab::init()?;
+    let parallel = amrex::init()?;
     let comm = parallel.communicator().clone();
     macro_rules! say {
         ($($t:tt)*) => { if comm.rank() == 0 { println!($($t)*); } };

@@ -10,13 +10,13 @@
 #
 # Writing one: libtest runs each #[test] on its own thread in an order of its choosing,
 # which differs between ranks, so collectives would be entered in different orders and
-# hang. An MPI test is therefore a plain `fn main()` that calls `amrex_multifab::init()`
+# hang. An MPI test is therefore a plain `fn main()` that calls `amrex_runtime::init()`
 # and runs named checks one after the other, the same list in the same order on every
 # rank (a barrier after each keeps them in step), and panics with a clear message when a
 # check fails. `Communicator::world()` (which init() calls) installs a panic hook that
 # calls MPI_Abort when there is more than one rank, so a panic on one rank ends every
 # rank instead of leaving them in the next collective; the timeout here catches whatever
-# else hangs. See crates/amrex-multifab/tests/mpi_comm.rs.
+# else hangs. See crates/amrex-runtime/tests/mpi_comm.rs.
 #
 # Environment: CARGO_TARGET_DIR (default: target), AMREX_MPI_RANKS (default: "1 2 4"),
 # AMREX_MPI_TIMEOUT (seconds per run, default: 120), AMREX_MPI_CARGO_FLAGS (extra cargo
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TESTS=(
-    "amrex-multifab:mpi_comm"
+    "amrex-runtime:mpi_comm"
     "amrex-multifab:mpi_multifab"
     "amrex-plotfile:mpi_plotfile"
     # The AMR level operations, with ranks that pass mismatched arguments (each gets an
@@ -37,7 +37,7 @@ TESTS=(
 # Tests that also check that a panic on one rank ends the job fast (not a timeout): the
 # binary panics on rank $AMREX_MPI_TEST_PANIC_RANK when that variable is set.
 PANIC_TESTS=(
-    "amrex-multifab:mpi_comm"
+    "amrex-runtime:mpi_comm"
 )
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"

@@ -61,6 +61,7 @@ log "no_std: each core crate for thumbv7em-none-eabihf, one package at a time"
 for spec in \
     "amrex-dlpack-core" "amrex-dlpack-core --features alloc" \
     "amrex-box" \
+    "amrex-runtime" \
     "amrex-array4" "amrex-array4 --features alloc" "amrex-array4 --features ndarray" \
     "amrex-smallmatrix" "amrex-smallmatrix --features alloc,approx" \
     "amrex-arena" \
@@ -81,7 +82,7 @@ log "Miri (strict provenance) over the crates with unsafe code"
 # crossbeam-epoch casts integers to pointers, which strict provenance refuses).
 # Miri interprets on one core, so two halves run side by side, each in its own target
 # directory (cargo holds a target directory's lock while its tests run): amrex-multifab,
-# about half of the work, and the seven other crates.
+# about half of the work, and the seven other crates (then amrex-runtime without std).
 miri() {
     MIRIFLAGS="-Zmiri-strict-provenance" cargo "+${MIRI_TOOLCHAIN:-nightly-2026-10-29}" miri test -q "$@"
 }
@@ -92,6 +93,8 @@ miri_status=0
 miri -p amrex-dlpack-core -p amrex-array4 -p amrex-smallmatrix -p amrex-podvector \
     -p amrex-aos -p amrex-basefab -p amrex-arena \
     --features amrex-dlpack-core/ndarray,amrex-array4/ndarray || miri_status=$?
+# amrex-runtime's unsafe code is its no_std spin lock (the std build locks a Mutex).
+miri -p amrex-runtime --no-default-features || miri_status=$?
 wait "$miri_pid" || miri_status=$?
 echo "--- Miri, amrex-multifab:"
 cat "$miri_log"

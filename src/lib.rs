@@ -8,13 +8,18 @@
 //! This package is a facade: each module re-exports one member crate, so a simulation
 //! code can depend on `amrex` alone, while a code that needs one container depends on its
 //! crate directly (every crate works on its own, and the core ones are `no_std`).
+//! [`prelude`] brings the names most programs use; [`init`] / [`init_with_args`] start
+//! a program as AMReX's `amrex::Initialize` does (MPI with the `mpi` feature, and the
+//! inputs file and command line read into a [`ParmParse`](runtime::ParmParse)).
 //!
 //! # Quick start
 //!
 //! ```
-//! use amrex::dlpack::ToDlpack;
-//! use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
-//! use amrex::multifab::{Periodicity, Tiling};
+//! use amrex::prelude::*;
+//!
+//! // One process here; under mpirun with the `mpi` feature, MPI's world.
+//! let amrex = amrex::init()?;
+//! assert_eq!(amrex.communicator().size(), 1);
 //!
 //! // A periodic 32³ domain in 8 boxes of 16³, one component, one ghost cell.
 //! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(31));
@@ -41,10 +46,14 @@
 //!
 //! # Crates
 //!
+//! From the ground up (a crate depends only on crates above it in this table):
+//!
 //! | module | crate | `no_std` | what it holds |
 //! |---|---|---|---|
 //! | [`dlpack`] | `amrex-dlpack-core` | yes (`alloc` optional) | the DLPack 1.3 C ABI, dtypes, validated views, owning tensors, `ToDlpack`/`FromDlpack`, the `ndarray` bridge |
 //! | [`boxes`] | `amrex-box` | yes | `IntVect`, `Dim3`, `IndexType`, `IndexBox` and its algebra |
+//! | [`geometry`] | `amrex-geometry` | yes (`alloc` optional) | `RealBox`, `CoordSys`, `Geometry`, `Periodicity` |
+//! | [`runtime`] | `amrex-runtime` | `alloc`; `std` adds threads | the `Communicator` (one process, or MPI), `init`/`finalize`, the ranks-agree check, message tags, thread loops, `ParmParse` |
 //! | [`array4`] | `amrex-array4` | yes | `Array4`/`Array4Mut`, strided 4-D views with global indices |
 //! | [`smallmatrix`] | `amrex-smallmatrix` | yes | `SmallMatrix<T, R, C, Order, START>` |
 //! | [`arena`] | `amrex-arena` | yes (`alloc`) | the `Arena` memory resource: host, CUDA, HIP, Level Zero |
@@ -53,6 +62,7 @@
 //! | [`basefab`] | `amrex-basefab` | yes (`alloc`) | `BaseFab`, `FArrayBox`, `IArrayBox` |
 //! | [`multifab`] | `amrex-multifab` | `alloc`; `std` adds threads | `BoxArray`, `DistributionMapping`, `MultiFab`, `MFIter`, `FillBoundary`, `ParallelCopy` |
 //! | [`plotfile`] (feature `std`) | `amrex-plotfile` | no (`std`) | AMReX plotfiles (`HyperCLaw-V1.1`, VisMF) read and written byte for byte, refusing inconsistent hierarchies |
+//! | [`amr`] | `amrex-amr` | yes (`alloc`); `std` adds threads | levels: averaging, interpolaters, FillPatch, boundary fills, `FluxRegister`, tags, clustering, `AmrMesh`, `AmrCore` |
 //! | [`particles`] | `amrex-particles` | yes (`alloc`); `std` adds threads and files | `ParticleContainer`: particles on grids, `redistribute` across tiles and ranks, CIC/NGP deposit and gather, particle plotfiles |
 //!
 //! Outside the facade: `level-zero-sys` (the Level Zero loader bindings under
@@ -82,7 +92,7 @@
 //! - `ndarray`: `ndarray` views and conversions in `dlpack`, `array4`, `podvector` and
 //!   `multifab`.
 //!
-//! - `mpi`: distributed FabArrays over MPI (needs an MPI library).
+//! - `mpi`: distributed FabArrays, levels and particles over MPI (needs an MPI library).
 //! - `cuda`, `hip`, `level-zero`: the GPU arenas in every container crate (the runtimes
 //!   are loaded at run time, so builds need no SDK); device FabArrays then run their
 //!   operations on their arena's kernels (CUDA kernels; HIP and Level Zero have
@@ -97,6 +107,7 @@
 //!   stream waits, all passing; HIP and Level Zero never (`docs/gpu.md`).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use amrex_amr as amr;
 pub use amrex_aos as aos;
@@ -111,7 +122,33 @@ pub use amrex_particles as particles;
 #[cfg(feature = "std")]
 pub use amrex_plotfile as plotfile;
 pub use amrex_podvector as podvector;
+pub use amrex_runtime as runtime;
+#[cfg(feature = "std")]
+pub use amrex_runtime::init_with_args;
+pub use amrex_runtime::{InitError, InitGuard, finalize, init};
 pub use amrex_smallmatrix as smallmatrix;
+
+/// The names most programs use, in one import: `use amrex::prelude::*;`.
+///
+/// Index space and layout (`IntVect`, `IndexBox`, `IndexType`, `BoxArray`,
+/// `DistributionMapping`), the FabArrays and their loops (`MultiFab`, `iMultiFab`,
+/// `FabArray`, `MFIter`, `Mfi`, `Tiling`, `Array4`, `Array4Mut`), geometry (`Geometry`,
+/// `RealBox`, `CoordSys`, `Periodicity`), the runtime (`Communicator`, `ReduceOp`,
+/// `ParmParse`), the AMR core (`AmrCore`, `AmrMesh`, `TagBoxArray`, `Comps`), particles
+/// (`ParticleContainer`) and DLPack export (`ToDlpack`).
+pub mod prelude {
+    pub use amrex_amr::{AmrCore, AmrMesh, Comps, TagBoxArray};
+    pub use amrex_array4::{Array4, Array4Mut};
+    pub use amrex_box::{IndexBox, IndexType, IntVect};
+    #[cfg(feature = "alloc")]
+    pub use amrex_dlpack_core::ToDlpack;
+    pub use amrex_geometry::{CoordSys, Geometry, Periodicity, RealBox};
+    pub use amrex_multifab::{
+        BoxArray, DistributionMapping, FabArray, MFIter, Mfi, MultiFab, Tiling, iMultiFab,
+    };
+    pub use amrex_particles::ParticleContainer;
+    pub use amrex_runtime::{Communicator, ParmParse, ReduceOp};
+}
 
 /// The README's Rust examples, compiled and run as doctests.
 #[doc = include_str!("../README.md")]
@@ -119,8 +156,9 @@ pub use amrex_smallmatrix as smallmatrix;
 pub struct ReadmeDoctests;
 
 /// The READMEs of the member crates, compiled and run as doctests. The facade depends on
-/// each of these crates, so their README examples build here; `level-zero-sys` and
-/// `amrex-dlpack-capsule`, which it does not depend on, compile theirs themselves.
+/// each of these crates, so their README examples build here; `amrex-runtime`,
+/// `amrex-geometry` and `amrex-amr` (and `level-zero-sys` and `amrex-dlpack-capsule`, which the facade does not
+/// depend on) compile theirs themselves.
 #[cfg(doctest)]
 pub mod crate_readmes {
     /// `amrex-dlpack-core`.
@@ -150,6 +188,7 @@ pub mod crate_readmes {
     /// `amrex-multifab`.
     #[doc = include_str!("../crates/amrex-multifab/README.md")]
     pub struct MultiFab;
+
     /// `amrex-plotfile`.
     #[cfg(feature = "std")]
     #[doc = include_str!("../crates/amrex-plotfile/README.md")]

@@ -21,9 +21,10 @@ use std::time::Instant;
 
 use amrex_benches::{env_or, median_min, triad};
 use amrex_multifab::{
-    BoxArray, CommProfile, Communicator, DistributionMapping, IndexBox, IntVect, MultiFab,
-    Periodicity, ReduceOp, Reduction, comm_profile, reset_comm_profile,
+    BoxArray, CommProfile, DistributionMapping, IndexBox, IntVect, MultiFab, Periodicity,
+    Reduction, comm_profile, reset_comm_profile,
 };
+use amrex_runtime::{Communicator, ReduceOp};
 
 fn pool(threads: usize) -> rayon::ThreadPool {
     rayon::ThreadPoolBuilder::new()
@@ -58,7 +59,7 @@ fn triad_gbs(reps: usize, n: usize) -> f64 {
 }
 
 fn main() {
-    let parallel = amrex_multifab::init().expect("MPI initialises");
+    let parallel = amrex_runtime::init().expect("MPI initialises");
     let comm: Communicator = parallel.communicator().clone();
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -105,15 +106,17 @@ fn main() {
         mf.set_reduction(Reduction::Reproducible);
         let (sum_med, _) = median_min(&mut rep_t);
         let (fast_med, _) = median_min(&mut fast_t);
-        comm.barrier();
+        comm.barrier().unwrap();
         let tri = triad_gbs(reps, triad_len);
         (med, best, prof, sum_med, fast_med, tri)
     });
     let calls = prof.calls.max(1);
     let bytes = fb_bytes(&prof, calls);
-    let total_bytes = comm.all_reduce_f64(bytes, ReduceOp::Sum);
-    let tri_sum = comm.all_reduce_f64(tri, ReduceOp::Sum);
-    let slowest = comm.all_reduce_f64(fb_med.as_secs_f64(), ReduceOp::Max);
+    let total_bytes = comm.all_reduce_f64(bytes, ReduceOp::Sum).unwrap();
+    let tri_sum = comm.all_reduce_f64(tri, ReduceOp::Sum).unwrap();
+    let slowest = comm
+        .all_reduce_f64(fb_med.as_secs_f64(), ReduceOp::Max)
+        .unwrap();
     let share = |x: u64| {
         let all = (prof.pack_ns + prof.local_ns + prof.wait_ns + prof.unpack_ns).max(1);
         100.0 * x as f64 / all as f64
@@ -212,6 +215,6 @@ fn main() {
     } else {
         std::thread::sleep(Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX)));
     }
-    comm.barrier();
+    comm.barrier().unwrap();
     drop(parallel);
 }

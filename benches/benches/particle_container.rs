@@ -26,10 +26,9 @@
 //! then `mpirun -n 2 <that executable>`.
 use amrex_benches::{CacheFlush, env_or, triad};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{
-    BoxArray, Communicator, DistributionMapping, IndexBox, IntVect, MultiFab, ReduceOp,
-};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
 use amrex_particles::{AosTile, ParticleContainer, ParticleTile, idcpu};
+use amrex_runtime::{Communicator, ReduceOp};
 use std::time::Instant;
 
 type Pc = ParticleContainer<AosTile<4, 0>>;
@@ -38,15 +37,15 @@ const PSIZE: f64 = 64.0;
 /// Seconds of `f`, from a cold cache, the slowest rank's (all ranks start together).
 fn cold(comm: &Communicator, flush: &CacheFlush, f: impl FnOnce()) -> f64 {
     flush.run();
-    comm.barrier();
+    comm.barrier().unwrap();
     let t = Instant::now();
     f();
     let s = t.elapsed().as_secs_f64();
-    comm.all_reduce_f64(s, ReduceOp::Max)
+    comm.all_reduce_f64(s, ReduceOp::Max).unwrap()
 }
 
 fn main() {
-    let guard = amrex_multifab::init().expect("MPI init");
+    let guard = amrex_runtime::init().expect("MPI init");
     let comm = guard.communicator().clone();
     let n: u64 = env_or("PC_BENCH_N", 1 << 24);
     let reps: usize = env_or("PC_BENCH_REPS", 3);
@@ -112,7 +111,7 @@ fn main() {
                 let mut r = Default::default();
                 best[1] = best[1].min(cold(&comm, &flush, || r = pc.redistribute().unwrap()));
                 let r: amrex_particles::RedistributeReport = r;
-                moved = comm.all_reduce_u64((r.moved_local + r.sent) as u64, ReduceOp::Sum);
+                moved = comm.all_reduce_u64((r.moved_local + r.sent) as u64, ReduceOp::Sum).unwrap();
                 rho.set_val(0.0, .., 1).unwrap();
                 best[2] = best[2].min(cold(&comm, &flush, || pc.deposit_cic(0, &mut rho, 0, |t, i| t.real(i, 0)).unwrap()));
                 best[3] = best[3].min(cold(&comm, &flush, || pc.gather_cic(0, &vel, 0, &[1, 2, 3]).unwrap()));
@@ -142,5 +141,5 @@ fn main() {
             report("gather CIC", best[3], 2.0 * PSIZE * nf + 24.0 * ncell);
         });
     }
-    assert_eq!(pc.num_particles(), n);
+    assert_eq!(pc.num_particles().unwrap(), n);
 }

@@ -13,7 +13,8 @@ use alloc::vec::Vec;
 
 use amrex_box::{IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, BoxList, Communicator, DistributionMapping, ReduceOp};
+use amrex_multifab::{BoxArray, BoxList, DistributionMapping};
+use amrex_runtime::Communicator;
 
 use crate::amr_mesh::{AmrMesh, proj_periodic};
 use crate::cluster::ClusterList;
@@ -152,7 +153,7 @@ fn error_est_agreed<C: AmrCore>(
 ) -> Result<(), AmrError> {
     #[cfg(feature = "std")]
     let local: Result<(), String> =
-        match amrex_multifab::catch_panic(|| core.error_est(lev, tags, time, 0)) {
+        match amrex_runtime::catch_panic(|| core.error_est(lev, tags, time, 0)) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(format!("{e}")),
             Err(p) => Err(format!("panicked: {p}")),
@@ -161,7 +162,11 @@ fn error_est_agreed<C: AmrCore>(
     let local: Result<(), String> = core
         .error_est(lev, tags, time, 0)
         .map_err(|e| format!("{e}"));
-    let failed = comm.all_reduce_u64(u64::from(local.is_err()), ReduceOp::Sum);
+    let agreed = crate::check::Agreement::new("AmrCore::error_est")
+        .words(&[lev])
+        .reals(&[time])
+        .check(comm)?;
+    let failed = agreed.all_reduce_u64(u64::from(local.is_err()), amrex_runtime::ReduceOp::Sum);
     if failed == 0 {
         return Ok(());
     }

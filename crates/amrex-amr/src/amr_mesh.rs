@@ -18,7 +18,7 @@ use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, BoxList, DistributionMapping};
 
 use crate::error::{AmrError, AmrErrorKind};
-use crate::parm_parse::{ParmParse, ParmParseError};
+use amrex_runtime::{ParmParse, ParmParseError};
 
 /// The parameters of an AMR hierarchy (AMReX's `AmrInfo`), with AMReX's defaults.
 ///

@@ -4,7 +4,8 @@ use core::ops::{Bound, Range, RangeBounds};
 
 use amrex_box::{IndexBox, IndexType, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, CommError, Communicator, FabError, Fingerprint, MultiFab};
+use amrex_multifab::{BoxArray, FabError, MultiFab};
+use amrex_runtime::{Agreed, CommError, Communicator, Fingerprint};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
 use crate::interp::Centring;
@@ -427,23 +428,24 @@ impl Agreement {
         self
     }
 
-    /// **Collective** over `comm`: `Ok` when every rank passed the same arguments; else
-    /// every rank returns [`MultiFab`](AmrErrorKind::MultiFab) wrapping
-    /// [`FabError::RanksDisagree`]. Free on one process.
-    pub(crate) fn check(self, comm: &Communicator) -> Result<(), AmrError> {
-        if comm.is_single() {
-            return Ok(());
-        }
+    /// **Collective** over `comm` ([`Communicator::agree`]): the operation's
+    /// collectives when every rank passed the same arguments; else every rank returns
+    /// [`MultiFab`](AmrErrorKind::MultiFab) wrapping [`FabError::RanksDisagree`]. Free
+    /// on one process.
+    pub(crate) fn check(self, comm: &Communicator) -> Result<Agreed<'_>, AmrError> {
         let op = self.op;
-        comm.check_same(op, self.fp.value()).map_err(|e| {
-            let fe = match e {
-                CommError::Mismatch { .. } => FabError::RanksDisagree { op },
-                e => FabError::Exchange {
-                    op,
-                    detail: alloc::string::ToString::to_string(&e),
-                },
-            };
-            AmrError::new(op, AmrErrorKind::MultiFab(fe))
-        })
+        comm.agree(op, &self.fp).map_err(|e| comm_error(op, e))
     }
+}
+
+/// A communicator's error in operation `op` of this crate.
+pub(crate) fn comm_error(op: &'static str, e: CommError) -> AmrError {
+    let fe = match e {
+        CommError::RanksDisagree { .. } => FabError::RanksDisagree { op },
+        e => FabError::Exchange {
+            op,
+            detail: alloc::string::ToString::to_string(&e),
+        },
+    };
+    AmrError::new(op, AmrErrorKind::MultiFab(fe))
 }

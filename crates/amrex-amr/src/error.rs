@@ -15,7 +15,7 @@ use amrex_multifab::FabError;
 
 use alloc::string::String;
 
-use crate::parm_parse::ParmParseError;
+use amrex_runtime::ParmParseError;
 
 /// Which argument of an operation an [`AmrError`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -5,7 +5,7 @@
 //! beyond non-periodic domain faces ([`boundary`]: `BCRec`, `FilCC`/`FilND`),
 //! refluxing at coarse/fine interfaces ([`FluxRegister`]), and regridding: tags,
 //! Berger–Rigoutsos clustering and AMReX's grid generation ([`AmrMesh`], [`AmrCore`]),
-//! configured by inputs files ([`ParmParse`]).
+//! configured by inputs files ([`ParmParse`](amrex_runtime::ParmParse)).
 //!
 //! | AMReX | here |
 //! |---|---|
@@ -26,7 +26,7 @@
 //! | `FluxRegister` | [`FluxRegister`] |
 //! | `TagBoxArray` | [`TagBoxArray`] |
 //! | `ClusterList` (Berger–Rigoutsos) | [`ClusterList`] |
-//! | `ParmParse` | [`ParmParse`] |
+//! | `ParmParse` | [`amrex_runtime::ParmParse`] |
 //! | `AmrInfo`, `AmrMesh` (`MakeBaseGrids`, `checkInput`) | [`AmrInfo`], [`AmrMesh`] |
 //! | `AmrMesh::MakeNewGrids` | [`make_new_grids`] |
 //! | `AmrCore` (`ErrorEst`, `MakeNewLevelFromScratch`, ..., `InitFromScratch`, `regrid`) | [`AmrCore`] |
@@ -105,6 +105,7 @@
 //!   the same code with or without it.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -128,7 +129,6 @@ mod interp;
 mod kernels;
 mod level;
 mod nodal;
-mod parm_parse;
 mod sum;
 mod tags;
 
@@ -145,6 +145,5 @@ pub use interp::{
     CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
 };
 pub use nodal::average_down_nodal;
-pub use parm_parse::{Origin, ParmParse, ParmParseError, ParmValue, Prefixed};
 pub use sum::sum_fine_to_coarse;
 pub use tags::{TagBoxArray, TagType};

@@ -1,6 +1,5 @@
 //! `TagBoxArray`: per-cell refinement tags on a FabArray (AMReX's `TagBoxArray`).
 
-use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -24,16 +23,6 @@ pub type TagType = i32;
 #[derive(Debug)]
 pub struct TagBoxArray {
     fa: iMultiFab,
-}
-
-fn comm_err(op: &'static str, e: impl core::fmt::Display) -> AmrError {
-    AmrError::new(
-        op,
-        AmrErrorKind::MultiFab(FabError::Exchange {
-            op,
-            detail: format!("{e}"),
-        }),
-    )
 }
 
 fn mf_err(op: &'static str, e: FabError) -> AmrError {
@@ -315,11 +304,11 @@ impl TagBoxArray {
                 }
             }
         }
-        let all = self
-            .fa
-            .communicator()
+        let all = crate::check::Agreement::new(OP)
+            .mf(&self.fa)
+            .check(self.fa.communicator())?
             .all_gather_bytes(&bytes)
-            .map_err(|e| comm_err(OP, e))?;
+            .map_err(|e| crate::check::comm_error(OP, e))?;
         let mut out = Vec::new();
         for (rank, b) in all.iter().enumerate() {
             if b.len() % 12 != 0 {

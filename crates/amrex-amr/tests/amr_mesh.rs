@@ -6,9 +6,10 @@
 //! in a ghost cell beyond a wall makes no grid outside the domain; and an `error_est`
 //! that fails or panics is an error, not a crash.
 
-use amrex_amr::{AmrCore, AmrError, AmrErrorKind, AmrInfo, AmrMesh, ParmParse, TagBoxArray};
+use amrex_amr::{AmrCore, AmrError, AmrErrorKind, AmrInfo, AmrMesh, TagBoxArray};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
+use amrex_runtime::ParmParse;
 
 fn geom(n: [i32; 3], periodic: [bool; 3]) -> Geometry {
     Geometry::new(

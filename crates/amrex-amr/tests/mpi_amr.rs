@@ -31,9 +31,10 @@ use amrex_amr::{
 };
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
-    BoxArray, Communicator, CopyOp, DistributionMapping, FabError, IndexBox, IndexType, IntVect,
-    MultiFab, ReduceOp, Strategy,
+    BoxArray, CopyOp, DistributionMapping, FabError, IndexBox, IndexType, IntVect, MultiFab,
+    Strategy,
 };
+use amrex_runtime::{Communicator, ReduceOp};
 
 // ----- deterministic data and layouts -------------------------------------------------
 
@@ -527,8 +528,8 @@ fn mass(
     }
     let comm = crse.communicator();
     (
-        comm.all_reduce_f64(sum, ReduceOp::Sum),
-        comm.all_reduce_f64(abs, ReduceOp::Sum),
+        comm.all_reduce_f64(sum, ReduceOp::Sum).unwrap(),
+        comm.all_reduce_f64(abs, ReduceOp::Sum).unwrap(),
     )
 }
 
@@ -642,7 +643,7 @@ fn count_changed(a: &MultiFab, b: &MultiFab) -> u64 {
             .filter(|(x, y)| x.to_bits() != y.to_bits())
             .count() as u64;
     }
-    a.communicator().all_reduce_u64(n, ReduceOp::Sum)
+    a.communicator().all_reduce_u64(n, ReduceOp::Sum).unwrap()
 }
 
 /// `crse_init` (copy) of one coarse flux, then `crse_add` of another on top with
@@ -793,7 +794,7 @@ fn flux_register_clear_internal_borders(c: &Communicator) {
                                 }
                             }
                         }
-                        let touched = c.all_reduce_u64(touched, ReduceOp::Sum);
+                        let touched = c.all_reduce_u64(touched, ReduceOp::Sum).unwrap();
                         assert_eq!(
                             touched > 0,
                             !clear,
@@ -1253,8 +1254,8 @@ fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
             + 7 * b.small_end()[2] as u64))
     });
     assert_eq!(
-        c.all_reduce_u64(digest, ReduceOp::Max),
-        c.all_reduce_u64(digest, ReduceOp::Min),
+        c.all_reduce_u64(digest, ReduceOp::Max).unwrap(),
+        c.all_reduce_u64(digest, ReduceOp::Min).unwrap(),
         "ranks disagree on the grids"
     );
 
@@ -1329,7 +1330,7 @@ const CHECKS: &[Check] = &[
 ];
 
 fn main() {
-    let parallel = amrex_multifab::init().expect("MPI initialises");
+    let parallel = amrex_runtime::init().expect("MPI initialises");
     let c = parallel.communicator().clone();
     let asked: Vec<String> = std::env::args()
         .skip(1)
@@ -1350,7 +1351,7 @@ fn main() {
     };
     for (name, check) in &checks {
         check(&c);
-        c.barrier();
+        c.barrier().unwrap();
         if c.rank() == 0 {
             println!("ok {name} ({} ranks)", c.size());
         }

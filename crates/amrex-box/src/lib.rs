@@ -55,6 +55,7 @@
 //!   workspace's feature ladder is uniform. The crate never allocates.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "std")]
 extern crate std;
 

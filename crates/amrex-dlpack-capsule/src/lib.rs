@@ -42,6 +42,7 @@
 //! None. The crate is `no_std` + `alloc`.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// The README's example, compiled as a doctest.
 #[doc = include_str!("../README.md")]

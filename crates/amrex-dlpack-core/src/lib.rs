@@ -50,6 +50,7 @@
 //! directly and so works with any pyo3 version, or none.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]

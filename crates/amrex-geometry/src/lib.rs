@@ -65,6 +65,7 @@
 //!   `Vec`. Everything else works without an allocator.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]

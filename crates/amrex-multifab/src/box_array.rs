@@ -52,7 +52,7 @@ impl BaWeak {
 
 /// The fingerprint of a list of boxes (their corners and index types).
 fn fingerprint(boxes: &[IndexBox]) -> u64 {
-    let mut fp = crate::fingerprint::Fingerprint::new();
+    let mut fp = amrex_runtime::Fingerprint::new();
     fp.word(boxes.len() as u64);
     for b in boxes {
         fp.iv(b.lo()).iv(b.hi()).word(u64::from(b.ix_type().bits()));
@@ -131,8 +131,10 @@ impl fmt::Display for BoxArrayError {
 impl core::error::Error for BoxArrayError {}
 
 impl BoxArray {
-    /// The hash of the boxes that distributed operations compare between ranks.
-    pub(crate) fn fingerprint(&self) -> u64 {
+    /// The hash of the boxes that distributed operations compare between ranks
+    /// (computed once, when it was made; see `amrex_runtime::Communicator::agree`).
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
         self.inner.fingerprint
     }
 

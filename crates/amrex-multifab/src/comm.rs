@@ -5,7 +5,7 @@
 //!
 //! 1. **Agreement.** With more than one rank, every rank hashes what should be one
 //!    operation (BoxArrays, maps, components, ghost widths, periodicity, op) and
-//!    [`Communicator::check_same`] compares the hashes: if the ranks disagree, every rank
+//!    [`Communicator::agree`] compares the hashes: if the ranks disagree, every rank
 //!    returns [`FabError::RanksDisagree`] naming the operation, and nobody waits for a message
 //!    that will never come.
 //! 2. **Pack and post.** One buffer per neighbour rank, packed tag by tag in plan order
@@ -42,17 +42,14 @@ use amrex_box::IntVect;
 
 use crate::copy::{Order, apply_in_order, copy_tags_interleaved, merged_order, run_tag};
 use crate::element::Element;
-use crate::fabarray::FabArray;
-use crate::fingerprint::Fingerprint;
-use crate::message::{
-    TAG_FILL_BOUNDARY, TAG_PARALLEL_COPY, as_elements, comm_err, post, tag_len, unpack_tag,
-};
+use crate::fabarray::{FabArray, HashArgs as _};
+use crate::message::{as_elements, comm_err, post, tag_len, unpack_tag};
 use crate::ops::{check_ghost, operand_comps};
-use crate::par::par_for;
-use crate::parallel::{CommError, Communicator, Exchange, ReduceOp};
 use crate::plan::{CopyPlan, FillPattern};
 use crate::profile::{self, CALLS, LOCAL, PACK, RECEIVED, UNPACK, WAIT};
 use amrex_geometry::Periodicity;
+use amrex_runtime::threads::par_for;
+use amrex_runtime::{Agreed, Communicator, Exchange, Fingerprint, Tag};
 
 /// A `fill_boundary_nowait` in flight: its messages, the plan that unpacks them and the
 /// components.
@@ -70,18 +67,12 @@ pub(crate) struct PendingFill {
 /// reductions, the global reads) starts with this one all-reduce, so ranks that call two
 /// different ones meet in it and all get [`FabError::RanksDisagree`] instead of waiting
 /// in mismatched MPI calls.
-pub(crate) fn agree(
-    comm: &Communicator,
+pub(crate) fn agree<'c>(
+    comm: &'c Communicator,
     what: &'static str,
     fp: &Fingerprint,
-) -> Result<(), FabError> {
-    if comm.is_single() {
-        return Ok(());
-    }
-    comm.check_same(what, fp.value()).map_err(|e| match e {
-        CommError::Mismatch { .. } => FabError::RanksDisagree { op: what },
-        e => comm_err(what, e),
-    })
+) -> Result<Agreed<'c>, FabError> {
+    comm.agree(what, fp).map_err(|e| comm_err(what, e))
 }
 
 /// A plan that needs messages can run only on a FabArray of this process's own rank on
@@ -225,7 +216,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             post(
                 self.dm.communicator(),
                 WHAT,
-                TAG_FILL_BOUNDARY,
+                Tag::FILL_BOUNDARY,
                 &plan,
                 (&raws, g2l, c.start),
                 c.len(),
@@ -438,7 +429,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             post(
                 &comm,
                 WHAT,
-                TAG_PARALLEL_COPY,
+                Tag::PARALLEL_COPY,
                 &plan,
                 (&sraws, &src.g2l, scomp),
                 c.len(),
@@ -529,7 +520,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             .comps(&c)
             .iv(ng)
             .iv(period.period());
-        agree(self.dm.communicator(), "sum_boundary", &fp)?;
+        let agreed = agree(self.dm.communicator(), "sum_boundary", &fp)?;
         let c = c?;
         check_ghost(ng, self.ngrow)?;
         let tmp = FabArray::<T, A>::try_new_on_rank_in(
@@ -541,13 +532,12 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             self.arena.clone(),
         );
         // A rank whose allocation failed must not leave the others in parallel_copy.
-        let comm = self.dm.communicator();
-        if !comm.is_single() && comm.all_reduce_u64(u64::from(tmp.is_ok()), ReduceOp::Min) == 0 {
+        if let Some(rank) = agreed.first_failure(tmp.is_ok()) {
             return Err(match tmp {
                 Err(e) => FabError::Arena(e),
                 Ok(_) => FabError::RefusedOnOtherRank {
                     op: "sum_boundary",
-                    rank: None,
+                    rank: Some(rank),
                 },
             });
         }

@@ -10,8 +10,8 @@ use amrex_array4::rows::{CopyOp, RowBlock, RowPart, WideRows};
 use crate::element::Element;
 use crate::fabarray::RawFab;
 use crate::message::{tag_len, unpack_tag};
-use crate::par::par_for;
 use crate::plan::{CopyPlan, CopyTag};
+use amrex_runtime::threads::par_for;
 
 /// Copies (or adds) the cells of one tag, `nc` components from `scomp` to `dcomp`.
 ///

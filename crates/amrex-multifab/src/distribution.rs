@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::box_array::BoxArray;
-use crate::parallel::Communicator;
 use crate::plan::PlanCache;
+use amrex_runtime::Communicator;
 
 /// How boxes are assigned to ranks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -31,7 +31,7 @@ pub enum Strategy {
 /// `(BoxArray, DistributionMapping)` pair reuses the same plans, as in AMReX.
 ///
 /// [`new`](Self::new) and [`on`](Self::on) map the boxes onto the ranks of a
-/// communicator (MPI's world under `mpirun` once [`crate::init`] has run; one process
+/// communicator (MPI's world under `mpirun` once `amrex_runtime::init` has run; one process
 /// otherwise). Every strategy is a deterministic function of the BoxArray and the rank
 /// count, so every rank computes the same map. [`with_ranks`](Self::with_ranks),
 /// [`with_strategy`](Self::with_strategy) and [`from_pmap`](Self::from_pmap) make maps
@@ -96,7 +96,7 @@ impl Eq for DistributionMapping {}
 impl DistributionMapping {
     /// AMReX's default mapping (Morton space-filling curve) of `ba` onto the ranks of
     /// [`Communicator::current`] (AMReX's `DistributionMapping(ba)`): every box on rank 0
-    /// in a single process, spread over MPI's world under `mpirun` once [`crate::init`]
+    /// in a single process, spread over MPI's world under `mpirun` once `amrex_runtime::init`
     /// has run.
     #[must_use]
     pub fn new(ba: &BoxArray) -> Self {
@@ -136,7 +136,7 @@ impl DistributionMapping {
             pmap.iter().all(|&r| (r as usize) < nranks),
             "DistributionMapping::{what}: a rank is not below {nranks}"
         );
-        let mut fp = crate::fingerprint::Fingerprint::new();
+        let mut fp = amrex_runtime::Fingerprint::new();
         fp.word(pmap.len() as u64).word(nranks as u64);
         for &r in &pmap {
             fp.word(u64::from(r));
@@ -152,8 +152,10 @@ impl DistributionMapping {
         }
     }
 
-    /// The hash of the map that distributed operations compare between ranks.
-    pub(crate) fn fingerprint(&self) -> u64 {
+    /// The hash of the map that distributed operations compare between ranks
+    /// (computed once, when it was made; see `amrex_runtime::Communicator::agree`).
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
         self.inner.fingerprint
     }
 

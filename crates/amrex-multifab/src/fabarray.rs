@@ -11,15 +11,15 @@ use amrex_arena::{Arena, ArenaError, HostAccessible, HostArena};
 use amrex_array4::{Array4, Array4Mut};
 
 pub(crate) use crate::raw_fab::RawFab;
-use amrex_basefab::BaseFab;
+use amrex_basefab::{BaseFab, FabError};
 use amrex_box::{IndexBox, IntVect};
 use amrex_podvector::PodVector;
 
 use crate::box_array::BoxArray;
 use crate::distribution::DistributionMapping;
 use crate::element::Element;
-use crate::fingerprint::Fingerprint;
 use crate::mfiter::{MFIter, Mfi, Tiling};
+use amrex_runtime::Fingerprint;
 
 /// Whether the CPU will dereference the pointers of a fab's raw layout (the host loops)
 /// or only hand them on (DLPack exports of any memory).
@@ -124,6 +124,25 @@ impl<T: Element> FabArray<T, HostArena> {
     #[track_caller]
     pub fn new(ba: &BoxArray, dm: &DistributionMapping, ncomp: usize, ngrow: IntVect) -> Self {
         Self::new_in(ba, dm, ncomp, ngrow, HostArena)
+    }
+}
+
+/// What the FabArray operations add to an agreement's [`Fingerprint`] besides their
+/// operands.
+pub(crate) trait HashArgs {
+    /// A component range as resolved, or as asked for when it was refused (so that a
+    /// rank that refuses still agrees with the others on what was asked).
+    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabError>) -> &mut Self;
+}
+
+impl HashArgs for Fingerprint {
+    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabError>) -> &mut Self {
+        let (s, e) = match c {
+            Ok(r) => (r.start, r.end),
+            Err(FabError::ComponentsOutside { start, end, .. }) => (*start, *end),
+            Err(_) => (usize::MAX, usize::MAX),
+        };
+        self.usize(s).usize(e)
     }
 }
 
@@ -292,7 +311,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
 
     /// The communicator of the FabArray's map: whose ranks own its boxes.
     #[must_use]
-    pub fn communicator(&self) -> &crate::Communicator {
+    pub fn communicator(&self) -> &amrex_runtime::Communicator {
         self.dm.communicator()
     }
 

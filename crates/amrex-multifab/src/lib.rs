@@ -6,7 +6,8 @@
 //! - A [`BoxArray`] chops a domain with AMReX's `maxSize` rule and answers
 //!   intersection queries through a bin index (cost ~ number of hits).
 //! - A [`DistributionMapping`] assigns boxes to ranks (Morton SFC by default,
-//!   knapsack, round robin) of its [`Communicator`]: one process, or MPI ranks with the
+//!   knapsack, round robin) of its [`Communicator`](amrex_runtime::Communicator): one
+//!   process, or MPI ranks with the
 //!   feature `mpi`. Plans keep local copies apart from messages, and every collective
 //!   operation gives the single-process result bit for bit on any number of ranks.
 //! - A [`FabArray`] allocates only its local fabs, each a [`BaseFab`] over the valid box
@@ -71,11 +72,12 @@
 //!   without it everything runs sequentially and the crate is `no_std` + `alloc`.
 //! - `ndarray`: `read_region_ndarray` / `write_region_ndarray`, global-index regions
 //!   (ghost cells addressable) as `ndarray` arrays indexed `[i, j, k, n]`.
-//! - `mpi` (implies `std`): `Communicator::world` and `Communicator::from_mpi` over
-//!   MPI (rsmpi); needs an MPI library and libclang to build (see `docs/mpi.md`). Without
-//!   it, [`Communicator`] is the single-process one and [`init`] / [`finalize`] do nothing.
+//! - `mpi` (implies `std`): `amrex-runtime`'s MPI communicators, so that FabArrays
+//!   spread over MPI's ranks (rsmpi; needs an MPI library and libclang to build, see
+//!   `docs/mpi.md`). Without it every FabArray lives in one process.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -89,21 +91,15 @@ mod distribution;
 mod dlpack;
 mod element;
 mod fabarray;
-mod fingerprint;
-mod lock;
 mod message;
 mod mfiter;
 mod ops;
 mod par;
-mod parallel;
 pub mod plan;
 mod profile;
 mod raw_fab;
 mod region;
 
-/// The rsmpi crate this one is built against (feature `mpi`), for bringing your own communicator.
-#[cfg(feature = "mpi")]
-pub use ::mpi;
 pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
 pub use amrex_basefab::{BaseFab, FabError};
@@ -116,17 +112,8 @@ pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
 pub use element::Element;
 pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
-pub use fingerprint::Fingerprint;
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use ops::Reduction;
 pub use par::TileMut;
-#[cfg(feature = "std")]
-pub use parallel::catch_panic;
-pub use parallel::{
-    CommError, Communicator, Direction, Exchange, InitGuard, MAX_MESSAGE_BYTES, MAX_TAG, ReduceOp,
-    finalize, init,
-};
-#[cfg(feature = "mpi")]
-pub use parallel::{abort_all_ranks, abort_on_panic};
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};

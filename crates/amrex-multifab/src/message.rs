@@ -10,21 +10,20 @@ use amrex_basefab::FabError;
 
 use crate::element::Element;
 use crate::fabarray::RawFab;
-use crate::par::par_map;
-use crate::parallel::{CommError, Communicator, Exchange};
 use crate::plan::{CopyPlan, CopyTag};
 use crate::profile::{self, LOCAL_BYTES, MSGS, SENT};
+use amrex_runtime::threads::par_map;
+use amrex_runtime::{CommError, Communicator, Exchange, Tag};
 
-/// Message tags of the two exchanges (every rank runs the same sequence of operations,
-/// and MPI keeps messages of one tag between two ranks in order).
-pub(crate) const TAG_FILL_BOUNDARY: u16 = 101;
-pub(crate) const TAG_PARALLEL_COPY: u16 = 102;
-
-/// A failed exchange of `what`.
+/// A failed collective or exchange of `op`: the agreement's verdict as
+/// [`FabError::RanksDisagree`], anything else as the communicator reported it.
 pub(crate) fn comm_err(op: &'static str, e: CommError) -> FabError {
-    FabError::Exchange {
-        op,
-        detail: e.to_string(),
+    match e {
+        CommError::RanksDisagree { .. } => FabError::RanksDisagree { op },
+        e => FabError::Exchange {
+            op,
+            detail: e.to_string(),
+        },
     }
 }
 
@@ -122,7 +121,7 @@ pub(crate) fn as_elements<T: Element>(bytes: &[u8]) -> alloc::borrow::Cow<'_, [T
 pub(crate) unsafe fn post<T: Element>(
     comm: &Communicator,
     what: &'static str,
-    tag: u16,
+    tag: Tag,
     plan: &CopyPlan,
     (raws, g2l, scomp): (&[RawFab<T>], &[u32], usize),
     nc: usize,
@@ -158,12 +157,12 @@ mod tests {
     use crate::copy::run_tag;
     use crate::distribution::{DistributionMapping, Strategy};
     use crate::fabarray::FabArray;
-    use crate::fingerprint::Fingerprint;
     use crate::plan::FillPattern;
     use alloc::collections::BTreeMap;
     use amrex_arena::HostArena;
     use amrex_box::{IndexBox, IntVect};
     use amrex_geometry::Periodicity;
+    use amrex_runtime::Fingerprint;
 
     /// The message path without MPI: rank 0's and rank 1's parts of a FabArray built in
     /// one process, their messages packed by one part and unpacked by the other exactly

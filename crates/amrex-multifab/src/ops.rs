@@ -21,8 +21,8 @@ use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
-use crate::fabarray::{FabArray, RawFab};
-use crate::par::{par_for, par_map};
+use crate::fabarray::{FabArray, HashArgs as _, RawFab};
+use amrex_runtime::threads::{par_for, par_map};
 
 // The one lane kernel of the workspace (BaseFab's reductions use it too).
 use amrex_array4::simd;
@@ -256,7 +256,7 @@ enum Kind {
 /// The reduction, its components (as resolved, or as asked for when refused), the other
 /// operand's first component and the ghost width, hashed.
 fn reduction_key(kind: Kind, c: &Result<Range<usize>, FabError>, other: usize, ng: IntVect) -> u64 {
-    let mut fp = crate::fingerprint::Fingerprint::new();
+    let mut fp = amrex_runtime::Fingerprint::new();
     fp.word(kind as u64).comps(c).word(other as u64).iv(ng);
     fp.value()
 }
@@ -526,17 +526,17 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             (Reduction::Reproducible, Some(v)) => v,
             (Reduction::Fast, Some(v)) => alloc::vec![v.into_iter().fold(id, &combine)],
         };
-        let mut fp = crate::fingerprint::Fingerprint::new();
+        let mut fp = amrex_runtime::Fingerprint::new();
         fp.str("reduction")
             .word(self.layout_fingerprint())
             .word(self.reduction as u64)
             .word(key);
-        crate::comm::agree(comm, "reduction", &fp)?;
+        let agreed = crate::comm::agree(comm, "reduction", &fp)?;
         let accepted = u64::from(local.is_ok());
         let mut payload = Vec::with_capacity(8 + mine.len() * core::mem::size_of::<R>());
         payload.extend_from_slice(&accepted.to_le_bytes());
         payload.extend_from_slice(bytemuck::cast_slice(&mine));
-        let all = comm
+        let all = agreed
             .all_gather_bytes(&payload)
             .map_err(|e| crate::message::comm_err("reduction", e))?;
         let refused = all

@@ -1,4 +1,5 @@
-//! Parallel iteration over tiles (rayon with `std`, sequential without).
+//! Parallel iteration over tiles (rayon with `std`, sequential without), through
+//! `amrex_runtime::threads`.
 
 use alloc::vec::Vec;
 
@@ -9,82 +10,7 @@ use amrex_box::{IndexBox, IntVect};
 use crate::element::Element;
 use crate::fabarray::{FabArray, RawFab};
 use crate::mfiter::{Mfi, Tiling};
-
-/// Maps `f` over `0..n`, in parallel with `std`; the results keep their order, so a
-/// reduction folded over them is the same for every thread count.
-pub(crate) fn par_map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync + Send) -> Vec<R> {
-    #[cfg(all(feature = "std", not(miri)))]
-    {
-        use rayon::prelude::*;
-        (0..n).into_par_iter().with_max_len(1).map(f).collect()
-    }
-    #[cfg(all(feature = "std", miri))]
-    {
-        miri_threads::map(n, f)
-    }
-    #[cfg(not(feature = "std"))]
-    {
-        (0..n).map(f).collect()
-    }
-}
-
-/// Runs `f` for each of `0..n`, in parallel with `std`.
-pub(crate) fn par_for(n: usize, f: impl Fn(usize) + Sync + Send) {
-    #[cfg(all(feature = "std", not(miri)))]
-    {
-        use rayon::prelude::*;
-        (0..n).into_par_iter().with_max_len(1).for_each(f);
-    }
-    #[cfg(all(feature = "std", miri))]
-    {
-        miri_threads::map(n, f);
-    }
-    #[cfg(not(feature = "std"))]
-    {
-        (0..n).for_each(f);
-    }
-}
-
-/// Under Miri, rayon cannot run with `-Zmiri-strict-provenance` (crossbeam-epoch casts
-/// integers to pointers), so the same tasks run on two scoped threads taking items from
-/// a shared counter: Miri still sees the kernels run concurrently and checks them for
-/// data races.
-#[cfg(all(feature = "std", miri))]
-mod miri_threads {
-    use alloc::vec::Vec;
-    use core::sync::atomic::{AtomicUsize, Ordering};
-
-    pub(super) fn map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
-        let next = AtomicUsize::new(0);
-        let work = || {
-            let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    return done;
-                }
-                done.push((i, f(i)));
-            }
-        };
-        let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let handles = [s.spawn(work), s.spawn(work)];
-            for h in handles {
-                match h.join() {
-                    Ok(done) => {
-                        for (i, r) in done {
-                            out[i] = Some(r);
-                        }
-                    }
-                    Err(payload) => std::panic::resume_unwind(payload),
-                }
-            }
-        });
-        out.into_iter()
-            .map(|r| r.expect("every item was run"))
-            .collect()
-    }
-}
+use amrex_runtime::threads::par_for;
 
 /// A tile handed to one thread: the [`Mfi`] item and a mutable `Array4` restricted to
 /// the tile's region, so tiles of one FabArray never alias.

@@ -18,8 +18,8 @@ use amrex_box::{IndexBox, IntVect};
 use crate::box_array::{BaWeak, BoxArray};
 use crate::boxlist::box_diff;
 use crate::distribution::{DistributionMapping, DmWeak};
-use crate::lock::Lock;
 use amrex_geometry::Periodicity;
+use amrex_runtime::sync::Lock;
 
 /// One rectangular copy: destination cells `dbox` of box `dst` receive source cells
 /// `dbox + shift` of box `src` (AMReX's `CopyComTag`).

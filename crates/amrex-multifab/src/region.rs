@@ -104,23 +104,21 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         region: IndexBox,
         comps: [u64; 2],
     ) -> Result<Vec<T>, FabError> {
-        let mut fp = crate::fingerprint::Fingerprint::new();
+        let mut fp = amrex_runtime::Fingerprint::new();
         fp.str("read_region")
             .word(self.layout_fingerprint())
             .iv(region.lo())
             .iv(region.hi())
             .word(comps[0])
             .word(comps[1]);
-        crate::comm::agree(self.dm.communicator(), "read_region", &fp)?;
+        let agreed = crate::comm::agree(self.dm.communicator(), "read_region", &fp)?;
         // The flag takes 8 bytes, so the values stay aligned in the received buffers.
         let mut payload: Vec<u8> = u64::from(local.is_ok()).to_le_bytes().to_vec();
         if let Ok((mine, cover)) = &local {
             payload.extend_from_slice(bytemuck::cast_slice(&cover[..]));
             payload.extend_from_slice(bytemuck::cast_slice(&mine[..]));
         }
-        let all = self
-            .dm
-            .communicator()
+        let all = agreed
             .all_gather_bytes(&payload)
             .map_err(|e| crate::message::comm_err("read_region", e))?;
         if let Some(rank) = all

@@ -9,9 +9,10 @@
 //! the same order on every rank).
 
 use amrex_multifab::{
-    BoxArray, Communicator, CopyOp, DistributionMapping, FabError, FillPattern, IndexBox,
-    IndexType, IntVect, MultiFab, Periodicity, Reduction, Strategy,
+    BoxArray, CopyOp, DistributionMapping, FabError, FillPattern, IndexBox, IndexType, IntVect,
+    MultiFab, Periodicity, Reduction, Strategy,
 };
+use amrex_runtime::Communicator;
 
 /// splitmix64, seeded the same on every rank: every rank draws the same cases.
 struct Rng(u64);
@@ -504,7 +505,7 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
 type Check = (&'static str, fn(&Communicator));
 
 fn main() {
-    let parallel = amrex_multifab::init().expect("MPI initialises");
+    let parallel = amrex_runtime::init().expect("MPI initialises");
     let c = parallel.communicator().clone();
     assert_eq!(Communicator::current(), c);
     let checks: &[Check] = &[
@@ -523,7 +524,7 @@ fn main() {
     ];
     for (name, check) in checks {
         check(&c);
-        c.barrier();
+        c.barrier().unwrap();
         if c.rank() == 0 {
             println!("ok {name} ({} ranks)", c.size());
         }

@@ -2,14 +2,15 @@
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::locator::GridLocator;
 use crate::mesh::{MeshMap, cell_of};
-use crate::par;
 use crate::tile::{PREFETCH_AHEAD, ParticleTile, is_valid, r2f};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, Communicator, DistributionMapping, IndexBox, IntVect, ReduceOp};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
+use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
+use amrex_runtime::{Communicator, Fingerprint, ReduceOp, Tag};
 use num_traits::Float;
 
 /// Destination code of a particle to drop because its id is negative (invalid).
@@ -41,10 +42,6 @@ struct Classifier {
     own_map: MeshMap,
     tb: IndexBox,
 }
-
-/// Message tags of `redistribute` (counts, then particles).
-const TAG_COUNTS: u16 = 2501;
-const TAG_DATA: u16 = 2502;
 
 /// One level: its geometry, grids, owners and how its grids are cut into tiles.
 #[derive(Debug, Clone)]
@@ -918,6 +915,15 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         reals: &[ParticleReal],
         ints: &[i32],
     ) -> Result<RedistributeReport> {
+        let mut fp = Fingerprint::new();
+        fp.word(n).word(seed).usize(reals.len()).usize(ints.len());
+        for &x in reals {
+            fp.f64(r2f(x));
+        }
+        for &i in ints {
+            fp.word(u64::from(i.cast_unsigned()));
+        }
+        self.agree("init_random", &fp)?;
         self.check_comp_values(reals, ints)?;
         let (r, size) = (self.comm.rank() as u64, self.comm.size() as u64);
         let (b, e) = (n * r / size, n * (r + 1) / size);
@@ -999,22 +1005,56 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
 
     /// Particles on all ranks (AMReX `TotalNumberOfParticles(false, false)`).
     /// **Collective**.
-    #[must_use]
-    pub fn num_particles(&self) -> u64 {
-        self.comm
-            .all_reduce_u64(self.num_local_particles() as u64, ReduceOp::Sum)
+    ///
+    /// # Errors
+    /// [`ErrorKind::Comm`] on every rank when the ranks are not all counting the
+    /// particles of the same container layout.
+    pub fn num_particles(&self) -> Result<u64> {
+        let n = self.num_local_particles() as u64;
+        Ok(self
+            .agree("num_particles", &Fingerprint::new())?
+            .all_reduce_u64(n, ReduceOp::Sum))
+    }
+
+    /// The hash of the container's layout that its collective operations agree on: each
+    /// level's grids and map, and the particle type's components.
+    pub(crate) fn fingerprint(&self) -> Fingerprint {
+        let mut fp = Fingerprint::new();
+        fp.usize(self.levels.len());
+        for l in &self.levels {
+            fp.word(l.ba.fingerprint()).word(l.dm.fingerprint());
+        }
+        fp.usize(self.template.num_reals())
+            .usize(self.template.num_ints())
+            .usize(self.template.packed_bytes());
+        fp
+    }
+
+    /// The agreement of collective operation `op` of this container, with `args` (the
+    /// operation's arguments) and the container's layout.
+    pub(crate) fn agree(
+        &self,
+        op: &'static str,
+        args: &Fingerprint,
+    ) -> Result<amrex_runtime::Agreed<'_>> {
+        let mut fp = self.fingerprint();
+        fp.word(args.value());
+        Ok(self.comm.agree(op, &fp).map_err(ErrorKind::Comm)?)
     }
 
     /// Particles at level `lev` (pyAMReX `number_of_particles_at_level(lev, only_valid,
     /// only_local)`): counting only valid ones if `only_valid`, on this rank only if
     /// `only_local` (else **collective**). Held particles are not at any level.
-    #[must_use]
+    ///
+    /// # Errors
+    /// [`ErrorKind::Comm`] when not `only_local` and the ranks are not all counting the
+    /// same level of the same container layout.
     pub fn number_of_particles_at_level(
         &self,
         lev: usize,
         only_valid: bool,
         only_local: bool,
-    ) -> u64 {
+    ) -> Result<u64> {
         let n: u64 = self
             .tiles
             .iter()
@@ -1030,9 +1070,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             })
             .sum();
         if only_local {
-            n
+            Ok(n)
         } else {
-            self.comm.all_reduce_u64(n, ReduceOp::Sum)
+            let mut fp = Fingerprint::new();
+            fp.usize(lev).word(u64::from(only_valid));
+            Ok(self
+                .agree("number_of_particles_at_level", &fp)?
+                .all_reduce_u64(n, ReduceOp::Sum))
         }
     }
 
@@ -1063,7 +1107,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// Runs `f` on every local tile of level `lev`, in parallel (rayon, with `std`).
     pub fn par_for_each_tile(&mut self, lev: usize, f: impl Fn(TileMut<'_, T>) + Sync + Send) {
         let levels = &self.levels;
-        par::for_each_mut(&mut self.tiles, |t| {
+        par_for_each_mut(&mut self.tiles, |t| {
             if t.level == lev {
                 f(t.view_mut(levels));
             }
@@ -1156,7 +1200,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let this = &*self;
         let mut jobs: Vec<(&mut TileEntry<T>, &mut T)> =
             tiles.iter_mut().zip(staging.iter_mut()).collect();
-        let sifted: Vec<(Vec<u32>, Option<BadPosition>)> = par::map_mut(&mut jobs, |(t, st)| {
+        let sifted: Vec<(Vec<u32>, Option<BadPosition>)> = par_map_mut(&mut jobs, |(t, st)| {
             st.resize(0);
             this.sift(&mut t.data, st, t.code, t.level, t.tilebox)
         });
@@ -1171,26 +1215,28 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         // out here, every one of them, instead of waiting in mismatched MPI calls; then
         // every rank learns whether some rank found a bad position. Either way the
         // leavers go back to their tiles.
-        let agreed = self
-            .comm
-            .check_same("redistribute", u64::from_le_bytes(*b"redistri"))
+        let comm = self.comm.clone();
+        let agreed = comm
+            .agree("redistribute", &self.fingerprint())
             .map_err(|e| ErrorKind::Comm(e).into())
-            .and_then(|()| {
-                let bad = u64::from(first_bad.is_some());
-                if self.comm.all_reduce_u64(bad, ReduceOp::Max) == 0 {
-                    return Ok(());
+            .and_then(|agreed| {
+                if agreed.first_failure(first_bad.is_none()).is_none() {
+                    return Ok(agreed);
                 }
                 let (index, position) = first_bad.unwrap_or((usize::MAX, [ParticleReal::NAN; 3]));
                 Err(ErrorKind::NonFinitePosition { index, position }.into())
             });
-        if let Err(e) = agreed {
-            for (t, st) in self.tiles.iter_mut().zip(&staging) {
-                t.data.append(st);
+        let agreed = match agreed {
+            Ok(a) => a,
+            Err(e) => {
+                for (t, st) in self.tiles.iter_mut().zip(&staging) {
+                    t.data.append(st);
+                }
+                self.pending = pending;
+                self.staging = staging;
+                return Err(e);
             }
-            self.pending = pending;
-            self.staging = staging;
-            return Err(e);
-        }
+        };
         let pcodes = pcodes.unwrap_or_default();
 
         // Route (one thread; groups, not particles): removals are counted, movers for
@@ -1231,7 +1277,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let (st, pend) = (&staging, &pending);
         let mut jobs: Vec<(&mut TileEntry<T>, &Arrivals)> =
             self.tiles.iter_mut().zip(incoming.iter()).collect();
-        par::for_each_mut(&mut jobs, |(t, inc)| {
+        par_for_each_mut(&mut jobs, |(t, inc)| {
             for (s, idx) in inc.iter() {
                 t.data.append_selected(st.get(*s).unwrap_or(pend), idx);
             }
@@ -1248,7 +1294,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 .map(|&r| (r, (send_codes[r].len() as u64).to_le_bytes().to_vec()))
                 .collect();
             let recvs = others.iter().map(|&r| (r, 8)).collect();
-            let counts = self.comm.start_exchange(TAG_COUNTS, sends, recvs)?.wait()?;
+            let counts = comm
+                .start_exchange(Tag::PARTICLE_COUNTS, sends, recvs)?
+                .wait()?;
             let pb = self.template.packed_bytes();
             let mut sends = Vec::new();
             for &r in &others {
@@ -1270,7 +1318,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     recvs.push((r, n * (4 + pb)));
                 }
             }
-            let got = self.comm.start_exchange(TAG_DATA, sends, recvs)?.wait()?;
+            let got = comm
+                .start_exchange(Tag::PARTICLE_DATA, sends, recvs)?
+                .wait()?;
             for (_, msg) in got {
                 let n = msg.len() / (4 + pb);
                 let codes: Vec<u32> = msg[..4 * n]
@@ -1291,9 +1341,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 }
             }
         }
-        rep.removed_outside_global = self
-            .comm
-            .all_reduce_u64(rep.removed_outside as u64, ReduceOp::Sum);
+        rep.removed_outside_global =
+            agreed.all_reduce_u64(rep.removed_outside as u64, ReduceOp::Sum);
         Ok(rep)
     }
 }

@@ -1,7 +1,8 @@
 //! The crate's error type.
 use alloc::string::String;
 use amrex_aos::{ParticleReal, SPACEDIM};
-use amrex_multifab::{CommError, FabError, IntVect};
+use amrex_multifab::{FabError, IntVect};
+use amrex_runtime::CommError;
 use core::fmt;
 
 /// What went wrong (see [`ParticleContainerError::kind`]).

@@ -41,7 +41,7 @@ use crate::container::{ParticleContainer, check_count};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::tile::{ParticleTile, is_valid, r2f};
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
-use amrex_multifab::ReduceOp;
+use amrex_runtime::{Agreed, Fingerprint, ReduceOp};
 use core::fmt::Write as _;
 use std::fs;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
@@ -190,17 +190,24 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         real_names: &[&str],
         int_names: &[&str],
     ) -> Result<()> {
+        let pdir = dir.as_ref().join(name);
+        let mut fp = Fingerprint::new();
+        fp.str(&pdir.to_string_lossy());
+        for n in real_names.iter().chain(int_names) {
+            fp.str(n);
+        }
+        fp.usize(real_names.len());
+        let agreed = self.agree("write_plotfile (particles)", &fp)?;
         check_count("real name", self.num_real_comps(), real_names.len())?;
         check_count("int name", self.num_int_comps(), int_names.len())?;
         let comm = self.communicator();
         let (me, root) = (comm.rank(), 0);
-        let pdir = dir.as_ref().join(name);
         let nlev = self.num_levels();
         // Valid particles per level, over all ranks: which level directories exist.
         let mut per_level: Vec<u64> = (0..nlev)
             .map(|l| self.number_of_particles_at_level(l, true, true))
-            .collect();
-        comm.all_reduce_u64_slice(&mut per_level, ReduceOp::Sum);
+            .collect::<Result<_>>()?;
+        agreed.all_reduce_u64_slice(&mut per_level, ReduceOp::Sum);
         let mut failed = None;
         if me == root {
             let mk = || -> Result<()> {
@@ -215,7 +222,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             };
             failed = mk().err();
         }
-        self.agree_io(&mut failed)?;
+        agree_io(&agreed, &mut failed)?;
 
         let (nr, ni) = (self.num_real_comps(), self.num_int_comps());
         let mut grid_info: Vec<Vec<u64>> = Vec::new();
@@ -273,11 +280,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     }
                 }
             }
-            comm.all_reduce_u64_slice(&mut info, ReduceOp::Sum);
+            agreed.all_reduce_u64_slice(&mut info, ReduceOp::Sum);
             grid_info.push(info);
         }
-        self.agree_io(&mut failed)?;
-        let next_id = comm.all_reduce_u64(self.next_id().max(0) as u64, ReduceOp::Max);
+        agree_io(&agreed, &mut failed)?;
+        let next_id = agreed.all_reduce_u64(self.next_id().max(0).cast_unsigned(), ReduceOp::Max);
         if me == root {
             let mut h = String::new();
             let _ = writeln!(h, "{}\n{SPACEDIM}\n{nr}", version_string());
@@ -327,25 +334,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 failed.get_or_insert(io_err(&ji, e));
             }
         }
-        self.agree_io(&mut failed)
-    }
-
-    /// Every rank learns whether some rank failed; the failing rank returns its error.
-    fn agree_io(&self, failed: &mut Option<ParticleContainerError>) -> Result<()> {
-        let any = self
-            .communicator()
-            .all_reduce_u64(u64::from(failed.is_some()), ReduceOp::Max);
-        match failed.take() {
-            Some(e) => Err(e),
-            None if any != 0 => Err(ErrorKind::Io {
-                path: String::from("(another rank)"),
-                message: String::from(
-                    "writing or reading the particle files failed on another rank",
-                ),
-            }
-            .into()),
-            None => Ok(()),
-        }
+        agree_io(&agreed, &mut failed)
     }
 
     /// Reads the particles of `dir/name/` (AMReX `Restart(dir, name)`) written by
@@ -362,6 +351,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let pdir = dir.as_ref().join(name);
         let comm = self.communicator().clone();
         let (me, size) = (comm.rank(), comm.size());
+        let mut fp = self.fingerprint();
+        fp.str(&pdir.to_string_lossy());
+        let agreed = comm
+            .agree("read_plotfile (particles)", &fp)
+            .map_err(ErrorKind::Comm)?;
         let mut failed = None;
         let mut t = self.make_tile();
         let mut hdr_next_id = 0;
@@ -369,9 +363,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(n) => hdr_next_id = n,
             Err(e) => failed = Some(e),
         }
-        self.agree_io(&mut failed)?;
+        agree_io(&agreed, &mut failed)?;
         self.raise_next_id(hdr_next_id);
-        let read = comm.all_reduce_u64(t.len() as u64, ReduceOp::Sum);
+        let read = agreed.all_reduce_u64(t.len() as u64, ReduceOp::Sum);
         // Positions were checked while reading, so this cannot fail.
         self.add_tile(t)?;
         self.redistribute()?;
@@ -462,5 +456,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
         }
         Ok(h.next_id)
+    }
+}
+
+/// Every rank learns whether some rank failed; the failing rank returns its error.
+fn agree_io(agreed: &Agreed<'_>, failed: &mut Option<ParticleContainerError>) -> Result<()> {
+    let any = agreed.first_failure(failed.is_none());
+    match (failed.take(), any) {
+        (Some(e), _) => Err(e),
+        (None, Some(_)) => Err(ErrorKind::Io {
+            path: String::from("(another rank)"),
+            message: String::from("writing or reading the particle files failed on another rank"),
+        }
+        .into()),
+        (None, None) => Ok(()),
     }
 }

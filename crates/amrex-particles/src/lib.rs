@@ -24,7 +24,7 @@
 //! let report = pc.add_particles(&ParticleArrays::new(&x, &y, &z).with_reals(&[&q]))?;
 //! assert_eq!(report.added, 3);
 //! let r = pc.redistribute()?; // wraps 1.2 -> 0.2 and -0.1 -> 0.9
-//! assert_eq!((pc.num_particles(), r.removed_outside), (3, 0));
+//! assert_eq!((pc.num_particles()?, r.removed_outside), (3, 0));
 //!
 //! // Cloud-in-cell charge deposition: the total is the particles' total.
 //! let mut rho = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
@@ -42,6 +42,7 @@
 //! - `ndarray`: `add_particles_ndarray`, particles from ndarray views.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]
@@ -53,7 +54,6 @@ mod error;
 pub mod io;
 mod locator;
 mod mesh;
-mod par;
 mod tile;
 
 pub use amrex_aos::{Particle, ParticleReal, idcpu};

@@ -4,15 +4,16 @@
 //! `sort_particles_by_cell`.
 use crate::container::{ParticleContainer, ParticleLevel, TileEntry};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
-use crate::par;
 use crate::tile::{PREFETCH_AHEAD, ParticleTile, r2f};
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::{
-    Array4, Array4Mut, BaseFab, FabArray, IndexBox, IntVect, MultiFab, ReduceOp, iMultiFab,
+    Array4, Array4Mut, BaseFab, FabArray, IndexBox, IntVect, MultiFab, iMultiFab,
 };
+use amrex_runtime::Agreed;
+use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
 
 /// What a particle needs to find its cells: the domain's low corner, inverse cell size
 /// and first cell index (from a [`Geometry`]).
@@ -482,23 +483,36 @@ fn grid_runs<T>(tiles: &[TileEntry<T>], lev: usize) -> Vec<(usize, usize, usize)
 
 /// The first error of a parallel loop, agreed by every rank before the collective that
 /// follows (so a failing rank does not leave the others waiting in `sum_boundary`).
-fn agree(
-    comm: &amrex_multifab::Communicator,
-    errs: impl IntoIterator<Item = Result<()>>,
-) -> Result<()> {
+fn agree_failures(agreed: &Agreed<'_>, errs: impl IntoIterator<Item = Result<()>>) -> Result<()> {
     let first = errs.into_iter().find_map(core::result::Result::err);
-    let any = comm.all_reduce_u64(u64::from(first.is_some()), ReduceOp::Max);
-    match first {
-        Some(e) => Err(e),
-        None if any != 0 => Err(ErrorKind::BadHierarchy(alloc::string::String::from(
+    let other = agreed.first_failure(first.is_none());
+    match (first, other) {
+        (Some(e), _) => Err(e),
+        (None, Some(_)) => Err(ErrorKind::BadHierarchy(alloc::string::String::from(
             "another rank failed in the same particle-mesh operation",
         ))
         .into()),
-        None => Ok(()),
+        (None, None) => Ok(()),
     }
 }
 
 impl<T: ParticleTile + Clone> ParticleContainer<T> {
+    /// The agreement a particle–mesh operation starts with: the container's layout, the
+    /// level, the component and the mesh operand, before anything is checked, so that
+    /// every rank then takes the same path (refusals included).
+    fn agree_mesh_op<'c, E: amrex_multifab::Element>(
+        &self,
+        comm: &'c amrex_runtime::Communicator,
+        op: &'static str,
+        lev: usize,
+        comp: usize,
+        mf: &FabArray<E>,
+    ) -> Result<Agreed<'c>> {
+        let mut fp = self.fingerprint();
+        fp.usize(lev).usize(comp).with(|fp| mf.hash_operand(fp));
+        Ok(comm.agree(op, &fp).map_err(ErrorKind::Comm)?)
+    }
+
     fn check_layout<E: amrex_multifab::Element>(
         &self,
         lev: usize,
@@ -571,11 +585,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         mf: &mut MultiFab,
         f: impl Fn(&T, usize, &mut Array4Mut<'_, f64>) + Sync + Send,
     ) -> Result<()> {
+        let comm = self.communicator().clone();
+        let agreed = self.agree_mesh_op(&comm, "particle_to_mesh", lev, 0, mf)?;
         let l = self.check_layout(lev, mf, 0, mf.ncomp(), 0)?;
         let period = l.geom().periodicity();
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, mf);
-        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+        let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
             let mut a = fab.array_mut()?;
             for t in &tiles[*s..*e] {
                 for i in 0..t.data.len() {
@@ -586,7 +602,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree(self.communicator(), errs)?;
+        agree_failures(&agreed, errs)?;
         mf.sum_boundary(period)?;
         Ok(())
     }
@@ -634,12 +650,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         reach: i32,
         weight: impl Fn(&T, usize) -> f64 + Sync + Send,
     ) -> Result<()> {
+        let comm = self.communicator().clone();
+        let op = if reach == 0 {
+            "deposit_ngp"
+        } else {
+            "deposit_cic"
+        };
+        let agreed = self.agree_mesh_op(&comm, op, lev, comp, mf)?;
         let l = self.check_layout(lev, mf, comp, 1, reach)?;
         let map = MeshMap::new(l.geom());
         let period = l.geom().periodicity();
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, mf);
-        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+        let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
             let fi = FabIdx::new(fab.index_box());
             let loc = Locator::new(&map, &fi, reach);
             let data = &mut fab.as_mut_slice()?[comp * fi.ns..][..fi.ns];
@@ -653,7 +676,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree(self.communicator(), errs)?;
+        agree_failures(&agreed, errs)?;
         mf.sum_boundary_with(period, comp..=comp, IntVect::splat(reach).min(mf.n_grow()))?;
         Ok(())
     }
@@ -674,7 +697,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.check_layout(lev, mf, 0, mf.ncomp(), 0)?;
         let grids: Vec<Option<usize>> = self.grid_to_local(lev, mf);
         let (_, tiles) = self.entries_mut();
-        let errs = par::map_mut(tiles, |t| -> Result<()> {
+        let errs = par_map_mut(tiles, |t| -> Result<()> {
             if t.level != lev {
                 return Ok(());
             }
@@ -760,7 +783,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let map = MeshMap::new(l.geom());
         let grids = self.grid_to_local(lev, mf);
         let (_, tiles) = self.entries_mut();
-        let errs = par::map_mut(tiles, |t| -> Result<()> {
+        let errs = par_map_mut(tiles, |t| -> Result<()> {
             if t.level != lev {
                 return Ok(());
             }
@@ -788,11 +811,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
     /// [`ErrorKind::OutsideFab`].
     pub fn increment(&self, lev: usize, imf: &mut iMultiFab, comp: usize) -> Result<()> {
+        let comm = self.communicator().clone();
+        let agreed = self.agree_mesh_op(&comm, "increment", lev, comp, imf)?;
         let l = self.check_layout(lev, imf, comp, 1, 0)?;
         let map = MeshMap::new(l.geom());
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, imf);
-        let errs = par::map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
+        let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
             let fi = FabIdx::new(fab.index_box());
             let data = fab.as_mut_slice()?;
             for t in &tiles[*s..*e] {
@@ -815,7 +840,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree(self.communicator(), errs)
+        agree_failures(&agreed, errs)
     }
 
     /// Sorts the particles of every local tile of level `lev` by cell (AMReX
@@ -826,7 +851,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let Ok(l) = self.level(lev) else { return };
         let map = MeshMap::new(l.geom());
         let (_, tiles) = self.entries_mut();
-        par::for_each_mut(tiles, |t| {
+        par_for_each_mut(tiles, |t| {
             if t.level != lev || t.data.len() < 2 {
                 return;
             }

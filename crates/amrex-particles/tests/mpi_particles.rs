@@ -11,8 +11,9 @@
 //! rank). A plain `main` (`harness = false`) running the checks in the same order on
 //! every rank, as `crates/amrex-multifab/tests/mpi_comm.rs` explains.
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, Communicator, DistributionMapping, IndexBox, IntVect, MultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
 use amrex_particles::{AosTile, ErrorKind, ParticleContainer, ParticleTile, idcpu};
+use amrex_runtime::{CommError, Communicator};
 
 fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -115,7 +116,7 @@ fn check_same_as_one_process(comm: &Communicator) {
     let n = 20_000;
     pc.init_random(n, 99, &[0.0], &[4]).unwrap();
     serial.init_random(n, 99, &[0.0], &[4]).unwrap();
-    assert_eq!(pc.num_particles(), n);
+    assert_eq!(pc.num_particles().unwrap(), n);
     let mut total_removed = 0;
     for step in 0..4 {
         push(&mut pc, step);
@@ -134,7 +135,7 @@ fn check_same_as_one_process(comm: &Communicator) {
                 comm.rank()
             );
         }
-        assert_eq!(pc.num_particles(), serial.num_particles());
+        assert_eq!(pc.num_particles().unwrap(), serial.num_particles().unwrap());
         let all = comm.gather_bytes(0, &encode(&pc)).unwrap();
         if let Some(all) = all {
             let got = records(&all.concat());
@@ -147,7 +148,7 @@ fn check_same_as_one_process(comm: &Communicator) {
         total_removed > 0,
         "some particles should have left through z"
     );
-    assert_eq!(pc.num_particles(), n - total_removed);
+    assert_eq!(pc.num_particles().unwrap(), n - total_removed);
 
     // CIC deposition: the same field as one process, cell by cell (to round-off: the
     // particles of a cell are summed in another order).
@@ -190,7 +191,7 @@ fn check_nan_on_one_rank_is_an_error_everywhere(comm: &Communicator) {
         matches!(e.kind(), ErrorKind::NonFinitePosition { .. }),
         "{e}"
     );
-    assert_eq!(pc.num_particles(), 1000, "nothing lost");
+    assert_eq!(pc.num_particles().unwrap(), 1000, "nothing lost");
 }
 
 fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
@@ -204,7 +205,7 @@ fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
     if comm.rank() == 0 {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    comm.barrier();
+    comm.barrier().unwrap();
     pc.write_plotfile(&dir, "particles", &["q"], &["s"])
         .unwrap();
     let all = comm.gather_bytes(0, &encode(&pc)).unwrap();
@@ -214,7 +215,7 @@ fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
     let mut back = Pc::new(g, &ba2, &dm2, AosTile::new(0, 0));
     assert_eq!(
         back.read_plotfile(&dir, "particles").unwrap(),
-        pc.num_particles()
+        pc.num_particles().unwrap()
     );
     let strip = |v: Vec<[u64; 7]>| v.into_iter().map(|r| r[..6].to_vec()).collect::<Vec<_>>();
     let got = comm.gather_bytes(0, &encode(&back)).unwrap();
@@ -230,10 +231,45 @@ fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
     }
 }
 
+/// Ranks that call different collectives of a container (a count against a
+/// redistribute, `init_random` with different seeds, a particle plotfile written to two
+/// paths, a count of two levels) all get an error and go on: none hangs.
+fn check_mismatched_calls_are_errors_everywhere(comm: &Communicator) {
+    if comm.size() == 1 {
+        return;
+    }
+    let (g, ba) = layout();
+    let dm = DistributionMapping::new(&ba);
+    let mut pc = Pc::new(g, &ba, &dm, AosTile::new(0, 0));
+    pc.init_random(500, 3, &[0.0], &[0]).unwrap();
+    let odd = comm.rank() % 2 == 1;
+    let comm_err = |e: &amrex_particles::ParticleContainerError| {
+        matches!(e.kind(), ErrorKind::Comm(CommError::RanksDisagree { .. }))
+    };
+    let e = if odd {
+        pc.num_particles().map(|_| ()).unwrap_err()
+    } else {
+        pc.redistribute().map(|_| ()).unwrap_err()
+    };
+    assert!(comm_err(&e), "{e}");
+    let e = pc
+        .init_random(10, comm.rank() as u64, &[0.0], &[0])
+        .unwrap_err();
+    assert!(comm_err(&e), "{e}");
+    let dir = std::env::temp_dir().join(format!("amrex_rs_mpi_mismatch_{}", comm.rank()));
+    let e = pc.write_plotfile(&dir, "p", &["q"], &["s"]).unwrap_err();
+    assert!(comm_err(&e), "{e}");
+    assert!(!dir.join("p").exists(), "nothing written");
+    let e = pc.number_of_particles_at_level(0, odd, false).unwrap_err();
+    assert!(comm_err(&e), "{e}");
+    // Still in step, and nothing lost.
+    assert_eq!(pc.num_particles().unwrap(), 500);
+}
+
 fn main() {
-    let guard = amrex_multifab::init().expect("MPI init");
+    let guard = amrex_runtime::init().expect("MPI init");
     let comm = guard.communicator().clone();
-    let checks: [Check; 3] = [
+    let checks: [Check; 4] = [
         (
             "redistribute and deposit match one process",
             check_same_as_one_process,
@@ -246,10 +282,14 @@ fn main() {
             "a plotfile written on n ranks reads back on n and on 1",
             check_plotfile_written_on_n_ranks_reads_back_anywhere,
         ),
+        (
+            "mismatched collective calls are errors on every rank",
+            check_mismatched_calls_are_errors_everywhere,
+        ),
     ];
     for (name, f) in checks {
         f(&comm);
-        comm.barrier();
+        comm.barrier().unwrap();
         if comm.rank() == 0 {
             println!("mpi_particles ({} ranks): {name}: ok", comm.size());
         }

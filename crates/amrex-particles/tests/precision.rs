@@ -29,7 +29,7 @@ fn rounding_to_the_particle_precision_keeps_particles_inside() {
     let (y, z): ([ParticleReal; 1], [ParticleReal; 1]) = ([0.5], [1.0 + 1e-9]);
     pc.add_particles(&ParticleArrays::new(&x, &y, &z)).unwrap();
     let r = pc.redistribute().unwrap();
-    assert_eq!((r.removed_outside, pc.num_particles()), (0, 1));
+    assert_eq!((r.removed_outside, pc.num_particles().unwrap()), (0, 1));
     for t in pc.tiles(0) {
         for i in 0..t.data.len() {
             let p = t.data.pos(i);
@@ -44,5 +44,5 @@ fn rounding_to_the_particle_precision_keeps_particles_inside() {
     let dm = DistributionMapping::new(&ba);
     let mut pc = ParticleContainer::new(far, &ba, &dm, AosTile::<0, 0>::new(0, 0));
     let r = pc.init_random(3000, 11, &[], &[]).unwrap();
-    assert_eq!((r.removed_outside, pc.num_particles()), (0, 3000));
+    assert_eq!((r.removed_outside, pc.num_particles().unwrap()), (0, 3000));
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::{Geometry, GeometryError};
-use amrex_multifab::CommError;
+use amrex_runtime::CommError;
 
 use crate::header::HeaderError;
 use crate::nesting;

@@ -102,6 +102,7 @@
 //! [`IndexBox::check_index_space`]: amrex_box::IndexBox::check_index_space
 #![forbid(unsafe_code)]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 

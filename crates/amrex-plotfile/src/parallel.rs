@@ -2,10 +2,10 @@
 //! reading small files once and broadcasting them, NFiles file groups, and the per-box
 //! records (file, offset, minima, maxima) that rank 0 gathers into `Cell_H`.
 //!
-//! Every function here that takes a [`Communicator`] is **collective**: each rank calls
-//! it, in the same order, whatever happened on it before. A failure on one rank is kept
-//! in a `Result` until the next [`agree`], which turns it into an error on every rank, so
-//! no rank leaves a collective sequence that the others are still in.
+//! Every function here that takes an [`Agreed`] operation is **collective**: each rank
+//! calls it, in the same order, whatever happened on it before. A failure on one rank is
+//! kept in a `Result` until the next [`agree`], which turns it into an error on every
+//! rank, so no rank leaves a collective sequence that the others are still in.
 
 use alloc::format;
 use alloc::string::String;
@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::path::Path;
 
-use amrex_multifab::{Communicator, ReduceOp};
+use amrex_runtime::Agreed;
 
 use crate::error::{PlotfileError, invalid};
 use crate::fs::read_text;
@@ -53,17 +53,14 @@ pub(crate) fn file_group(rank: usize, nranks: usize, nfiles: usize) -> (usize, u
 /// [`PlotfileError::OtherRank`] with the lowest failed rank's message. One all-reduce
 /// when every rank succeeded, plus one broadcast when one did not.
 pub(crate) fn agree<T>(
-    comm: &Communicator,
+    comm: &Agreed<'_>,
     local: Result<T, PlotfileError>,
 ) -> Result<T, PlotfileError> {
-    let me = comm.rank() as u64;
-    let failed = comm.all_reduce_u64(if local.is_err() { me } else { u64::MAX }, ReduceOp::Min);
-    if failed == u64::MAX {
+    let Some(root) = comm.first_failure(local.is_ok()) else {
         return local;
-    }
-    let root = failed as usize;
+    };
     let mut msg = match &local {
-        Err(e) if root == comm.rank() => format!("{e}").into_bytes(),
+        Err(e) if root == comm.communicator().rank() => format!("{e}").into_bytes(),
         _ => Vec::new(),
     };
     comm.broadcast_bytes(root, &mut msg)
@@ -80,11 +77,11 @@ pub(crate) fn agree<T>(
 /// **Collective.** Rank 0 reads the text file `path` and broadcasts it (AMReX's
 /// `ParallelDescriptor::ReadAndBcastFile`): one reader of each header, however many
 /// ranks. Rank 0's error (a missing file, invalid UTF-8) becomes an error on every rank.
-pub(crate) fn read_text_on(comm: &Communicator, path: &Path) -> Result<String, PlotfileError> {
-    if comm.size() == 1 {
+pub(crate) fn read_text_on(comm: &Agreed<'_>, path: &Path) -> Result<String, PlotfileError> {
+    if comm.communicator().size() == 1 {
         return read_text(path);
     }
-    let local = if comm.rank() == 0 {
+    let local = if comm.communicator().rank() == 0 {
         read_text(path)
     } else {
         Ok(String::new())

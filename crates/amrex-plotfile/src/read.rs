@@ -8,7 +8,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use amrex_multifab::{BoxArray, Communicator, DistributionMapping, Fingerprint, MultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
+use amrex_runtime::{Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, header_err, invalid, io_err, parse_err};
 use crate::fs::{confined, read_text, with_suffix};
@@ -103,7 +104,12 @@ pub fn read_plotfile_header_on(
     comm: &Communicator,
 ) -> Result<PlotfileHeader, PlotfileError> {
     let path = dir.as_ref().join("Header");
-    let text = parallel::read_text_on(comm, &path)?;
+    let mut fp = Fingerprint::new();
+    fp.str(&path.to_string_lossy());
+    let agreed = comm
+        .agree("read_plotfile_header", &fp)
+        .map_err(PlotfileError::Comm)?;
+    let text = parallel::read_text_on(&agreed, &path)?;
     PlotfileHeader::parse_text(&text).map_err(header_err(&path))
 }
 
@@ -299,11 +305,16 @@ fn read_multifab_layout(
     // Ranks that are not all in this read (one called another collective, or reads
     // another file) find out here, every one of them, instead of waiting in mismatched
     // MPI calls.
+    // The map passed, if any, is part of what they agree on.
     let mut op = Fingerprint::new();
-    op.str("read_multifab").str(&prefix.to_string_lossy());
-    comm.check_same("the plotfile read (its path)", op.value())
+    op.str(&prefix.to_string_lossy());
+    if let Layout::Map(dm) = layout {
+        op.word(dm.fingerprint());
+    }
+    let agreed = comm
+        .agree("read_multifab", &op)
         .map_err(PlotfileError::Comm)?;
-    let text = parallel::read_text_on(&comm, &with_suffix(prefix, "_H"))?;
+    let text = parallel::read_text_on(&agreed, &with_suffix(prefix, "_H"))?;
     let dim = dim.unwrap_or_else(|| detect_dim(&text));
     // From here to `read_local_fabs`, every step depends only on the broadcast text and
     // the layout, so every rank returns the same early error.
@@ -316,16 +327,6 @@ fn read_multifab_layout(
         Layout::Single => DistributionMapping::single(&ba),
         Layout::On(c) => DistributionMapping::on(&ba, c),
         Layout::Map(dm) => {
-            let mut hash = Fingerprint::new();
-            hash.word(dm.nranks() as u64).word(dm.len() as u64);
-            for &r in dm.pmap() {
-                hash.word(u64::from(r));
-            }
-            comm.check_same(
-                "the DistributionMapping passed to the plotfile reader",
-                hash.value(),
-            )
-            .map_err(PlotfileError::Comm)?;
             if dm.len() != ba.len() {
                 return Err(PlotfileError::Argument(format!(
                     "{}: the DistributionMapping maps {} boxes, but the file has {}",
@@ -338,7 +339,7 @@ fn read_multifab_layout(
         }
     };
     let local = read_local_fabs(prefix, &h, &ba, &dm, dim);
-    let mf = parallel::agree(&comm, local)?;
+    let mf = parallel::agree(&agreed, local)?;
     Ok((h, mf))
 }
 

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use amrex_arena::HostAccessible;
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, Communicator, FabArray, Fingerprint};
+use amrex_multifab::{BoxArray, FabArray};
+use amrex_runtime::{Agreed, Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
 use crate::fs::{with_suffix, write_text};
@@ -74,10 +75,11 @@ fn write_local<A: HostAccessible>(
     mf: &FabArray<f64, A>,
     prefix: &Path,
     ngrow: IntVect,
-    comm: &Communicator,
+    comm: &Agreed<'_>,
     nfiles: usize,
 ) -> Result<parallel::LocalPart, PlotfileError> {
-    let (file, turn, turns) = parallel::file_group(comm.rank(), comm.size(), nfiles);
+    let c = comm.communicator();
+    let (file, turn, turns) = parallel::file_group(c.rank(), c.size(), nfiles);
     let mut out = Err(PlotfileError::Argument(String::from("no turn to write")));
     for t in 0..turns {
         if t == turn {
@@ -197,7 +199,7 @@ fn assemble_header<A: HostAccessible>(
     mf: &FabArray<f64, A>,
     prefix: &Path,
     ngrow: IntVect,
-    comm: &Communicator,
+    comm: &Agreed<'_>,
     part: &parallel::LocalPart,
 ) -> Result<VisMfHeader, PlotfileError> {
     let ba = mf.box_array();
@@ -253,10 +255,14 @@ fn assemble_header<A: HostAccessible>(
 
 /// Runs `f` on rank 0 only; the others succeed.
 fn on_root(
-    comm: &Communicator,
+    comm: &Agreed<'_>,
     f: impl FnOnce() -> Result<(), PlotfileError>,
 ) -> Result<(), PlotfileError> {
-    if comm.rank() == 0 { f() } else { Ok(()) }
+    if comm.communicator().rank() == 0 {
+        f()
+    } else {
+        Ok(())
+    }
 }
 
 /// Writes `mf` (ghost cells included) as AMReX's `VisMF::Write` does: `<prefix>_H` and
@@ -283,11 +289,9 @@ pub fn write_multifab<A: HostAccessible>(
     let mut hash = Fingerprint::new();
     hash.str(&prefix.to_string_lossy()).word(nf as u64);
     mf.hash_operand(&mut hash);
-    comm.check_same(
-        "write_multifab's arguments (prefix, nfiles, layout)",
-        hash.value(),
-    )
-    .map_err(PlotfileError::Comm)?;
+    let comm = comm
+        .agree("write_multifab", &hash)
+        .map_err(PlotfileError::Comm)?;
     parallel::agree(&comm, checked)?;
     let part = write_local(mf, prefix, mf.n_grow(), &comm, nf);
     let part = parallel::agree(&comm, part)?;
@@ -425,12 +429,9 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
     for mf in mfs {
         mf.hash_operand(&mut hash);
     }
-    comm.check_same(
-        "the plotfile writer's arguments (directory, nfiles, names, time, steps, geometries, \
-         ratios, layouts)",
-        hash.value(),
-    )
-    .map_err(PlotfileError::Comm)?;
+    let comm = comm
+        .agree("write_plotfile", &hash)
+        .map_err(PlotfileError::Comm)?;
     parallel::agree(&comm, checked)?;
     let made = on_root(&comm, || {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;

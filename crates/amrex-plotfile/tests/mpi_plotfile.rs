@@ -14,9 +14,10 @@
 use std::path::{Path, PathBuf};
 
 use amrex_multifab::{
-    BoxArray, Communicator, DistributionMapping, IndexBox, IntVect, MultiFab, Strategy, Tiling,
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Strategy, Tiling,
 };
 use amrex_plotfile::{self as plotfile, Geometry, PlotfileError};
+use amrex_runtime::Communicator;
 
 /// splitmix64: deterministic, the same on every rank.
 fn mix(mut x: u64) -> u64 {
@@ -135,7 +136,7 @@ fn single_level_round_trip(c: &Communicator, s: &Scratch) {
     let dir = s.dir("plt_one");
     plotfile::write_single_level_plotfile(&dir, &mf, &["u", "v"], &geom(), 1.5, 7)
         .expect("write on every rank");
-    c.barrier();
+    c.barrier().unwrap();
 
     // Who wrote what: one data file per rank, each FAB named by its owner's file.
     let plt = plotfile::read_plotfile_on(&dir, c).expect("distributed read");
@@ -155,7 +156,9 @@ fn single_level_round_trip(c: &Communicator, s: &Scratch) {
     assert_eq!(back.distribution_map().pmap(), dm.pmap());
     assert_eq!(back.communicator(), c);
     let cells = check_values(back, 0);
-    let total = c.all_reduce_u64(cells, amrex_multifab::ReduceOp::Sum);
+    let total = c
+        .all_reduce_u64(cells, amrex_runtime::ReduceOp::Sum)
+        .unwrap();
     assert_eq!(total, 2 * ba.num_pts());
     // Minima and maxima from the owners.
     for (g, b) in ba.boxes().iter().enumerate() {
@@ -214,7 +217,8 @@ fn read_into_another_map(c: &Communicator, s: &Scratch) {
     assert_eq!(mf.local_size(), dm.local_indices(c.rank()).len());
     let cells = check_values(&mf, 0);
     assert_eq!(
-        c.all_reduce_u64(cells, amrex_multifab::ReduceOp::Sum),
+        c.all_reduce_u64(cells, amrex_runtime::ReduceOp::Sum)
+            .unwrap(),
         2 * ba.num_pts()
     );
     // VisMF level: ghost cells included, read on the default map.
@@ -224,7 +228,7 @@ fn read_into_another_map(c: &Communicator, s: &Scratch) {
     if c.rank() == 0 {
         std::fs::create_dir_all(&vdir).unwrap();
     }
-    c.barrier();
+    c.barrier().unwrap();
     let written = plotfile::write_multifab(&src, vdir.join("mf")).expect("write_multifab");
     assert_eq!(written.ngrow, IntVect::splat(1));
     let (h2, back) = plotfile::read_multifab_on(vdir.join("mf"), c).expect("read_multifab_on");
@@ -302,7 +306,8 @@ fn multi_level_and_nfiles(c: &Communicator, s: &Scratch) {
     for (lev, mf) in plt.levels.iter().enumerate() {
         let cells = check_values(mf, lev);
         assert_eq!(
-            c.all_reduce_u64(cells, amrex_multifab::ReduceOp::Sum),
+            c.all_reduce_u64(cells, amrex_runtime::ReduceOp::Sum)
+                .unwrap(),
             2 * mf.box_array().num_pts()
         );
     }
@@ -343,7 +348,7 @@ fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
     if c.rank() == 0 {
         std::fs::write(&blocker, b"not a directory").unwrap();
     }
-    c.barrier();
+    c.barrier().unwrap();
     let e = plotfile::write_single_level_plotfile(
         blocker.join("plt"),
         &mf,
@@ -360,7 +365,7 @@ fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
     if c.rank() == 0 {
         std::fs::create_dir_all(dir.join(format!("Level_0/Cell_D_{last:05}"))).unwrap();
     }
-    c.barrier();
+    c.barrier().unwrap();
     let e =
         plotfile::write_single_level_plotfile(&dir, &mf, &["u", "v"], &geom(), 0.0, 0).unwrap_err();
     failed_on(c, &e, last, is_io);
@@ -382,7 +387,7 @@ fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
             .unwrap();
         f.set_len(10).unwrap();
     }
-    c.barrier();
+    c.barrier().unwrap();
     let e = plotfile::read_plotfile_on(&dir, c).unwrap_err();
     failed_on(
         c,
@@ -409,7 +414,7 @@ fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
 }
 
 fn main() {
-    let parallel = amrex_multifab::init().expect("MPI initialises");
+    let parallel = amrex_runtime::init().expect("MPI initialises");
     let c = parallel.communicator().clone();
     let s = Scratch::new(&c);
     let checks: &[(&str, Check)] = &[
@@ -420,7 +425,7 @@ fn main() {
     ];
     for (name, check) in checks {
         check(&c, &s);
-        c.barrier();
+        c.barrier().unwrap();
         if c.rank() == 0 {
             println!("ok {name} ({} ranks)", c.size());
         }

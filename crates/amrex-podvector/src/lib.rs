@@ -65,6 +65,7 @@
 //!   `cuda` they passed on one NVIDIA H200 (HIP and Level Zero never ran on a device).
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 #[cfg(feature = "std")]

@@ -19,18 +19,17 @@
 //! unless `mpirun` started this process as one of several ranks, when it and
 //! `Communicator.from_mpi4py` raise a `RuntimeError` that says how to build with MPI.
 
-use amrex_multifab::Communicator;
+use amrex_runtime::Communicator;
 use pyo3::exceptions::PyRuntimeError;
 #[cfg(feature = "mpi")]
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// A communicator failure as a Python exception.
-#[cfg(feature = "mpi")]
-pub(crate) fn comm_err(e: amrex_multifab::CommError) -> PyErr {
-    use amrex_multifab::CommError;
+pub(crate) fn comm_err(e: amrex_runtime::CommError) -> PyErr {
+    use amrex_runtime::CommError;
     match e {
-        CommError::BadHandle { .. } => PyValueError::new_err(e.to_string()),
+        CommError::BadHandle { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         _ => PyRuntimeError::new_err(e.to_string()),
     }
 }
@@ -73,7 +72,7 @@ pub(crate) fn world(py: Python<'_>) -> PyResult<Communicator> {
 
 /// Installs, once, what a Python process using MPI needs (MPI initialised):
 /// - an `atexit` hook that finishes the exchanges still in flight and then ends MPI if
-///   this package started it (`amrex_multifab::finalize` leaves another owner's MPI
+///   this package started it (`amrex_runtime::finalize` leaves another owner's MPI
 ///   alone; that owner's own exit hook, registered earlier, runs later);
 /// - with more than one rank in MPI's world, the `sys.excepthook` that ends the job.
 #[cfg(feature = "mpi")]
@@ -86,7 +85,7 @@ fn install_hooks(py: Python<'_>) -> PyResult<()> {
     }
     let at_exit = pyo3::types::PyCFunction::new_closure(py, None, None, |args, _| {
         crate::multifab::in_flight::finish_all(args.py());
-        amrex_multifab::finalize();
+        amrex_runtime::finalize();
     })?;
     py.import("atexit")?.call_method1("register", (at_exit,))?;
     // MPI_Comm_size is local: no collective over the world here.
@@ -114,13 +113,13 @@ fn abort_on_uncaught_exception(py: Python<'_>) -> PyResult<()> {
                 let _ = s.call_method0("flush");
             }
         }
-        amrex_multifab::abort_all_ranks("amrex_rs", "ended with an uncaught exception");
+        amrex_runtime::abort_all_ranks("amrex_rs", "ended with an uncaught exception");
     })?;
     sys.setattr("excepthook", hook)?;
     Ok(())
 }
 
-/// An MPI communicator, or the one-process one (`amrex_multifab::Communicator`).
+/// An MPI communicator, or the one-process one (`amrex_runtime::Communicator`).
 ///
 /// Every `DistributionMapping`, and so every MultiFab, particle container and plotfile
 /// read, runs on one; operations on them are collective over it.
@@ -190,10 +189,11 @@ impl PyCommunicator {
         self.0.size()
     }
 
-    /// Waits for every rank. **Collective**.
-    fn barrier(&self, py: Python<'_>) {
+    /// Waits for every rank. **Collective**: ranks in another collective make every rank
+    /// raise instead of waiting.
+    fn barrier(&self, py: Python<'_>) -> PyResult<()> {
         let c = self.0.clone();
-        py.detach(move || c.barrier());
+        py.detach(move || c.barrier()).map_err(comm_err)
     }
 
     fn __repr__(&self) -> String {
@@ -256,7 +256,7 @@ fn from_mpi4py(comm: &Bound<'_, PyAny>) -> PyResult<Communicator> {
     // meanwhile. (The dup is collective over `comm`; holding this rank's GIL does not
     // stop the other ranks.)
     let c = unsafe { Communicator::from_raw_mpi(raw) }.map_err(comm_err)?;
-    amrex_multifab::abort_on_panic();
+    amrex_runtime::abort_on_panic();
     install_hooks(py)?;
     Ok(c)
 }
@@ -305,8 +305,7 @@ impl PyParallelDescriptor {
     #[pyo3(name = "Barrier")]
     fn barrier(py: Python<'_>) -> PyResult<()> {
         let c = default_comm(py)?;
-        py.detach(move || c.barrier());
-        Ok(())
+        py.detach(move || c.barrier()).map_err(comm_err)
     }
 }
 

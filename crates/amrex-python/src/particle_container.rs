@@ -272,16 +272,17 @@ impl PyParticleContainer {
     ) -> PyResult<u64> {
         on_pc!(&self.pc, p => {
             p.level(lev).map_err(pc_err)?;
-            Ok(p.number_of_particles_at_level(lev, only_valid, only_local))
+            p.number_of_particles_at_level(lev, only_valid, only_local).map_err(pc_err)
         })
     }
 
     /// Particles on all levels (pyAMReX `total_number_of_particles`).
     #[pyo3(signature = (only_valid = true, only_local = false))]
-    fn total_number_of_particles(&self, only_valid: bool, only_local: bool) -> u64 {
+    fn total_number_of_particles(&self, only_valid: bool, only_local: bool) -> PyResult<u64> {
         on_pc!(&self.pc, p => (0..p.num_levels())
             .map(|l| p.number_of_particles_at_level(l, only_valid, only_local))
-            .sum())
+            .sum::<Result<u64, _>>()
+            .map_err(pc_err))
     }
 
     /// The local tiles of level `lev` (pyAMReX's `ParIter`).
@@ -416,7 +417,7 @@ impl PyParticleContainer {
 /// particle count, then each column's values). Returns whether this rank holds the
 /// result. **Collective** over `comm`.
 fn gather_columns(
-    comm: &amrex_multifab::Communicator,
+    comm: &amrex_runtime::Communicator,
     root: usize,
     cols: &mut [(String, Vec<f64>)],
     icols: &mut [(String, Vec<i64>)],
@@ -434,12 +435,11 @@ fn gather_columns(
     }
     // Every rank must be here (not in another collective, whose value is another hash)
     // and name the same root.
-    let mut fp = amrex_multifab::Fingerprint::new();
-    fp.str("to_df(local=False)").word(root as u64);
-    comm.check_same("to_df(local=False)", fp.value())
-        .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
+    let mut fp = amrex_runtime::Fingerprint::new();
+    fp.usize(root);
     let gathered = comm
-        .gather_bytes(root, &blob)
+        .agree("to_df(local=False)", &fp)
+        .and_then(|agreed| agreed.gather_bytes(root, &blob))
         .map_err(|e| PyValueError::new_err(format!("to_df(local=False): {e}")))?;
     let Some(parts) = gathered else {
         return Ok(false);

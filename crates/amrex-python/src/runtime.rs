@@ -2,7 +2,7 @@
 //! `amr.finalize()`, the build description `amr.Config`, and `ParmParse`, the inputs
 //! table (`key = value` files and command-line definitions) read through typed queries.
 //!
-//! The table is `amrex_amr::ParmParse` (one parser for the Rust and the Python side),
+//! The table is `amrex_runtime::ParmParse` (one parser for the Rust and the Python side),
 //! held once per process as AMReX's global table is: `initialize(args)` reads the
 //! arguments into it (an inputs file first when the first argument holds no `=`, then the
 //! definitions, which override it), `ParmParse(prefix)` objects are views of it, and the
@@ -10,7 +10,7 @@
 //! containers work without it.
 
 use crate::geometry::PyIntVect;
-use amrex_amr::{ParmParse, ParmParseError, ParmValue};
+use amrex_runtime::{ParmParse, ParmParseError, ParmValue};
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};

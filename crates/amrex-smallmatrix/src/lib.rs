@@ -40,6 +40,7 @@
 //! * `approx`: `approx::{AbsDiffEq, RelativeEq, UlpsEq}` for matrices.
 #![no_std]
 #![doc(test(attr(deny(warnings))))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(feature = "std")]

@@ -27,6 +27,7 @@
 //! ```
 #![expect(non_camel_case_types, reason = "C type names from ze_api.h")]
 #![expect(non_snake_case, reason = "C function names from ze_api.h")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 /// The README's example, compiled as a doctest.
 #[doc = include_str!("../README.md")]

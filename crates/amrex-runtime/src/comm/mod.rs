@@ -38,10 +38,26 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::fingerprint::Fingerprint;
+use crate::tags::Tag;
+
 #[cfg(feature = "mpi")]
-use self::mpi::finalize_mpi;
+pub(crate) use self::mpi::finalize_mpi;
 #[cfg(feature = "mpi")]
 pub use self::mpi::{abort_all_ranks, abort_on_panic};
+
+/// Ends every rank of MPI's world when one cannot go on (feature `mpi`); without MPI
+/// there are no other ranks to wait, and this returns: the caller goes on to fail as it
+/// would anyway.
+#[cfg(not(feature = "mpi"))]
+pub fn abort_all_ranks(who: &str, what: &str) {
+    let _ = (who, what);
+}
+
+/// Installs the panic hook that ends every rank when one panics (feature `mpi`); without
+/// MPI a panic has no other ranks to strand, and this does nothing.
+#[cfg(not(feature = "mpi"))]
+pub fn abort_on_panic() {}
 
 /// MPI counts are C `int`s: no single MPI message or collective buffer may hold more
 /// bytes than this. Larger point-to-point messages and broadcasts are split into pieces of
@@ -49,8 +65,8 @@ pub use self::mpi::{abort_all_ranks, abort_on_panic};
 /// refuse a total above it with [`CommError::TooLarge`].
 pub const MAX_MESSAGE_BYTES: usize = i32::MAX as usize;
 
-/// The largest tag [`Communicator::start_exchange`] accepts: MPI guarantees tags up to
-/// 32767 on every implementation (`MPI_TAG_UB` ≥ 32767).
+/// The largest message tag: MPI guarantees tags up to 32767 on every implementation
+/// (`MPI_TAG_UB` ≥ 32767), and every [`Tag`] is at most this.
 pub const MAX_TAG: u16 = 32767;
 
 /// A reduction for [`Communicator::all_reduce_u64`] and [`Communicator::all_reduce_f64`].
@@ -111,18 +127,13 @@ pub enum CommError {
         /// On which side.
         direction: Direction,
     },
-    /// An exchange tag above [`MAX_TAG`].
-    TagOutOfRange {
-        /// The tag given.
-        tag: u16,
-    },
     /// A received message was not the size the receive expected (the two ranks' plans
     /// differ).
     SizeMismatch {
         /// The sending rank.
         from: usize,
         /// The exchange tag.
-        tag: u16,
+        tag: Tag,
         /// The bytes the receiver expected.
         expected: usize,
         /// The bytes that arrived.
@@ -151,6 +162,13 @@ pub enum CommError {
         value_max: u64,
         /// The communicator's size.
         size: usize,
+    },
+    /// The ranks disagree on what should be one collective operation (they called
+    /// different ones, or passed different arguments): [`Communicator::agree`]'s error,
+    /// on every rank.
+    RanksDisagree {
+        /// The operation this rank called.
+        op: &'static str,
     },
     /// MPI was finalised ([`crate::finalize`]) before this call.
     Finalized,
@@ -188,12 +206,6 @@ impl fmt::Display for CommError {
                 f,
                 "exchange lists rank {rank} twice among its {direction}s (one message per neighbour)"
             ),
-            CommError::TagOutOfRange { tag } => {
-                write!(
-                    f,
-                    "exchange tag {tag} above the portable MPI maximum {MAX_TAG}"
-                )
-            }
             CommError::SizeMismatch {
                 from,
                 tag,
@@ -220,6 +232,11 @@ impl fmt::Display for CommError {
                 f,
                 "ranks disagree on {what}: rank {rank_min} has {value_min:#018x}, rank {rank_max} has {value_max:#018x} (checked across {size} ranks)"
             ),
+            CommError::RanksDisagree { op } => write!(
+                f,
+                "{op}: the ranks disagree on what should be one collective operation (they \
+                 called different ones, or with different arguments)"
+            ),
             CommError::Finalized => f.write_str("MPI was already finalised"),
             CommError::NotInitialized => f.write_str(
                 "MPI is not initialised: whoever owns the communicator initialises MPI first",
@@ -231,7 +248,7 @@ impl fmt::Display for CommError {
                 f,
                 "MPI provides {provided}, but amrex needs MPI_THREAD_SERIALIZED (initialise \
                  MPI with mpi::initialize_with_threading(Threading::Serialized), or let \
-                 amrex_multifab::init() do it)"
+                 amrex_runtime::init() do it)"
             ),
         }
     }
@@ -239,7 +256,8 @@ impl fmt::Display for CommError {
 
 impl core::error::Error for CommError {}
 
-/// The communicator handle that a `DistributionMapping` and every `FabArray` carry.
+/// The communicator handle that a `DistributionMapping` and every `FabArray` carry (an
+/// AMReX `ParallelDescriptor` you can hold).
 ///
 /// Cheap to clone (an `Arc` inside for MPI; nothing for one process). `Default` is
 /// [`Communicator::single`]. Two handles compare equal when they are the same
@@ -299,8 +317,7 @@ impl Communicator {
         }
     }
 
-    /// The communicator [`DistributionMapping::new`](crate::DistributionMapping::new)
-    /// uses: MPI's world once [`crate::init`] or `Communicator::world` has run in this
+    /// The communicator a new `DistributionMapping` uses unless told otherwise: MPI's world once [`crate::init`] or `Communicator::world` has run in this
     /// process (feature `mpi`), else [`Communicator::single`]. So a program that calls
     /// `init()` first runs unchanged on one process or under `mpirun`.
     pub fn current() -> Self {
@@ -355,109 +372,176 @@ impl Communicator {
         self.message_limit
     }
 
-    /// **Collective.** Returns when every rank has entered it.
-    pub fn barrier(&self) {
-        match &self.kind {
-            Kind::Single => {}
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.barrier(),
-        }
+    /// **Collective.** Returns when every rank has entered it. It is the agreement
+    /// itself ([`Communicator::agree`] on `"barrier"`): a rank that calls another
+    /// collective at the same time gets [`CommError::RanksDisagree`] with all the
+    /// others, instead of leaving them waiting.
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] on every rank when the ranks called different
+    /// collectives.
+    pub fn barrier(&self) -> Result<(), CommError> {
+        self.agree("barrier", &Fingerprint::new()).map(|_| ())
     }
 
     /// **Collective.** `op` over every rank's `x` (every rank passes the same `op`); every
-    /// rank gets the result.
-    pub fn all_reduce_u64(&self, x: u64, op: ReduceOp) -> u64 {
+    /// rank gets the result. `u64` sums wrap on overflow, as MPI's do.
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] on every rank when the ranks called different
+    /// collectives or passed different `op`s.
+    pub fn all_reduce_u64(&self, x: u64, op: ReduceOp) -> Result<u64, CommError> {
         let mut v = [x];
-        self.all_reduce_u64_slice(&mut v, op);
-        v[0]
+        self.all_reduce_u64_slice(&mut v, op)?;
+        Ok(v[0])
     }
 
     /// **Collective.** `op` over every rank's `x`; every rank gets the result. A `Sum`
     /// adds in MPI's order, which may depend on the rank count; `Min`/`Max` with a NaN are
     /// as the MPI library makes them.
-    pub fn all_reduce_f64(&self, x: f64, op: ReduceOp) -> f64 {
+    ///
+    /// # Errors
+    /// As [`Communicator::all_reduce_u64`].
+    pub fn all_reduce_f64(&self, x: f64, op: ReduceOp) -> Result<f64, CommError> {
         let mut v = [x];
-        self.all_reduce_f64_slice(&mut v, op);
-        v[0]
+        self.all_reduce_f64_slice(&mut v, op)?;
+        Ok(v[0])
     }
 
-    /// **Collective.** Element-wise [`Communicator::all_reduce_u64`], in place; every rank
-    /// passes a slice of the same length.
-    pub fn all_reduce_u64_slice(&self, values: &mut [u64], op: ReduceOp) {
-        match &self.kind {
-            // One rank: the values are already the result.
-            Kind::Single => {
-                let _ = (values, op);
-            }
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.all_reduce_u64(values, op),
-        }
+    /// **Collective.** Element-wise [`Communicator::all_reduce_u64`], in place.
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] on every rank when the ranks called different
+    /// collectives, or passed different `op`s or slice lengths.
+    pub fn all_reduce_u64_slice(&self, values: &mut [u64], op: ReduceOp) -> Result<(), CommError> {
+        let mut fp = Fingerprint::new();
+        fp.word(op as u64).word(values.len() as u64);
+        self.agree("all_reduce_u64", &fp)?
+            .all_reduce_u64_slice(values, op);
+        Ok(())
     }
 
-    /// **Collective.** Element-wise [`Communicator::all_reduce_f64`], in place; every rank
-    /// passes a slice of the same length.
-    pub fn all_reduce_f64_slice(&self, values: &mut [f64], op: ReduceOp) {
-        match &self.kind {
-            Kind::Single => {
-                let _ = (values, op);
-            }
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.all_reduce_f64(values, op),
-        }
+    /// **Collective.** Element-wise [`Communicator::all_reduce_f64`], in place.
+    ///
+    /// # Errors
+    /// As [`Communicator::all_reduce_u64_slice`].
+    pub fn all_reduce_f64_slice(&self, values: &mut [f64], op: ReduceOp) -> Result<(), CommError> {
+        let mut fp = Fingerprint::new();
+        fp.word(op as u64).word(values.len() as u64);
+        self.agree("all_reduce_f64", &fp)?
+            .all_reduce_f64_slice(values, op);
+        Ok(())
     }
 
     /// **Collective.** Every rank's bytes (any length, zero included), indexed by rank,
-    /// on every rank. The total must fit MPI's count limit ([`MAX_MESSAGE_BYTES`]), else
-    /// every rank gets [`CommError::TooLarge`].
+    /// on every rank.
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] when the ranks called different collectives;
+    /// [`CommError::TooLarge`] when the total exceeds MPI's count limit
+    /// ([`MAX_MESSAGE_BYTES`]). Either on every rank.
     pub fn all_gather_bytes(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, CommError> {
-        match &self.kind {
-            Kind::Single => Ok(vec![data.to_vec()]),
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.all_gather_bytes(data),
-        }
+        self.agree("all_gather_bytes", &Fingerprint::new())?
+            .all_gather_bytes(data)
     }
 
     /// **Collective.** Every rank's bytes, indexed by rank, on `root` (`Some`); the other
-    /// ranks get `None`. Every rank passes the same `root`. Errors as
-    /// [`Communicator::all_gather_bytes`], on every rank.
+    /// ranks get `None`.
+    ///
+    /// # Errors
+    /// As [`Communicator::all_gather_bytes`], and [`CommError::RanksDisagree`] when the
+    /// ranks name different roots, [`CommError::RankOutOfRange`] for a root past the
+    /// last rank; all on every rank.
     pub fn gather_bytes(
         &self,
         root: usize,
         data: &[u8],
     ) -> Result<Option<Vec<Vec<u8>>>, CommError> {
-        self.check_rank(root)?;
-        match &self.kind {
-            Kind::Single => Ok(Some(vec![data.to_vec()])),
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.gather_bytes(root, data),
-        }
+        let mut fp = Fingerprint::new();
+        fp.word(root as u64);
+        self.agree("gather_bytes", &fp)?.gather_bytes(root, data)
     }
 
     /// **Collective.** `root`'s `data` replaces every other rank's `data` (resized to fit;
-    /// the other ranks' contents and lengths do not matter). Every rank passes the same
-    /// `root`. Any length: long buffers go in pieces.
+    /// the other ranks' contents and lengths do not matter). Any length: long buffers go
+    /// in pieces.
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] when the ranks called different collectives or name
+    /// different roots, [`CommError::RankOutOfRange`] for a root past the last rank; both
+    /// on every rank.
     pub fn broadcast_bytes(&self, root: usize, data: &mut Vec<u8>) -> Result<(), CommError> {
-        self.check_rank(root)?;
-        match &self.kind {
-            Kind::Single => {
-                let _ = data;
-                Ok(())
-            }
-            #[cfg(feature = "mpi")]
-            Kind::Mpi(c) => c.broadcast_bytes(root, data, self.message_limit),
+        let mut fp = Fingerprint::new();
+        fp.word(root as u64);
+        self.agree("broadcast_bytes", &fp)?
+            .broadcast_bytes(root, data)
+    }
+
+    /// **Collective.** The ranks-agree check that every collective of the workspace
+    /// starts with: every rank hashes what should be one operation (`op`, and in `fp`
+    /// its operands and arguments), and one all-reduce compares the hashes. When they
+    /// agree, the returned [`Agreed`] gives the collectives that operation runs; when
+    /// they differ, **every** rank gets [`CommError::RanksDisagree`] naming `op`, and no
+    /// rank waits in a collective that the others never enter.
+    ///
+    /// Ranks that call two different operations meet in this same all-reduce (each
+    /// operation starts with it), so they disagree instead of hanging. On one rank it
+    /// costs nothing.
+    ///
+    /// ```
+    /// use amrex_runtime::{Communicator, Fingerprint, ReduceOp};
+    /// let comm = Communicator::single();
+    /// let mut fp = Fingerprint::new();
+    /// fp.word(42);
+    /// let agreed = comm.agree("my_sum", &fp)?;
+    /// assert_eq!(agreed.all_reduce_u64(5, ReduceOp::Sum), 5);
+    /// # Ok::<(), amrex_runtime::CommError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CommError::RanksDisagree`] on every rank.
+    pub fn agree(&self, op: &'static str, fp: &Fingerprint) -> Result<Agreed<'_>, CommError> {
+        if !self.is_single() {
+            let mut h = Fingerprint::new();
+            h.str(op).word(fp.value());
+            self.check_same_raw(h.value())
+                .map_err(|_| CommError::RanksDisagree { op })?;
         }
+        Ok(Agreed { comm: self })
     }
 
     /// **Collective.** Whether every rank passed the same `value` (a hash of a `BoxArray`
     /// and its map, say). When they differ, **every** rank returns
     /// [`CommError::Mismatch`] naming `what`, the lowest rank with the smallest value and
     /// the lowest rank with the largest — no rank hangs or aborts, and all can go on to
-    /// the next collective. Costs one all-reduce (two when they differ).
+    /// the next collective. Costs one all-reduce (two when they differ). It is the same
+    /// all-reduce as [`Communicator::agree`]'s, so it also meets other collectives
+    /// without hanging; use `agree` to go on to the operation's collectives.
+    ///
+    /// # Errors
+    /// [`CommError::Mismatch`] on every rank.
     pub fn check_same(&self, what: &str, value: u64) -> Result<(), CommError> {
-        let size = self.size();
+        self.check_same_raw(value)
+            .map_err(
+                |(rank_min, value_min, rank_max, value_max)| CommError::Mismatch {
+                    what: String::from(what),
+                    rank_min,
+                    value_min,
+                    rank_max,
+                    value_max,
+                    size: self.size(),
+                },
+            )
+    }
+
+    /// The all-reduce of [`Communicator::check_same`] and [`Communicator::agree`]: on a
+    /// mismatch, the lowest rank holding the smallest value, that value, the lowest rank
+    /// holding the largest, and that value.
+    fn check_same_raw(&self, value: u64) -> Result<(), (usize, u64, usize, u64)> {
+        let raw = Agreed { comm: self };
         // min(x) and min(!x) = !max(x), in one all-reduce.
         let mut v = [value, !value];
-        self.all_reduce_u64_slice(&mut v, ReduceOp::Min);
+        raw.all_reduce_u64_slice(&mut v, ReduceOp::Min);
         let (value_min, value_max) = (v[0], !v[1]);
         if value_min == value_max {
             return Ok(());
@@ -468,20 +552,14 @@ impl Communicator {
             if value == value_min { me } else { u64::MAX },
             if value == value_max { me } else { u64::MAX },
         ];
-        self.all_reduce_u64_slice(&mut r, ReduceOp::Min);
-        Err(CommError::Mismatch {
-            what: String::from(what),
-            rank_min: r[0] as usize,
-            value_min,
-            rank_max: r[1] as usize,
-            value_max,
-            size,
-        })
+        raw.all_reduce_u64_slice(&mut r, ReduceOp::Min);
+        let rank = |x: u64| usize::try_from(x).unwrap_or(usize::MAX);
+        Err((rank(r[0]), value_min, rank(r[1]), value_max))
     }
 
     /// Starts a split-phase exchange: posts a non-blocking receive of exactly `bytes` from
     /// each `(rank, bytes)` of `recvs`, then a non-blocking send of each `(rank, buffer)`
-    /// of `sends`, all with `tag` (at most [`MAX_TAG`]), and returns at once. One message
+    /// of `sends`, all with `tag` (from the registry, [`Tag`]), and returns at once. One message
     /// per neighbour: a rank appears at most once in each list, never this process's own
     /// rank (do those as local copies). Zero-byte messages are sent and received like any
     /// other, so both sides' lists must match exactly. Messages longer than
@@ -495,19 +573,19 @@ impl Communicator {
     /// range), and the `Exchange` returns nothing.
     pub fn start_exchange(
         &self,
-        tag: u16,
+        tag: Tag,
         sends: Vec<(usize, Vec<u8>)>,
         recvs: Vec<(usize, usize)>,
     ) -> Result<Exchange, CommError> {
-        if tag > MAX_TAG {
-            return Err(CommError::TagOutOfRange { tag });
-        }
         self.check_peers(sends.iter().map(|s| s.0), Direction::Send)?;
         self.check_peers(recvs.iter().map(|r| r.0), Direction::Receive)?;
         match &self.kind {
-            Kind::Single => Ok(Exchange {
-                state: ExchangeState::Done,
-            }),
+            Kind::Single => {
+                let _ = tag;
+                Ok(Exchange {
+                    state: ExchangeState::Done,
+                })
+            }
             #[cfg(feature = "mpi")]
             Kind::Mpi(c) => Ok(Exchange {
                 state: ExchangeState::Mpi(self::mpi::Pending::start(
@@ -547,6 +625,136 @@ impl Communicator {
             }
         }
         Ok(())
+    }
+}
+
+/// A collective operation the ranks agreed on ([`Communicator::agree`]): the raw
+/// collectives it runs. Every collective of the workspace goes through one, so every
+/// one of them starts with the agreement's all-reduce. Hold it for the whole operation:
+/// several collectives under one agreement cost one check.
+///
+/// Its methods are collective in MPI's sense: every rank of the agreement calls the same
+/// ones in the same order, which the operation's own code guarantees (the agreement
+/// covered the arguments that decide them).
+#[derive(Clone, Copy, Debug)]
+pub struct Agreed<'a> {
+    comm: &'a Communicator,
+}
+
+impl Agreed<'_> {
+    /// The communicator.
+    #[must_use]
+    pub fn communicator(&self) -> &Communicator {
+        self.comm
+    }
+
+    /// Returns when every rank has entered it (an ordering point inside an operation,
+    /// such as the turns of ranks appending to one file).
+    pub fn barrier(&self) {
+        match &self.comm.kind {
+            Kind::Single => {}
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.barrier(),
+        }
+    }
+
+    /// `op` over every rank's `x`; every rank gets the result.
+    #[must_use]
+    pub fn all_reduce_u64(&self, x: u64, op: ReduceOp) -> u64 {
+        let mut v = [x];
+        self.all_reduce_u64_slice(&mut v, op);
+        v[0]
+    }
+
+    /// `op` over every rank's `x`; every rank gets the result.
+    #[must_use]
+    pub fn all_reduce_f64(&self, x: f64, op: ReduceOp) -> f64 {
+        let mut v = [x];
+        self.all_reduce_f64_slice(&mut v, op);
+        v[0]
+    }
+
+    /// Element-wise [`Agreed::all_reduce_u64`], in place; every rank passes a slice of
+    /// the same length.
+    pub fn all_reduce_u64_slice(&self, values: &mut [u64], op: ReduceOp) {
+        match &self.comm.kind {
+            // One rank: the values are already the result.
+            Kind::Single => {
+                let _ = (values, op);
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_reduce_u64(values, op),
+        }
+    }
+
+    /// Element-wise [`Agreed::all_reduce_f64`], in place; every rank passes a slice of
+    /// the same length.
+    pub fn all_reduce_f64_slice(&self, values: &mut [f64], op: ReduceOp) {
+        match &self.comm.kind {
+            Kind::Single => {
+                let _ = (values, op);
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_reduce_f64(values, op),
+        }
+    }
+
+    /// Every rank's bytes, indexed by rank, on every rank.
+    ///
+    /// # Errors
+    /// [`CommError::TooLarge`] on every rank when the total exceeds MPI's count limit.
+    pub fn all_gather_bytes(&self, data: &[u8]) -> Result<Vec<Vec<u8>>, CommError> {
+        match &self.comm.kind {
+            Kind::Single => Ok(vec![data.to_vec()]),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.all_gather_bytes(data),
+        }
+    }
+
+    /// Every rank's bytes, indexed by rank, on `root` (`Some`); `None` elsewhere. Every
+    /// rank passes the same `root`.
+    ///
+    /// # Errors
+    /// [`CommError::RankOutOfRange`] and [`CommError::TooLarge`], on every rank.
+    pub fn gather_bytes(
+        &self,
+        root: usize,
+        data: &[u8],
+    ) -> Result<Option<Vec<Vec<u8>>>, CommError> {
+        self.comm.check_rank(root)?;
+        match &self.comm.kind {
+            Kind::Single => Ok(Some(vec![data.to_vec()])),
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.gather_bytes(root, data),
+        }
+    }
+
+    /// `root`'s `data` replaces every other rank's (resized to fit). Every rank passes
+    /// the same `root`.
+    ///
+    /// # Errors
+    /// [`CommError::RankOutOfRange`], on every rank.
+    pub fn broadcast_bytes(&self, root: usize, data: &mut Vec<u8>) -> Result<(), CommError> {
+        self.comm.check_rank(root)?;
+        match &self.comm.kind {
+            Kind::Single => {
+                let _ = data;
+                Ok(())
+            }
+            #[cfg(feature = "mpi")]
+            Kind::Mpi(c) => c.broadcast_bytes(root, data, self.comm.message_limit),
+        }
+    }
+
+    /// Whether `ok` holds on every rank: `None` when it does, else `Some(rank)` with the
+    /// lowest rank where it does not, on every rank. One all-reduce; the common "did
+    /// anybody fail?" step of an operation whose ranks may fail locally (an allocation,
+    /// a file), so that the others stop with it instead of waiting.
+    #[must_use]
+    pub fn first_failure(&self, ok: bool) -> Option<usize> {
+        let me = self.comm.rank() as u64;
+        let r = self.all_reduce_u64(if ok { u64::MAX } else { me }, ReduceOp::Min);
+        (r != u64::MAX).then(|| usize::try_from(r).unwrap_or(usize::MAX))
     }
 }
 
@@ -590,55 +798,6 @@ impl Exchange {
             ExchangeState::Mpi(p) => p.wait(),
         }
     }
-}
-
-/// Returned by [`crate::init`]: the communicator to build the program's
-/// `DistributionMapping`s with, and MPI's finalisation when dropped.
-///
-/// Keep it alive for the whole program (`let parallel = amrex_multifab::init()?;` first
-/// in `main`). Dropping it calls [`crate::finalize`], unless the thread is panicking:
-/// finalising is collective in effect, and a rank that finalises while the others wait in
-/// a collective would leave them hanging.
-#[derive(Debug)]
-pub struct InitGuard {
-    comm: Communicator,
-}
-
-impl InitGuard {
-    /// MPI's world (feature `mpi`), or [`Communicator::single`] without it.
-    pub fn communicator(&self) -> &Communicator {
-        &self.comm
-    }
-}
-
-impl Drop for InitGuard {
-    fn drop(&mut self) {
-        #[cfg(feature = "mpi")]
-        if !std::thread::panicking() {
-            finalize_mpi();
-        }
-    }
-}
-
-/// AMReX's `amrex::Initialize`: with the `mpi` feature, initialises MPI (once per process;
-/// see `Communicator::world`) and returns a guard whose drop finalises it; without it,
-/// a guard holding [`Communicator::single`]. So one program runs either way, unchanged.
-pub fn init() -> Result<InitGuard, CommError> {
-    #[cfg(feature = "mpi")]
-    let comm = Communicator::world()?;
-    #[cfg(not(feature = "mpi"))]
-    let comm = Communicator::single();
-    Ok(InitGuard { comm })
-}
-
-/// AMReX's `amrex::Finalize`: with the `mpi` feature, finalises MPI if this crate
-/// initialised it (and drops the cached world communicator); idempotent. **Collective**
-/// over MPI's world. Call it at the end of `main` if you did not keep [`init`]'s guard.
-/// MPI cannot be used afterwards (`Communicator::world` returns
-/// [`CommError::Finalized`]). Without the feature it does nothing.
-pub fn finalize() {
-    #[cfg(feature = "mpi")]
-    finalize_mpi();
 }
 
 #[cfg(feature = "std")]
@@ -688,7 +847,6 @@ const _: fn() = || {
     send_sync::<Communicator>();
     send_sync::<Exchange>();
     send_sync::<CommError>();
-    send_sync::<InitGuard>();
 };
 
 #[cfg(test)]
@@ -701,11 +859,11 @@ mod tests {
         assert_eq!((c.rank(), c.size(), c.is_single()), (0, 1, true));
         assert_eq!(c, Communicator::default());
         assert_eq!(c.message_limit(), MAX_MESSAGE_BYTES);
-        c.barrier();
-        assert_eq!(c.all_reduce_u64(7, ReduceOp::Sum), 7);
-        assert_eq!(c.all_reduce_f64(-2.5, ReduceOp::Max), -2.5);
+        c.barrier().unwrap();
+        assert_eq!(c.all_reduce_u64(7, ReduceOp::Sum), Ok(7));
+        assert_eq!(c.all_reduce_f64(-2.5, ReduceOp::Max), Ok(-2.5));
         let mut v = [1.0, 2.0];
-        c.all_reduce_f64_slice(&mut v, ReduceOp::Min);
+        c.all_reduce_f64_slice(&mut v, ReduceOp::Min).unwrap();
         assert_eq!(v, [1.0, 2.0]);
         assert_eq!(c.all_gather_bytes(b"abc").unwrap(), vec![b"abc".to_vec()]);
         assert_eq!(c.gather_bytes(0, b"").unwrap(), Some(vec![Vec::new()]));
@@ -717,38 +875,26 @@ mod tests {
         c.broadcast_bytes(0, &mut b).unwrap();
         assert_eq!(b, b"keep");
         c.check_same("a hash", 42).unwrap();
+        let agreed = c.agree("an operation", &Fingerprint::new()).unwrap();
+        assert_eq!(agreed.first_failure(true), None);
+        assert_eq!(agreed.first_failure(false), Some(0));
+        let tag = Tag::user(3).unwrap();
         assert_eq!(
-            c.start_exchange(3, Vec::new(), Vec::new())
+            c.start_exchange(tag, Vec::new(), Vec::new())
                 .unwrap()
                 .wait()
                 .unwrap(),
             Vec::new()
         );
         assert_eq!(
-            c.start_exchange(3, vec![(0, vec![1])], Vec::new())
+            c.start_exchange(tag, vec![(0, vec![1])], Vec::new())
                 .unwrap_err(),
             CommError::SelfMessage { rank: 0 }
         );
         assert_eq!(
-            c.start_exchange(3, Vec::new(), vec![(1, 8)]).unwrap_err(),
+            c.start_exchange(tag, Vec::new(), vec![(1, 8)]).unwrap_err(),
             CommError::RankOutOfRange { rank: 1, size: 1 }
         );
-        assert_eq!(
-            c.start_exchange(MAX_TAG + 1, Vec::new(), Vec::new())
-                .unwrap_err(),
-            CommError::TagOutOfRange { tag: MAX_TAG + 1 }
-        );
-    }
-
-    // With `mpi`, init() would start MPI inside a libtest thread; the MPI path is tested
-    // by tests/mpi_comm.rs under mpirun.
-    #[cfg(not(feature = "mpi"))]
-    #[test]
-    fn init_without_mpi_is_single() {
-        let g = init().unwrap();
-        assert_eq!(*g.communicator(), Communicator::single());
-        drop(g);
-        finalize();
     }
 
     #[test]
@@ -770,7 +916,7 @@ mod tests {
             "{}",
             CommError::SizeMismatch {
                 from: 1,
-                tag: 7,
+                tag: Tag::FILL_BOUNDARY,
                 expected: 8,
                 received: 4
             }

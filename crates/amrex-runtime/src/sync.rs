@@ -1,14 +1,15 @@
-//! A minimal mutual-exclusion lock: `std::sync::Mutex` with `std`, a spin lock without.
+//! A minimal mutual-exclusion lock for caches shared between threads (copy plans,
+//! FillPatch plans): `std::sync::Mutex` with `std`, a spin lock without.
 
 #[cfg(feature = "std")]
 mod imp {
     /// A lock around `T`.
     #[derive(Debug, Default)]
-    pub(crate) struct Lock<T>(std::sync::Mutex<T>);
+    pub struct Lock<T>(std::sync::Mutex<T>);
 
     impl<T> Lock<T> {
         /// Runs `f` with exclusive access to the value.
-        pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
             // A panic while holding the lock leaves the cache in a consistent state
             // (entries are pushed whole), so a poisoned lock is still usable.
             let mut g = self
@@ -32,7 +33,7 @@ mod imp {
     //    `T: Send`.
     /// A spin lock around `T` (no_std builds have no OS mutex).
     #[derive(Debug, Default)]
-    pub(crate) struct Lock<T> {
+    pub struct Lock<T> {
         locked: AtomicBool,
         value: UnsafeCell<T>,
     }
@@ -50,7 +51,7 @@ mod imp {
 
     impl<T> Lock<T> {
         /// Runs `f` with exclusive access to the value.
-        pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
             while self
                 .locked
                 .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -67,4 +68,28 @@ mod imp {
     }
 }
 
-pub(crate) use imp::Lock;
+pub use imp::Lock;
+
+#[cfg(test)]
+mod tests {
+    use super::Lock;
+
+    #[test]
+    fn the_lock_gives_one_writer_at_a_time() {
+        let lock: Lock<alloc::vec::Vec<u32>> = Lock::default();
+        lock.with(|v| v.push(1));
+        #[cfg(feature = "std")]
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let lock = &lock;
+                s.spawn(move || {
+                    for i in 0..25 {
+                        lock.with(|v| v.push(100 * t + i));
+                    }
+                });
+            }
+        });
+        let n = lock.with(|v| v.len());
+        assert_eq!(n, if cfg!(feature = "std") { 101 } else { 1 });
+    }
+}

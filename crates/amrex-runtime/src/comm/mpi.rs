@@ -46,6 +46,7 @@ use mpi::traits::{
 };
 
 use super::{CommError, Communicator, Kind, MAX_MESSAGE_BYTES, ReduceOp};
+use crate::tags::Tag;
 
 /// Held around every MPI call this crate makes: `MPI_THREAD_SERIALIZED` (see the module
 /// docs). Lock order: [`WORLD`] before [`MPI_LOCK`], never the other way.
@@ -136,7 +137,7 @@ impl MpiComm {
         let _g = lock();
         assert!(
             !mpi::environment::is_finalized(),
-            "amrex-multifab: an MPI communicator was used after MPI was finalised (amrex_multifab::finalize)"
+            "amrex-runtime: an MPI communicator was used after MPI was finalised (amrex_runtime::finalize)"
         );
         f(self.raw())
     }
@@ -518,7 +519,7 @@ pub fn abort_on_panic() {
                 // `catch_panic` takes it, and the caller tells the other ranks.
                 return;
             }
-            abort_all_ranks("amrex-multifab", "panicked");
+            abort_all_ranks("amrex", "panicked");
         }));
     });
 }
@@ -606,7 +607,7 @@ struct Piece {
 pub(crate) struct Pending {
     /// Keeps the communicator (and its MPI handle) alive while requests are in flight.
     comm: Arc<MpiComm>,
-    tag: u16,
+    tag: Tag,
     /// `(peer rank, buffer)` in the order of the caller's `recvs`.
     recvs: Vec<(usize, RawBuf)>,
     sends: Vec<RawBuf>,
@@ -624,7 +625,7 @@ impl Pending {
     /// Posts the receives, then the sends (arguments already checked by the caller).
     pub(super) fn start(
         comm: &Arc<MpiComm>,
-        tag: u16,
+        tag: Tag,
         sends: Vec<(usize, Vec<u8>)>,
         recvs: Vec<(usize, usize)>,
         limit: usize,
@@ -636,11 +637,11 @@ impl Pending {
             sends: Vec::with_capacity(sends.len()),
             pieces: Vec::new(),
         };
-        let mpi_tag = mpi::Tag::from(tag);
+        let mpi_tag = mpi::Tag::from(tag.get());
         let _g = lock();
         assert!(
             !mpi::environment::is_finalized(),
-            "amrex-multifab: an exchange was started after MPI was finalised (amrex_multifab::finalize)"
+            "amrex-runtime: an exchange was started after MPI was finalised (amrex_runtime::finalize)"
         );
         let raw = p.comm.raw();
         for (i, (peer, bytes)) in recvs.into_iter().enumerate() {

@@ -12,13 +12,18 @@
 //! different orders on different ranks and hang. So this is a plain `main` that runs the
 //! named checks one after the other, in the same order on every rank, with a barrier
 //! after each. A failed check panics; the panic hook that `Communicator::world` installs
-//! (`amrex_multifab::abort_on_panic`) calls `MPI_Abort`, so the other ranks end too
+//! (`amrex_runtime::abort_on_panic`) calls `MPI_Abort`, so the other ranks end too
 //! instead of waiting in the next collective. `scripts/test-mpi.sh` also wraps each run
 //! in `timeout`, and checks that `AMREX_MPI_TEST_PANIC_RANK=r` (rank r panics while the
 //! others wait in a barrier) fails fast instead of hanging.
 
-use amrex_multifab::mpi::traits::{Communicator as _, Destination as _, Source as _};
-use amrex_multifab::{CommError, Communicator, Direction, MAX_TAG, ReduceOp};
+use amrex_runtime::mpi::traits::{Communicator as _, Destination as _, Source as _};
+use amrex_runtime::{CommError, Communicator, Direction, Fingerprint, ReduceOp, Tag};
+
+/// User tag `n` (the workspace's own tags are not for tests to reuse).
+fn t(n: u16) -> Tag {
+    Tag::user(n).expect("a small user tag")
+}
 
 /// splitmix64: deterministic, so every rank can compute what every other rank sends.
 fn mix(mut x: u64) -> u64 {
@@ -42,33 +47,36 @@ fn message(round: u64, src: usize, dst: usize, max: usize) -> Vec<u8> {
 
 fn collectives(c: &Communicator) {
     let (r, n) = (c.rank() as u64, c.size() as u64);
-    assert_eq!(c.all_reduce_u64(r + 1, ReduceOp::Sum), n * (n + 1) / 2);
-    assert_eq!(c.all_reduce_u64(r + 1, ReduceOp::Min), 1);
-    assert_eq!(c.all_reduce_u64(r + 1, ReduceOp::Max), n);
     assert_eq!(
-        c.all_reduce_f64(0.5 * r as f64, ReduceOp::Sum),
+        c.all_reduce_u64(r + 1, ReduceOp::Sum).unwrap(),
+        n * (n + 1) / 2
+    );
+    assert_eq!(c.all_reduce_u64(r + 1, ReduceOp::Min).unwrap(), 1);
+    assert_eq!(c.all_reduce_u64(r + 1, ReduceOp::Max).unwrap(), n);
+    assert_eq!(
+        c.all_reduce_f64(0.5 * r as f64, ReduceOp::Sum).unwrap(),
         0.25 * (n * (n - 1)) as f64
     );
     assert_eq!(
-        c.all_reduce_f64(-(r as f64), ReduceOp::Min),
+        c.all_reduce_f64(-(r as f64), ReduceOp::Min).unwrap(),
         -((n - 1) as f64)
     );
-    assert_eq!(c.all_reduce_f64(-(r as f64), ReduceOp::Max), 0.0);
+    assert_eq!(c.all_reduce_f64(-(r as f64), ReduceOp::Max).unwrap(), 0.0);
     let mut v = [r, 10 * r, u64::MAX - r];
-    c.all_reduce_u64_slice(&mut v, ReduceOp::Max);
+    c.all_reduce_u64_slice(&mut v, ReduceOp::Max).unwrap();
     assert_eq!(v, [n - 1, 10 * (n - 1), u64::MAX]);
     // Values on both sides of 2^63: some MPI libraries compare unsigned as signed.
     let big = if r == 0 { u64::MAX } else { r };
     assert_eq!(
-        c.all_reduce_u64(big, ReduceOp::Min),
+        c.all_reduce_u64(big, ReduceOp::Min).unwrap(),
         if n == 1 { u64::MAX } else { 1 }
     );
-    assert_eq!(c.all_reduce_u64(big, ReduceOp::Max), u64::MAX);
+    assert_eq!(c.all_reduce_u64(big, ReduceOp::Max).unwrap(), u64::MAX);
     let mut w = [
         if r == 0 { 1 << 63 } else { (1 << 63) - 1 },
         if r == 0 { 0 } else { u64::MAX },
     ];
-    c.all_reduce_u64_slice(&mut w, ReduceOp::Min);
+    c.all_reduce_u64_slice(&mut w, ReduceOp::Min).unwrap();
     assert_eq!(
         w,
         if n == 1 {
@@ -78,7 +86,7 @@ fn collectives(c: &Communicator) {
         }
     );
     let mut f = [r as f64, 1.0];
-    c.all_reduce_f64_slice(&mut f, ReduceOp::Sum);
+    c.all_reduce_f64_slice(&mut f, ReduceOp::Sum).unwrap();
     assert_eq!(f, [(n * (n - 1) / 2) as f64, n as f64]);
 }
 
@@ -129,7 +137,7 @@ fn ring_exchange(c: &Communicator) {
     let (r, n) = (c.rank(), c.size());
     if n == 1 {
         assert!(
-            c.start_exchange(1, Vec::new(), Vec::new())
+            c.start_exchange(t(1), Vec::new(), Vec::new())
                 .unwrap()
                 .wait()
                 .unwrap()
@@ -141,7 +149,11 @@ fn ring_exchange(c: &Communicator) {
     for round in 0..20 {
         let sends = vec![(next, message(round, r, next, 300))];
         let recvs = vec![(prev, message(round, prev, r, 300).len())];
-        let got = c.start_exchange(2, sends, recvs).unwrap().wait().unwrap();
+        let got = c
+            .start_exchange(t(2), sends, recvs)
+            .unwrap()
+            .wait()
+            .unwrap();
         assert_eq!(
             got,
             vec![(prev, message(round, prev, r, 300))],
@@ -152,7 +164,7 @@ fn ring_exchange(c: &Communicator) {
 
 /// Every rank sends every other rank a random-size message; the receives are listed in a
 /// rank-dependent order, and the result must come back in that order.
-fn all_to_all(c: &Communicator, limit: usize, tag: u16, rounds: u64) {
+fn all_to_all(c: &Communicator, limit: usize, tag: Tag, rounds: u64) {
     let (r, n) = (c.rank(), c.size());
     let comm = c.with_message_limit(limit);
     for round in 0..rounds {
@@ -181,12 +193,12 @@ fn all_to_all(c: &Communicator, limit: usize, tag: u16, rounds: u64) {
 }
 
 fn all_to_all_whole(c: &Communicator) {
-    all_to_all(c, amrex_multifab::MAX_MESSAGE_BYTES, 3, 10);
+    all_to_all(c, amrex_runtime::MAX_MESSAGE_BYTES, t(3), 10);
 }
 
 fn all_to_all_in_pieces(c: &Communicator) {
     // Pieces of 64 bytes: most messages go as several MPI messages.
-    all_to_all(c, 64, 4, 5);
+    all_to_all(c, 64, t(4), 5);
 }
 
 fn split_phase_with_work_between(c: &Communicator) {
@@ -204,7 +216,7 @@ fn split_phase_with_work_between(c: &Communicator) {
             .map(|&q| (q, message(7, q, r, 100_000).len()))
             .collect::<Vec<_>>()
     };
-    let ex = c.start_exchange(5, sends(), recvs()).unwrap();
+    let ex = c.start_exchange(t(5), sends(), recvs()).unwrap();
     // Local work while the messages are in flight; uneven across ranks.
     let mut acc = 0u64;
     for i in 0..(200_000 * (r as u64 + 1)) {
@@ -218,14 +230,19 @@ fn split_phase_with_work_between(c: &Communicator) {
     }
     // An exchange dropped without wait still completes (Drop waits): the next exchange
     // with the same tag gets its own messages, not stale ones.
-    drop(c.start_exchange(5, sends(), recvs()).unwrap());
+    drop(c.start_exchange(t(5), sends(), recvs()).unwrap());
     let sends2 = peers.iter().map(|&q| (q, vec![q as u8; 3])).collect();
     let recvs2 = peers.iter().map(|&q| (q, 3)).collect();
-    for (q, bytes) in c.start_exchange(5, sends2, recvs2).unwrap().wait().unwrap() {
+    for (q, bytes) in c
+        .start_exchange(t(5), sends2, recvs2)
+        .unwrap()
+        .wait()
+        .unwrap()
+    {
         assert_eq!(bytes, vec![r as u8; 3], "from rank {q}");
     }
     // The exchange can be moved to another thread and finished there.
-    let ex = c.start_exchange(6, sends(), recvs()).unwrap();
+    let ex = c.start_exchange(t(6), sends(), recvs()).unwrap();
     let got = std::thread::spawn(move || ex.wait().unwrap())
         .join()
         .unwrap();
@@ -258,8 +275,60 @@ fn check_same_errors_on_every_rank(c: &Communicator) {
         "{msg}"
     );
     // Every rank got it and every rank goes on: no hang.
-    c.barrier();
-    assert_eq!(c.all_reduce_u64(1, ReduceOp::Sum), n as u64);
+    c.barrier().unwrap();
+    assert_eq!(c.all_reduce_u64(1, ReduceOp::Sum).unwrap(), n as u64);
+}
+
+/// Ranks that call different collectives (a barrier on one, a sum on the others; a sum
+/// and a max; gathers to different roots; an operation's own agreement against a
+/// barrier) all get `RanksDisagree` and go on: nobody waits in a collective the others
+/// never entered.
+fn mismatched_collectives_disagree(c: &Communicator) {
+    let (r, n) = (c.rank(), c.size());
+    if n == 1 {
+        return;
+    }
+    let odd = |op: &'static str| CommError::RanksDisagree { op };
+    let got = if r == 0 {
+        c.barrier().map(|()| 0)
+    } else {
+        c.all_reduce_u64(1, ReduceOp::Sum)
+    };
+    assert_eq!(
+        got,
+        Err(odd(if r == 0 { "barrier" } else { "all_reduce_u64" }))
+    );
+    let op = if r == n - 1 {
+        ReduceOp::Max
+    } else {
+        ReduceOp::Sum
+    };
+    assert_eq!(
+        c.all_reduce_f64(1.0, op),
+        Err(odd("all_reduce_f64")),
+        "rank {r}"
+    );
+    assert_eq!(c.gather_bytes(r % 2, b"x"), Err(odd("gather_bytes")));
+    let mut fp = Fingerprint::new();
+    fp.word(7);
+    let got = if r == 1 {
+        c.agree("my_operation", &fp).map(|_| ())
+    } else {
+        c.barrier()
+    };
+    assert_eq!(
+        got,
+        Err(odd(if r == 1 { "my_operation" } else { "barrier" }))
+    );
+    // The same operation with different arguments.
+    let mut fp = Fingerprint::new();
+    fp.usize(r.min(1));
+    assert_eq!(
+        c.agree("my_operation", &fp).map(|_| ()),
+        Err(odd("my_operation"))
+    );
+    // And everyone is still in step.
+    assert_eq!(c.all_reduce_u64(1, ReduceOp::Sum), Ok(n as u64));
 }
 
 fn size_mismatch_is_an_error(c: &Communicator) {
@@ -276,13 +345,13 @@ fn size_mismatch_is_an_error(c: &Communicator) {
     if r == 1 {
         recvs.push((0, 10));
     }
-    let result = c.start_exchange(8, sends, recvs).unwrap().wait();
+    let result = c.start_exchange(t(8), sends, recvs).unwrap().wait();
     if r == 1 {
         assert_eq!(
             result,
             Err(CommError::SizeMismatch {
                 from: 0,
-                tag: 8,
+                tag: t(8),
                 expected: 10,
                 received: 9
             })
@@ -295,23 +364,19 @@ fn size_mismatch_is_an_error(c: &Communicator) {
 fn bad_arguments_are_refused_locally(c: &Communicator) {
     let (r, n) = (c.rank(), c.size());
     assert_eq!(
-        c.start_exchange(1, vec![(r, vec![1])], Vec::new())
+        c.start_exchange(t(1), vec![(r, vec![1])], Vec::new())
             .unwrap_err(),
         CommError::SelfMessage { rank: r }
     );
     assert_eq!(
-        c.start_exchange(1, Vec::new(), vec![(n, 4)]).unwrap_err(),
-        CommError::RankOutOfRange { rank: n, size: n }
-    );
-    assert_eq!(
-        c.start_exchange(MAX_TAG + 1, Vec::new(), Vec::new())
+        c.start_exchange(t(1), Vec::new(), vec![(n, 4)])
             .unwrap_err(),
-        CommError::TagOutOfRange { tag: MAX_TAG + 1 }
+        CommError::RankOutOfRange { rank: n, size: n }
     );
     if n > 1 {
         let other = (r + 1) % n;
         assert_eq!(
-            c.start_exchange(1, Vec::new(), vec![(other, 1), (other, 2)])
+            c.start_exchange(t(1), Vec::new(), vec![(other, 1), (other, 2)])
                 .unwrap_err(),
             CommError::DuplicateRank {
                 rank: other,
@@ -335,8 +400,8 @@ fn world_is_one_communicator(c: &Communicator) {
 /// A user's own communicator (the world split into even and odd ranks): ours is its
 /// duplicate, so a user message with the same tag, posted first, never matches ours.
 fn bring_your_own(c: &Communicator) {
-    let world = amrex_multifab::mpi::topology::SimpleCommunicator::world();
-    let color = amrex_multifab::mpi::topology::Color::with_value((c.rank() % 2) as i32);
+    let world = amrex_runtime::mpi::topology::SimpleCommunicator::world();
+    let color = amrex_runtime::mpi::topology::Color::with_value((c.rank() % 2) as i32);
     let user = world.split_by_color(color).expect("a color was given");
     let ours = Communicator::from_mpi(&user);
     assert_eq!(
@@ -345,16 +410,16 @@ fn bring_your_own(c: &Communicator) {
     );
     assert_ne!(&ours, c);
     let (r, n) = (ours.rank(), ours.size());
-    let members = ours.all_reduce_u64(1, ReduceOp::Sum);
+    let members = ours.all_reduce_u64(1, ReduceOp::Sum).unwrap();
     assert_eq!(members as usize, n);
     if n == 1 {
         return;
     }
     let (next, prev) = ((r + 1) % n, (r + n - 1) % n);
-    let tag = 9;
+    let tag = t(9);
     // The user's message, on their communicator, with our tag, sent before ours.
     let user_msg = vec![0xEE_u8; 4];
-    mpi_user_exchange(&user, next, prev, tag, &user_msg, || {
+    mpi_user_exchange(&user, next, prev, tag.get(), &user_msg, || {
         let got = ours
             .start_exchange(tag, vec![(next, vec![r as u8; 6])], vec![(prev, 6)])
             .unwrap()
@@ -367,9 +432,9 @@ fn bring_your_own(c: &Communicator) {
 /// A raw `MPI_Comm` (as C or mpi4py hand it over): duplicated, so freeing the caller's
 /// handle leaves ours working; `MPI_COMM_NULL` refused.
 fn bring_a_raw_handle(c: &Communicator) {
-    use amrex_multifab::mpi::raw::AsRaw as _;
-    let world = amrex_multifab::mpi::topology::SimpleCommunicator::world();
-    let color = amrex_multifab::mpi::topology::Color::with_value((c.rank() % 2) as i32);
+    use amrex_runtime::mpi::raw::AsRaw as _;
+    let world = amrex_runtime::mpi::topology::SimpleCommunicator::world();
+    let color = amrex_runtime::mpi::topology::Color::with_value((c.rank() % 2) as i32);
     let user = world.split_by_color(color).expect("a color was given");
     // SAFETY: `user` is a live intra-communicator of the MPI this crate links.
     let ours = unsafe { Communicator::from_raw_mpi(user.as_raw()) }.expect("a usable handle");
@@ -378,24 +443,24 @@ fn bring_a_raw_handle(c: &Communicator) {
         (user.rank() as usize, user.size() as usize)
     );
     drop(user); // MPI_Comm_free of the caller's handle
-    let n = ours.all_reduce_u64(1, ReduceOp::Sum);
+    let n = ours.all_reduce_u64(1, ReduceOp::Sum).unwrap();
     assert_eq!(n as usize, ours.size());
     // SAFETY: MPI is initialised; the null handle is a valid value to pass.
-    let null = unsafe { Communicator::from_raw_mpi(amrex_multifab::mpi::ffi::RSMPI_COMM_NULL) };
+    let null = unsafe { Communicator::from_raw_mpi(amrex_runtime::mpi::ffi::RSMPI_COMM_NULL) };
     assert!(matches!(null, Err(CommError::BadHandle { .. })), "{null:?}");
 }
 
 /// Sends `msg` to `next` on the user's communicator, runs `between`, then receives the
 /// user's message from `prev` and checks it.
 fn mpi_user_exchange(
-    user: &amrex_multifab::mpi::topology::SimpleCommunicator,
+    user: &amrex_runtime::mpi::topology::SimpleCommunicator,
     next: usize,
     prev: usize,
     tag: u16,
     msg: &[u8],
     between: impl FnOnce(),
 ) {
-    amrex_multifab::mpi::request::scope(|scope| {
+    amrex_runtime::mpi::request::scope(|scope| {
         let send =
             user.process_at_rank(next as i32)
                 .immediate_send_with_tag(scope, msg, i32::from(tag));
@@ -416,7 +481,7 @@ fn panic_on_request(c: &Communicator) {
         if c.rank() == victim {
             panic!("rank {victim} panics on purpose (AMREX_MPI_TEST_PANIC_RANK)");
         }
-        c.barrier();
+        c.barrier().unwrap();
         // With one rank nothing waits: the panic above already failed the run.
         unreachable!(
             "rank {} passed a barrier that rank {victim} never entered",
@@ -429,7 +494,7 @@ fn panic_on_request(c: &Communicator) {
 type Check = (&'static str, fn(&Communicator));
 
 fn main() {
-    let parallel = amrex_multifab::init().expect("MPI initialises");
+    let parallel = amrex_runtime::init().expect("MPI initialises");
     let c = parallel.communicator().clone();
     let checks: &[Check] = &[
         ("panic_on_request", panic_on_request),
@@ -448,6 +513,10 @@ fn main() {
             "check_same_errors_on_every_rank",
             check_same_errors_on_every_rank,
         ),
+        (
+            "mismatched_collectives_disagree",
+            mismatched_collectives_disagree,
+        ),
         ("size_mismatch_is_an_error", size_mismatch_is_an_error),
         (
             "bad_arguments_are_refused_locally",
@@ -458,7 +527,7 @@ fn main() {
     ];
     for (name, check) in checks {
         check(&c);
-        c.barrier();
+        c.barrier().unwrap();
         if c.rank() == 0 {
             println!("ok {name} ({} ranks)", c.size());
         }
