@@ -169,7 +169,7 @@ def test_refusals_change_nothing():
     fo = amr.BCRec(lo=[T.foextrap] * 3, hi=[T.foextrap] * 3)
     with pytest.raises(ValueError, match="needs 2 boundary records"):
         amr.fill_physical_boundary(mf, geom, [fo])
-    with pytest.raises(ValueError, match="components 1..3"):
+    with pytest.raises(IndexError, match="components 1..3"):
         amr.fill_physical_boundary(mf, geom, [fo] * 3, scomp=1, ncomp=2)
     small = amr.Geometry(amr.Box((0, 0, 0), (2, 3, 3)), amr.RealBox([0, 0, 0], [1, 1, 1]))
     with pytest.raises(ValueError, match="is not inside the domain"):

@@ -118,7 +118,7 @@ def test_refusals_change_nothing():
         amr.fill_patch_single_level(dst, 0.0, [src], [0.0, 1.0], 0, 0, 1, cgeom, noop(cgeom), 0)
     with pytest.raises(ValueError, match="ghost"):
         amr.fill_patch_single_level(dst, 0.0, [src], [0.0], 0, 0, 1, cgeom, noop(cgeom), 0, nghost=2)
-    with pytest.raises(ValueError):
+    with pytest.raises(IndexError):
         amr.fill_patch_single_level(dst, 0.0, [src], [0.0], 0, 0, 2, cgeom, noop(cgeom), 0)
     assert same(before, dst)
 

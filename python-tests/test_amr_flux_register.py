@@ -188,15 +188,15 @@ def test_refusals_change_nothing():
         fr.fine_add(face_mfab(ba_f, dm_f, 1, 1.0), 0, 0, 0, 1, 1.0)  # y faces for x
     with pytest.raises(ValueError, match="direction"):
         fr.crse_init(face_mfab(ba_c, dm_c, 0, 1.0), 3, 0, 0, 1)
-    with pytest.raises(ValueError, match="component"):
+    with pytest.raises(IndexError, match="component"):
         fr.crse_init(face_mfab(ba_c, dm_c, 0, 1.0), 0, 0, 0, 2)
-    with pytest.raises(ValueError, match="component"):
+    with pytest.raises(IndexError, match="component"):
         fr.sum_reg(1)
     assert fr.sum_reg(0) == reg
     phi = amr.MultiFab(ba_c, dm_c, 1, 0)
     phi.set_val(2.0)
     before = snapshot(phi)
-    with pytest.raises(ValueError, match="component"):
+    with pytest.raises(IndexError, match="component"):
         fr.reflux(phi, 1.0, 0, 0, 2, geom())
     with pytest.raises(ValueError, match="same object"):
         fr.reflux(phi, 1.0, 0, 0, 1, geom(), volume=phi)

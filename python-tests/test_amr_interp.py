@@ -106,7 +106,7 @@ def test_refusals_change_nothing():
         amr.node_bilinear_interp.interp(crse, fine, 2)  # cell data
     with pytest.raises(ValueError, match="face-centred"):
         amr.face_linear_interp.interp(crse, fine, 2)
-    with pytest.raises(ValueError, match="component"):
+    with pytest.raises(IndexError, match="component"):
         amr.pc_interp.interp(crse, fine, 2, ncomp=2)
     with pytest.raises(ValueError, match="ghost"):
         amr.pc_interp.interp(crse, fine, 2, ngrow=1)

@@ -89,3 +89,30 @@ def test_every_refusal_reads_distinctly(amr):
     ]
     assert len(set(messages)) == len(messages), messages
     del keep
+
+
+def test_one_bad_component_range_raises_one_exception_everywhere(amr):
+    """Components 0..2 of one-component data: an IndexError from the MultiFab methods,
+    the module functions, the AMR level operations and the flux register alike (one
+    mapping from the library's errors to Python's exceptions)."""
+    dom = amr.Box((0, 0, 0), (7, 7, 7))
+    ba = amr.BoxArray(dom)
+    ba.max_size(4)
+    dm = amr.DistributionMapping(ba)
+    mf = amr.MultiFab(ba, dm, 1, 0)
+    other = amr.MultiFab(ba, dm, 1, 0)
+    fine_ba = amr.BoxArray(amr.Box((0, 0, 0), (15, 15, 15)))
+    fine = amr.MultiFab(fine_ba, amr.DistributionMapping(fine_ba), 1, 0)
+    calls = {
+        "MultiFab.set_val": lambda: mf.set_val(1.0, 0, 2),
+        "MultiFab.plus": lambda: mf.plus(1.0, 0, 2),
+        "MultiFab.sum": lambda: mf.sum(1),
+        "MultiFab.add": lambda: mf.add(other, 0, 0, 2),
+        "MultiFab.saxpy": lambda: mf.saxpy(2.0, other, 0, 0, 2),
+        "copy_mfab": lambda: amr.copy_mfab(mf, other, 0, 0, 2, 0),
+        "average_down": lambda: amr.average_down(fine, mf, 0, 2, 2),
+    }
+    for name, call in calls.items():
+        with pytest.raises(IndexError, match="component") as info:
+            call()
+        assert "2" in str(info.value), f"{name}: {info.value}"

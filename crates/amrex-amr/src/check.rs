@@ -4,7 +4,7 @@ use core::ops::{Bound, Range, RangeBounds};
 
 use amrex_box::{IndexBox, IndexType, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, FabError, MultiFab};
+use amrex_multifab::{BoxArray, FabArrayError, MultiFab};
 use amrex_runtime::{Agreed, CommError, Communicator, Fingerprint};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
@@ -430,7 +430,7 @@ impl Agreement {
 
     /// **Collective** over `comm` ([`Communicator::agree`]): the operation's
     /// collectives when every rank passed the same arguments; else every rank returns
-    /// [`MultiFab`](AmrErrorKind::MultiFab) wrapping [`FabError::RanksDisagree`]. Free
+    /// [`MultiFab`](AmrErrorKind::MultiFab) wrapping [`FabArrayError::RanksDisagree`]. Free
     /// on one process.
     pub(crate) fn check(self, comm: &Communicator) -> Result<Agreed<'_>, AmrError> {
         let op = self.op;
@@ -440,12 +440,5 @@ impl Agreement {
 
 /// A communicator's error in operation `op` of this crate.
 pub(crate) fn comm_error(op: &'static str, e: CommError) -> AmrError {
-    let fe = match e {
-        CommError::RanksDisagree { .. } => FabError::RanksDisagree { op },
-        e => FabError::Exchange {
-            op,
-            detail: alloc::string::ToString::to_string(&e),
-        },
-    };
-    AmrError::new(op, AmrErrorKind::MultiFab(fe))
+    AmrError::new(op, AmrErrorKind::MultiFab(FabArrayError::comm(op, e)))
 }

@@ -11,7 +11,7 @@ use core::fmt;
 
 use amrex_box::{IndexBox, IndexType, IntVect};
 use amrex_geometry::CoordSys;
-use amrex_multifab::FabError;
+use amrex_multifab::FabArrayError;
 
 use alloc::string::String;
 
@@ -157,7 +157,7 @@ pub enum AmrErrorKind {
     },
     /// A MultiFab operation underneath was refused: a `ParallelCopy` or a reduction
     /// between FabArrays on different communicators, ranks that disagree, ...
-    MultiFab(FabError),
+    MultiFab(FabArrayError),
     /// A FillPatch source with other than one or two states, or not one time per state.
     SourceCount {
         /// The states given.
@@ -526,7 +526,7 @@ impl fmt::Display for AmrError {
 
 /// A refused MultiFab operation underneath `op`, as an [`AmrError`] of kind
 /// [`MultiFab`](AmrErrorKind::MultiFab): for `map_err`.
-pub(crate) fn fab_err(op: &'static str) -> impl Fn(FabError) -> AmrError + Copy {
+pub(crate) fn fab_err(op: &'static str) -> impl Fn(FabArrayError) -> AmrError + Copy {
     move |e| AmrError::new(op, AmrErrorKind::MultiFab(e))
 }
 

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, BoxList, DistributionMapping, FabError, iMultiFab};
+use amrex_multifab::{BoxArray, BoxList, DistributionMapping, FabArrayError, FabError, iMultiFab};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
 
@@ -25,8 +25,8 @@ pub struct TagBoxArray {
     fa: iMultiFab,
 }
 
-fn mf_err(op: &'static str, e: FabError) -> AmrError {
-    AmrError::new(op, AmrErrorKind::MultiFab(e))
+fn mf_err(op: &'static str, e: impl Into<FabArrayError>) -> AmrError {
+    AmrError::new(op, AmrErrorKind::MultiFab(e.into()))
 }
 
 impl TagBoxArray {
@@ -312,7 +312,10 @@ impl TagBoxArray {
         let mut out = Vec::new();
         for (rank, b) in all.iter().enumerate() {
             if b.len() % 12 != 0 {
-                return Err(mf_err(OP, FabError::MalformedContribution { op: OP, rank }));
+                return Err(mf_err(
+                    OP,
+                    FabArrayError::MalformedContribution { op: OP, rank },
+                ));
             }
             for c in b.chunks_exact(12) {
                 let w = |i: usize| i32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);

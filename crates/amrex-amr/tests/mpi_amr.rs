@@ -31,7 +31,7 @@ use amrex_amr::{
 };
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
-    BoxArray, CopyOp, DistributionMapping, FabError, IndexBox, IndexType, IntVect, MultiFab,
+    BoxArray, CopyOp, DistributionMapping, FabArrayError, IndexBox, IndexType, IntVect, MultiFab,
     Strategy,
 };
 use amrex_runtime::{Communicator, ReduceOp};
@@ -973,7 +973,8 @@ fn expect_disagreement(what: &str, c: &Communicator, r: Result<(), AmrError>) {
                 && matches!(
                     e.kind(),
                     AmrErrorKind::MultiFab(
-                        FabError::RanksDisagree { .. } | FabError::RefusedOnOtherRank { .. }
+                        FabArrayError::RanksDisagree { .. }
+                            | FabArrayError::RefusedOnOtherRank { .. }
                     )
                 ) => {}
         (n, other) => panic!(

@@ -1,12 +1,14 @@
 //! [`FabError`]: why a fab operation was refused.
 
 use amrex_arena::ArenaError;
-use amrex_box::{IndexBox, IntVect};
+use amrex_box::IndexBox;
 use amrex_dlpack_core::{Device, DlpackError};
 use core::fmt;
 
-/// Why a [`BaseFab`](crate::BaseFab) or FabArray operation was refused. Each variant
-/// names what was asked and what the container has.
+/// Why a [`BaseFab`](crate::BaseFab) operation was refused: one box's concerns (its
+/// memory, box, components and DLPack form). Each variant names what was asked and what
+/// the fab has. Operations over many boxes and ranks have their own error type in
+/// `amrex-multifab`, which wraps this one.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum FabError {
@@ -46,107 +48,6 @@ pub enum FabError {
     },
     /// A reduction with no identity (`min`, `max`) over an empty box.
     EmptyBox,
-    /// A FabArray operation asked for more ghost cells than a FabArray has (or a
-    /// negative width).
-    GhostOutside {
-        /// The ghost width asked for.
-        ng: IntVect,
-        /// The FabArray's ghost width.
-        ngrow: IntVect,
-    },
-    /// FabArrays combined element by element have different BoxArrays or distributions.
-    LayoutMismatch,
-    /// The ranks disagree on what should be one collective operation: its FabArrays'
-    /// BoxArrays or maps differ between ranks, or its arguments do (a component range, a
-    /// ghost width, a region, a reduction), or they called different operations. Every
-    /// rank gets this error, and no rank waits for a message that will not come.
-    RanksDisagree {
-        /// The operation (`"fill_boundary"`, `"reduction"`, ...).
-        op: &'static str,
-    },
-    /// Another rank refused the arguments of a collective operation (or could not
-    /// allocate what it needed), so every rank stops; that rank returns the specific
-    /// error itself.
-    RefusedOnOtherRank {
-        /// The operation.
-        op: &'static str,
-        /// The rank that refused, where it is known.
-        rank: Option<usize>,
-    },
-    /// A collective operation's plan exchanges messages, but this FabArray cannot send
-    /// them: it is another rank's part, or its map does not span its communicator (a map
-    /// made with `with_ranks` for inspection).
-    CannotExchange {
-        /// The operation.
-        op: &'static str,
-        /// The rank whose part this FabArray is.
-        part_of_rank: usize,
-        /// The ranks of the map.
-        map_ranks: usize,
-        /// This process's rank in the FabArray's communicator.
-        comm_rank: usize,
-        /// The communicator's size.
-        comm_size: usize,
-    },
-    /// `fill_boundary_nowait` was called while a FillBoundary of the same FabArray is in
-    /// flight: call `fill_boundary_finish` first.
-    FillInFlight,
-    /// The two FabArrays of an operation live on different communicators (or are parts
-    /// of different ranks).
-    DifferentCommunicators {
-        /// The operation.
-        op: &'static str,
-    },
-    /// Sending or receiving a message failed (a message of the wrong size, a rank out of
-    /// range, the MPI library's failure); `detail` is the communicator's error.
-    Exchange {
-        /// The operation.
-        op: &'static str,
-        /// What the communicator reported.
-        detail: alloc::string::String,
-    },
-    /// A rank's gathered contribution to a collective does not have the shape the
-    /// others agreed on (a corrupt or foreign message).
-    MalformedContribution {
-        /// The operation.
-        op: &'static str,
-        /// The rank whose contribution is wrong.
-        rank: usize,
-    },
-    /// Operations on device (or managed) memory run in one process for now, and this
-    /// FabArray's communicator has more ranks.
-    DeviceNeedsOneProcess {
-        /// The operation.
-        op: &'static str,
-        /// The communicator's size.
-        ranks: usize,
-    },
-    /// The operands live in different memory spaces (host and device, two devices, or
-    /// two arenas whose kernels cannot reach each other's memory): copy one of them
-    /// first.
-    DifferentMemory {
-        /// The operation.
-        op: &'static str,
-        /// The destination's device.
-        dst: Device,
-        /// The other operand's device.
-        src: Device,
-    },
-    /// The operation has no kernel for memory the host cannot loop over (device and
-    /// managed memory): copy to a host FabArray (`to_host`) for it.
-    NoKernel {
-        /// The operation.
-        op: &'static str,
-        /// The memory's device.
-        device: Device,
-    },
-    /// A buffer whose length is not the one the region and components need.
-    WrongLength {
-        /// Elements needed.
-        needed: usize,
-        /// Elements given.
-        found: usize,
-    },
     /// A slice shorter than the box and components need.
     SliceTooShort {
         /// Elements needed.
@@ -184,76 +85,6 @@ impl fmt::Display for FabError {
                 "components {start}..{end} asked for, but the fab has {ncomp}"
             ),
             Self::EmptyBox => f.write_str("min/max over an empty box"),
-            Self::GhostOutside { ng, ngrow } => write!(
-                f,
-                "ghost width {ng} asked for, but the FabArray has {ngrow} (and widths must \
-                 not be negative)"
-            ),
-            Self::LayoutMismatch => {
-                f.write_str("the FabArrays have different BoxArrays or DistributionMappings")
-            }
-            Self::RanksDisagree { op } => write!(
-                f,
-                "{op}: the ranks disagree on the BoxArray, the DistributionMapping or the \
-                 arguments of what should be one collective operation"
-            ),
-            Self::RefusedOnOtherRank { op, rank: Some(r) } => {
-                write!(f, "{op}: rank {r} refused the arguments")
-            }
-            Self::RefusedOnOtherRank { op, rank: None } => {
-                write!(
-                    f,
-                    "{op}: another rank refused the arguments or could not allocate"
-                )
-            }
-            Self::CannotExchange {
-                op,
-                part_of_rank,
-                map_ranks,
-                comm_rank,
-                comm_size,
-            } => write!(
-                f,
-                "{op}: the plan exchanges messages, but this FabArray is rank \
-                 {part_of_rank}'s part of a map over {map_ranks} ranks and its communicator \
-                 has {comm_size} (rank {comm_rank}); build the map with \
-                 DistributionMapping::new or ::on"
-            ),
-            Self::FillInFlight => f.write_str(
-                "fill_boundary_nowait: a FillBoundary of this FabArray is in flight; call \
-                 fill_boundary_finish first",
-            ),
-            Self::DifferentCommunicators { op } => write!(
-                f,
-                "{op}: the two FabArrays do not live on one communicator (or are parts of \
-                 different ranks)"
-            ),
-            Self::Exchange { op, detail } => write!(f, "{op}: message exchange failed: {detail}"),
-            Self::MalformedContribution { op, rank } => write!(
-                f,
-                "{op}: rank {rank}'s contribution does not have the agreed shape"
-            ),
-            Self::DeviceNeedsOneProcess { op, ranks } => write!(
-                f,
-                "{op}: FabArrays in device or managed memory run in one process for now, \
-                 and this one's communicator has {ranks} ranks"
-            ),
-            Self::DifferentMemory { op, dst, src } => write!(
-                f,
-                "{op}: the destination's memory (on {dst}) and the other operand's (on \
-                 {src}) are not one memory space (another arena or kind of memory); copy \
-                 one of them first"
-            ),
-            Self::NoKernel { op, device } => write!(
-                f,
-                "{op} has no kernel for this device memory (on {device}; device and managed \
-                 memory run kernels only): copy the FabArray to host memory with to_host() \
-                 for it"
-            ),
-            Self::WrongLength { needed, found } => write!(
-                f,
-                "buffer of {found} elements given where the region needs {needed}"
-            ),
             Self::SliceTooShort { needed, found } => write!(
                 f,
                 "slice of {found} elements is shorter than the {needed} the box needs"

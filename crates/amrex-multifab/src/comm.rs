@@ -6,7 +6,7 @@
 //! 1. **Agreement.** With more than one rank, every rank hashes what should be one
 //!    operation (BoxArrays, maps, components, ghost widths, periodicity, op) and
 //!    [`Communicator::agree`] compares the hashes: if the ranks disagree, every rank
-//!    returns [`FabError::RanksDisagree`] naming the operation, and nobody waits for a message
+//!    returns [`FabArrayError::RanksDisagree`] naming the operation, and nobody waits for a message
 //!    that will never come.
 //! 2. **Pack and post.** One buffer per neighbour rank, packed tag by tag in plan order
 //!    (both sides list a message's tags in the same order), sent without blocking;
@@ -29,15 +29,16 @@
 //! ranks fill are written at the finish: writing them in between (or reading them, as
 //! `sum_boundary` does) gives another result than one process, as in AMReX.
 
+use crate::error::FabArrayError;
 use alloc::borrow::Cow;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
+use crate::error::component_range;
 use amrex_arena::Arena;
 use amrex_arena::kernels::Kernels;
 pub use amrex_array4::rows::CopyOp;
-use amrex_basefab::{FabError, component_range};
 use amrex_box::IntVect;
 
 use crate::copy::{Order, apply_in_order, copy_tags_interleaved, merged_order, run_tag};
@@ -65,13 +66,13 @@ pub(crate) struct PendingFill {
 /// Step 1: with more than one rank, every rank checks that all ranks run the same
 /// operation on the same layout. Every collective of a FabArray (the exchanges here, the
 /// reductions, the global reads) starts with this one all-reduce, so ranks that call two
-/// different ones meet in it and all get [`FabError::RanksDisagree`] instead of waiting
+/// different ones meet in it and all get [`FabArrayError::RanksDisagree`] instead of waiting
 /// in mismatched MPI calls.
 pub(crate) fn agree<'c>(
     comm: &'c Communicator,
     what: &'static str,
     fp: &Fingerprint,
-) -> Result<Agreed<'c>, FabError> {
+) -> Result<Agreed<'c>, FabArrayError> {
     comm.agree(what, fp).map_err(|e| comm_err(what, e))
 }
 
@@ -82,13 +83,13 @@ fn check_messages<T: Element, A: Arena>(
     what: &'static str,
     fa: &FabArray<T, A>,
     plan: &CopyPlan,
-) -> Result<(), FabError> {
+) -> Result<(), FabArrayError> {
     if plan.is_local_only() {
         return Ok(());
     }
     let comm = fa.dm.communicator();
     if !fa.dm.is_distributed_over_comm() || fa.rank != comm.rank() {
-        return Err(FabError::CannotExchange {
+        return Err(FabArrayError::CannotExchange {
             op: what,
             part_of_rank: fa.rank,
             map_ranks: fa.dm.nranks(),
@@ -110,9 +111,9 @@ impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
         n: usize,
         src_ng: IntVect,
         dst_ng: IntVect,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.ba.ix_type() != src.ba.ix_type() {
-            return Err(FabError::LayoutMismatch);
+            return Err(FabArrayError::LayoutMismatch);
         }
         operand_comps(scomp, n, src.ncomp)?;
         check_ghost(src_ng, src.ngrow)?;
@@ -127,7 +128,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ///
     /// # Errors
     /// As [`fill_boundary_with`](Self::fill_boundary_with).
-    pub fn fill_boundary(&mut self, period: Periodicity) -> Result<(), FabError> {
+    pub fn fill_boundary(&mut self, period: Periodicity) -> Result<(), FabArrayError> {
         let ng = self.ngrow;
         self.fill_boundary_with(period, FillPattern::Full, .., ng)
     }
@@ -141,20 +142,20 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// ranks are in flight.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] (nothing is written
-    /// then); [`FabError::RanksDisagree`] when the ranks disagree on the layout or the
-    /// arguments (on every rank); [`FabError::CannotExchange`] when the plan needs
-    /// messages that this FabArray's map cannot send; [`FabError::FillInFlight`] when a
-    /// `fill_boundary_nowait` of this FabArray is still in flight; [`FabError::Exchange`]
+    /// [`FabError::ComponentsOutside`] or [`FabArrayError::GhostOutside`] (nothing is written
+    /// then); [`FabArrayError::RanksDisagree`] when the ranks disagree on the layout or the
+    /// arguments (on every rank); [`FabArrayError::CannotExchange`] when the plan needs
+    /// messages that this FabArray's map cannot send; [`FabArrayError::FillInFlight`] when a
+    /// `fill_boundary_nowait` of this FabArray is still in flight; [`FabArrayError::Comm`]
     /// when a message fails. On device and managed memory, the errors of the kernels
-    /// ([`FabError::Arena`]) and [`FabError::DeviceNeedsOneProcess`].
+    /// ([`FabError::Arena`]) and [`FabArrayError::DeviceNeedsOneProcess`].
     pub fn fill_boundary_with(
         &mut self,
         period: Periodicity,
         pattern: FillPattern,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.fill_boundary_nowait(period, pattern, comps, ng)?;
         self.fill_boundary_finish()
     }
@@ -174,7 +175,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         pattern: FillPattern,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         const WHAT: &str = "fill_boundary";
         let ng = ng.into();
         if !self.arena.host_loops() {
@@ -198,7 +199,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         let c = c?;
         check_ghost(ng, self.ngrow)?;
         if self.pending.is_some() {
-            return Err(FabError::FillInFlight);
+            return Err(FabArrayError::FillInFlight);
         }
         if ng == IntVect::ZERO || c.is_empty() {
             return Ok(());
@@ -289,8 +290,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// Nothing to do (and `Ok`) when no FillBoundary is in flight. **Collective**.
     ///
     /// # Errors
-    /// [`FabError::Exchange`] if a message failed.
-    pub fn fill_boundary_finish(&mut self) -> Result<(), FabError> {
+    /// [`FabArrayError::Comm`] if a message failed.
+    pub fn fill_boundary_finish(&mut self) -> Result<(), FabArrayError> {
         let Some(p) = self.pending.take() else {
             return Ok(());
         };
@@ -352,7 +353,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &mut self,
         src: &FabArray<T, B>,
         period: Periodicity,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.parallel_copy_with(src, 0, IntVect::ZERO, period, CopyOp::Copy, .., 0)
     }
 
@@ -365,14 +366,14 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// of ranks. **Collective**.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`] for either side
+    /// [`FabError::ComponentsOutside`] or [`FabArrayError::GhostOutside`] for either side
     /// (nothing is written then); the distributed errors as for
     /// [`fill_boundary_with`](Self::fill_boundary_with);
-    /// [`FabError::DifferentCommunicators`] when the two FabArrays live on different
-    /// communicators; [`FabError::DifferentMemory`] when one is in host memory and the
+    /// [`FabArrayError::DifferentCommunicators`] when the two FabArrays live on different
+    /// communicators; [`FabArrayError::DifferentMemory`] when one is in host memory and the
     /// other not.
     ///
-    /// [`FabError::LayoutMismatch`] when the two BoxArrays have different index types.
+    /// [`FabArrayError::LayoutMismatch`] when the two BoxArrays have different index types.
     #[expect(
         clippy::too_many_arguments,
         reason = "AMReX's argument list: the source with its component and width, the \
@@ -387,7 +388,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         op: CopyOp,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         const WHAT: &str = "parallel_copy";
         let (src_ng, dst_ng) = (src_ng.into(), ng.into());
         if !self.arena.host_loops() || !src.arena.host_loops() {
@@ -412,7 +413,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         let c = c?;
         self.check_parallel_copy(src, scomp, c.len(), src_ng, dst_ng)?;
         if *src.dm.communicator() != comm || self.rank != src.rank {
-            return Err(FabError::DifferentCommunicators { op: WHAT });
+            return Err(FabArrayError::DifferentCommunicators { op: WHAT });
         }
         if c.is_empty() {
             return Ok(());
@@ -487,7 +488,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ///
     /// # Errors
     /// As [`sum_boundary_with`](Self::sum_boundary_with).
-    pub fn sum_boundary(&mut self, period: Periodicity) -> Result<(), FabError>
+    pub fn sum_boundary(&mut self, period: Periodicity) -> Result<(), FabArrayError>
     where
         A: Clone,
     {
@@ -508,7 +509,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         period: Periodicity,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError>
+    ) -> Result<(), FabArrayError>
     where
         A: Clone,
     {
@@ -534,14 +535,14 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         // A rank whose allocation failed must not leave the others in parallel_copy.
         if let Some(rank) = agreed.first_failure(tmp.is_ok()) {
             return Err(match tmp {
-                Err(e) => FabError::Arena(e),
-                Ok(_) => FabError::RefusedOnOtherRank {
+                Err(e) => FabArrayError::from(e),
+                Ok(_) => FabArrayError::RefusedOnOtherRank {
                     op: "sum_boundary",
                     rank: Some(rank),
                 },
             });
         }
-        let mut tmp = tmp.map_err(FabError::Arena)?;
+        let mut tmp = tmp.map_err(FabArrayError::from)?;
         tmp.copy_from(self, c.start, .., ng)?;
         self.set_val(T::ZERO, c.clone(), 0)?;
         self.parallel_copy_with(&tmp, 0, ng, period, CopyOp::Add, c, 0)

@@ -17,16 +17,18 @@
 //! results can round as the host loops do; that has not been measured on a GPU yet.
 //! Sums fold in another order than the host's. These FabArrays run in one process for
 //! now: on a communicator of more than one rank every operation returns
-//! [`FabError::DeviceNeedsOneProcess`].
+//! [`FabArrayError::DeviceNeedsOneProcess`].
 
 use crate::element::Element;
+use crate::error::FabArrayError;
+use crate::error::component_range;
 use crate::fabarray::FabArray;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
 use amrex_arena::kernels::{Binary, CopyOrder, Kernels, MemorySpace, Reduce, Region, Unary};
 use amrex_arena::{Arena, HostArena};
 use amrex_array4::rows::CopyOp;
-use amrex_basefab::{BaseFab, FabError, component_range};
+use amrex_basefab::BaseFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_geometry::Periodicity;
 use core::ops::{Range, RangeBounds};
@@ -73,10 +75,10 @@ where
 
 impl<T: Element, A: Kernels> FabArray<T, A> {
     /// `Ok` on a single-process communicator.
-    fn single_process(&self, op: &'static str) -> Result<(), FabError> {
+    fn single_process(&self, op: &'static str) -> Result<(), FabArrayError> {
         let ranks = self.communicator().size();
         if ranks > 1 {
-            return Err(FabError::DeviceNeedsOneProcess { op, ranks });
+            return Err(FabArrayError::DeviceNeedsOneProcess { op, ranks });
         }
         Ok(())
     }
@@ -89,17 +91,17 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         op: &'static str,
         other: &FabArray<T, B>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.spaces_match(op, &[other.arena().memory_space()])
     }
 
     /// `Ok` when every one of `others` is this arena's memory space, else
-    /// [`FabError::DifferentMemory`] naming the first that is not.
-    fn spaces_match(&self, op: &'static str, others: &[MemorySpace]) -> Result<(), FabError> {
+    /// [`FabArrayError::DifferentMemory`] naming the first that is not.
+    fn spaces_match(&self, op: &'static str, others: &[MemorySpace]) -> Result<(), FabArrayError> {
         let mine = self.arena().memory_space();
         match others.iter().find(|&&o| o != mine) {
             None => Ok(()),
-            Some(o) => Err(FabError::DifferentMemory {
+            Some(o) => Err(FabArrayError::DifferentMemory {
                 op,
                 dst: mine.device(),
                 src: o.device(),
@@ -108,8 +110,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     }
 
     /// The refusal of an operation that has no kernel.
-    pub(crate) fn no_kernel(&self, op: &'static str) -> FabError {
-        FabError::NoKernel {
+    pub(crate) fn no_kernel(&self, op: &'static str) -> FabArrayError {
+        FabArrayError::NoKernel {
             op,
             device: self.arena().device(),
         }
@@ -118,7 +120,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// The refusal of a kernel-less operation whose other operands live in `others`:
     /// that the memories differ, where they do (a kernel would not help then), else
     /// [`no_kernel`](Self::no_kernel).
-    pub(crate) fn no_kernel_with(&self, op: &'static str, others: &[MemorySpace]) -> FabError {
+    pub(crate) fn no_kernel_with(&self, op: &'static str, others: &[MemorySpace]) -> FabArrayError {
         match self.spaces_match(op, others) {
             Err(e) => e,
             Ok(()) => self.no_kernel(op),
@@ -133,7 +135,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         op: Unary<T>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp())?;
         self.check_ghost_width(ng)?;
         self.single_process(what)?;
@@ -148,7 +150,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             let r = region(fab, p, bx, &c);
             // SAFETY: `r` lies in this fab's allocation (the box inside the grown box,
             // the components inside `ncomp`), and `&mut self` is exclusive.
-            unsafe { T::kernel_apply(&arena, r, op) }.map_err(FabError::Arena)?;
+            unsafe { T::kernel_apply(&arena, r, op) }.map_err(FabArrayError::from)?;
         }
         Ok(())
     }
@@ -162,10 +164,10 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         first: usize,
         n: usize,
         ng: IntVect,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.check_ghost_width(ng)?;
         if !self.same_layout(o) {
-            return Err(FabError::LayoutMismatch);
+            return Err(FabArrayError::LayoutMismatch);
         }
         crate::ops::operand_comps(first, n, o.ncomp())?;
         o.check_ghost_width(ng)?;
@@ -183,7 +185,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         op: Binary<T>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp())?;
         self.check_kernel_operand(what, src, scomp, c.len(), ng)?;
         let sc = scomp..scomp + c.len();
@@ -199,7 +201,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             // widths), in this arena's memory space (`same_memory`), which its kernels
             // reach; `src` is another FabArray (borrowed shared while
             // `self` is borrowed mutably), so the destination overlaps no source.
-            unsafe { T::kernel_combine(&arena, dr, sr, op) }.map_err(FabError::Arena)?;
+            unsafe { T::kernel_combine(&arena, dr, sr, op) }.map_err(FabArrayError::from)?;
         }
         Ok(())
     }
@@ -213,7 +215,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         init: f64,
         comps: impl RangeBounds<usize>,
         ng: IntVect,
-    ) -> Result<f64, FabError> {
+    ) -> Result<f64, FabArrayError> {
         let c = component_range(comps, self.ncomp())?;
         self.check_ghost_width(ng)?;
         self.single_process(what)?;
@@ -227,7 +229,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             let r = region(fab, fab.as_ptr(), bx, &c);
             // SAFETY: `r` lies in this fab's allocation (the box is inside the grown box,
             // the components inside `ncomp`); `&self` keeps writers away.
-            let v = unsafe { T::kernel_reduce(self.arena(), r, op) }.map_err(FabError::Arena)?;
+            let v =
+                unsafe { T::kernel_reduce(self.arena(), r, op) }.map_err(FabArrayError::from)?;
             acc = op.fold(acc, v);
         }
         Ok(acc)
@@ -241,7 +244,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ycomp: usize,
         comps: impl RangeBounds<usize>,
         ng: IntVect,
-    ) -> Result<f64, FabError> {
+    ) -> Result<f64, FabArrayError> {
         let c = component_range(comps, self.ncomp())?;
         self.check_kernel_operand("dot", y, ycomp, c.len(), ng)?;
         let yc = ycomp..ycomp + c.len();
@@ -254,7 +257,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             // SAFETY: both regions lie in their fabs (same layout, checked components and
             // widths), in memory this arena's kernels reach (`same_memory`); both are
             // only read.
-            acc += unsafe { T::kernel_dot(self.arena(), xr, yr) }.map_err(FabError::Arena)?;
+            acc += unsafe { T::kernel_dot(self.arena(), xr, yr) }.map_err(FabArrayError::from)?;
         }
         Ok(acc)
     }
@@ -268,7 +271,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         src: Option<&FabArray<T, B>>,
         c: &Range<usize>,
         sc: &Range<usize>,
-    ) -> Result<Vec<(Region, Region)>, FabError> {
+    ) -> Result<Vec<(Region, Region)>, FabArrayError> {
         let mut tags: Vec<(u32, &CopyTag)> = plan
             .local()
             .iter()
@@ -303,7 +306,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         pattern: FillPattern,
         c: Range<usize>,
         ng: IntVect,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.single_process("fill_boundary")?;
         if ng == IntVect::ZERO || c.is_empty() {
             return Ok(());
@@ -323,7 +326,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         // SAFETY: every destination is ghost cells of a local fab (tags lie outside their
         // destination's valid box, inside the grown box since ng <= ngrow), every source
         // valid cells, which no tag writes; cell-centred destinations are disjoint.
-        unsafe { T::kernel_copy_regions(self.arena(), &pairs, order) }.map_err(FabError::Arena)
+        unsafe { T::kernel_copy_regions(self.arena(), &pairs, order) }.map_err(FabArrayError::from)
     }
 
     /// ParallelCopy (arguments checked) by the arena's kernels.
@@ -340,12 +343,12 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         op: CopyOp,
         c: Range<usize>,
         dst_ng: IntVect,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         self.same_memory("parallel_copy", src)?;
         self.single_process("parallel_copy")?;
         let ranks = src.communicator().size();
         if ranks > 1 {
-            return Err(FabError::DeviceNeedsOneProcess {
+            return Err(FabArrayError::DeviceNeedsOneProcess {
                 op: "parallel_copy",
                 ranks,
             });
@@ -377,7 +380,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
                 // SAFETY: as above, one tag at a time.
                 .try_for_each(|&(d, s)| unsafe { T::kernel_combine(&arena, d, s, Binary::Add) }),
         }
-        .map_err(FabError::Arena)
+        .map_err(FabArrayError::from)
     }
 }
 
@@ -387,7 +390,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     ///
     /// # Errors
     /// An arena failure of the copy or of the allocation.
-    pub fn to_host(&self) -> Result<FabArray<T, HostArena>, FabError> {
+    pub fn to_host(&self) -> Result<FabArray<T, HostArena>, FabArrayError> {
         let mut out = FabArray::<T, HostArena>::try_new_on_rank_in(
             self.box_array(),
             self.distribution_map(),
@@ -396,7 +399,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
             self.rank(),
             HostArena,
         )
-        .map_err(FabError::Arena)?;
+        .map_err(FabArrayError::from)?;
         for l in 0..self.local_size() {
             let host = self.fab(l).to_host()?;
             let dst = out.fab_mut(l).as_mut_slice()?;
@@ -409,11 +412,11 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// layout, components and ghost width.
     ///
     /// # Errors
-    /// [`FabError::LayoutMismatch`] (also for other component counts or ghost widths);
+    /// [`FabArrayError::LayoutMismatch`] (also for other component counts or ghost widths);
     /// an arena failure of a copy.
-    pub fn copy_from_host(&mut self, src: &FabArray<T, HostArena>) -> Result<(), FabError> {
+    pub fn copy_from_host(&mut self, src: &FabArray<T, HostArena>) -> Result<(), FabArrayError> {
         if !self.same_layout(src) || src.ncomp() != self.ncomp() || src.n_grow() != self.n_grow() {
-            return Err(FabError::LayoutMismatch);
+            return Err(FabArrayError::LayoutMismatch);
         }
         for l in 0..self.local_size() {
             self.fab_mut(l).copy_from_host_fab(src.fab(l))?;

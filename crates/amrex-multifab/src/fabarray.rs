@@ -1,5 +1,6 @@
 //! `FabArray<T, A>`: one fab per local box, on an arena.
 
+use crate::error::FabArrayError;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
@@ -132,14 +133,16 @@ impl<T: Element> FabArray<T, HostArena> {
 pub(crate) trait HashArgs {
     /// A component range as resolved, or as asked for when it was refused (so that a
     /// rank that refuses still agrees with the others on what was asked).
-    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabError>) -> &mut Self;
+    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabArrayError>) -> &mut Self;
 }
 
 impl HashArgs for Fingerprint {
-    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabError>) -> &mut Self {
+    fn comps(&mut self, c: &Result<core::ops::Range<usize>, FabArrayError>) -> &mut Self {
         let (s, e) = match c {
             Ok(r) => (r.start, r.end),
-            Err(FabError::ComponentsOutside { start, end, .. }) => (*start, *end),
+            Err(FabArrayError::Fab(FabError::ComponentsOutside { start, end, .. })) => {
+                (*start, *end)
+            }
             Err(_) => (usize::MAX, usize::MAX),
         };
         self.usize(s).usize(e)
@@ -518,7 +521,7 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     /// assert_eq!(mf.fab(0).index_box(), mf.fabbox(mf.global_index(0)));
     /// assert_eq!(mf[&mf.mfiter(Tiling::None).next().unwrap()].sum(0..1, ba.get(0))?, 64.0);
     /// assert_eq!(mf.sum(0..2, 0).unwrap(), 512.0 + 2.0 * 8.0);
-    /// # Ok::<(), amrex_basefab::FabError>(())
+    /// # Ok::<(), amrex_multifab::FabArrayError>(())
     /// ```
     ///
     /// # Panics

@@ -2,11 +2,10 @@
 //! posting them with the receives, and unpacking a received tag, in the order both
 //! sides list a message's tags.
 
-use alloc::string::ToString;
+use crate::error::FabArrayError;
 use alloc::vec::Vec;
 
 use amrex_array4::rows::{CopyOp, apply_row};
-use amrex_basefab::FabError;
 
 use crate::element::Element;
 use crate::fabarray::RawFab;
@@ -15,16 +14,9 @@ use crate::profile::{self, LOCAL_BYTES, MSGS, SENT};
 use amrex_runtime::threads::par_map;
 use amrex_runtime::{CommError, Communicator, Exchange, Tag};
 
-/// A failed collective or exchange of `op`: the agreement's verdict as
-/// [`FabError::RanksDisagree`], anything else as the communicator reported it.
-pub(crate) fn comm_err(op: &'static str, e: CommError) -> FabError {
-    match e {
-        CommError::RanksDisagree { .. } => FabError::RanksDisagree { op },
-        e => FabError::Exchange {
-            op,
-            detail: e.to_string(),
-        },
-    }
+/// A failed collective or exchange of `op` ([`FabArrayError::comm`]).
+pub(crate) fn comm_err(op: &'static str, e: CommError) -> FabArrayError {
+    FabArrayError::comm(op, e)
 }
 
 /// Counts the messages and bytes of one call.
@@ -125,7 +117,7 @@ pub(crate) unsafe fn post<T: Element>(
     plan: &CopyPlan,
     (raws, g2l, scomp): (&[RawFab<T>], &[u32], usize),
     nc: usize,
-) -> Result<(Exchange, u64), FabError> {
+) -> Result<(Exchange, u64), FabArrayError> {
     let sends = par_map(plan.sends().len(), |i| {
         let (rank, ref tags) = plan.sends()[i];
         // SAFETY: the caller's promise.

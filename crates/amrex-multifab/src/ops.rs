@@ -3,7 +3,7 @@
 //! Arguments follow the order BaseFab's operations use: the scalars, then each other
 //! FabArray followed by its first component, then the component range of `self`
 //! (`..` for all), then the ghost width last (`0` for the valid cells; an `i32` is the
-//! same width in every direction). Every operation returns `Result<_, FabError>` and
+//! same width in every direction). Every operation returns `Result<_, FabArrayError>` and
 //! checks components, ghost widths and layouts before it touches an element, so an
 //! error leaves every FabArray unchanged.
 //!
@@ -13,11 +13,12 @@
 //! vectorises. Reductions accumulate each tile in eight lanes and fold the tiles in a
 //! fixed order, so their result does not depend on the number of threads.
 
+use crate::error::FabArrayError;
 use alloc::vec::Vec;
 use core::ops::{Range, RangeBounds};
 
+use crate::error::component_range;
 use amrex_arena::kernels::{Binary, Kernels, Reduce, Unary};
-use amrex_basefab::{FabError, component_range};
 use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
@@ -255,7 +256,12 @@ enum Kind {
 
 /// The reduction, its components (as resolved, or as asked for when refused), the other
 /// operand's first component and the ghost width, hashed.
-fn reduction_key(kind: Kind, c: &Result<Range<usize>, FabError>, other: usize, ng: IntVect) -> u64 {
+fn reduction_key(
+    kind: Kind,
+    c: &Result<Range<usize>, FabArrayError>,
+    other: usize,
+    ng: IntVect,
+) -> u64 {
     let mut fp = amrex_runtime::Fingerprint::new();
     fp.word(kind as u64).comps(c).word(other as u64).iv(ng);
     fp.value()
@@ -282,11 +288,11 @@ pub enum Reduction {
 }
 
 /// Checks a ghost width against a FabArray's: `0 <= ng <= ngrow` in every direction.
-pub(crate) fn check_ghost(ng: IntVect, ngrow: IntVect) -> Result<(), FabError> {
+pub(crate) fn check_ghost(ng: IntVect, ngrow: IntVect) -> Result<(), FabArrayError> {
     if ng.all_ge(IntVect::ZERO) && ng.all_le(ngrow) {
         Ok(())
     } else {
-        Err(FabError::GhostOutside { ng, ngrow })
+        Err(FabArrayError::GhostOutside { ng, ngrow })
     }
 }
 
@@ -295,7 +301,7 @@ pub(crate) fn operand_comps(
     first: usize,
     n: usize,
     ncomp: usize,
-) -> Result<Range<usize>, FabError> {
+) -> Result<Range<usize>, FabArrayError> {
     component_range(first..first.saturating_add(n), ncomp)
 }
 
@@ -303,15 +309,15 @@ impl<T: Element, A: amrex_arena::Arena> FabArray<T, A> {
     /// Checks a ghost width against this FabArray's, as every operation does.
     ///
     /// # Errors
-    /// [`FabError::GhostOutside`] unless `0 <= ng <= n_grow()` in every direction.
-    pub fn check_ghost_width(&self, ng: IntVect) -> Result<(), FabError> {
+    /// [`FabArrayError::GhostOutside`] unless `0 <= ng <= n_grow()` in every direction.
+    pub fn check_ghost_width(&self, ng: IntVect) -> Result<(), FabArrayError> {
         check_ghost(ng, self.ngrow)
     }
 }
 
 impl<T: Element, A: Kernels> FabArray<T, A> {
     /// The work items of an operation over ghost width `ng`: `(local fab, region)`.
-    fn op_items(&self, ng: IntVect) -> Result<Vec<(usize, IndexBox)>, FabError> {
+    fn op_items(&self, ng: IntVect) -> Result<Vec<(usize, IndexBox)>, FabArrayError> {
         check_ghost(ng, self.ngrow)?;
         // One task per slab of about `TARGET` cells (whole k-planes of the region), a
         // partition that does not depend on the number of threads.
@@ -354,9 +360,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         first: usize,
         n: usize,
         ng: IntVect,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if !self.same_layout(o) {
-            return Err(FabError::LayoutMismatch);
+            return Err(FabArrayError::LayoutMismatch);
         }
         operand_comps(first, n, o.ncomp)?;
         check_ghost(ng, o.ngrow)
@@ -368,7 +374,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T]) + Sync + Send,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp)?;
         let items = self.op_items(ng)?;
         let raws = self.raws_mut();
@@ -393,7 +399,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T], &[T]) + Sync + Send,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp)?;
         self.check_other(src, scomp, c.len(), ng)?;
         let items = self.op_items(ng)?;
@@ -428,7 +434,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: IntVect,
         f: impl Fn(&mut [T], &[T], &[T]) + Sync + Send,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp)?;
         self.check_other(a, acomp, c.len(), ng)?;
         self.check_other(b, bcomp, c.len(), ng)?;
@@ -462,7 +468,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         id: R,
         f: impl Fn(R, T) -> R + Sync + Send,
         combine: impl Fn(R, R) -> R + Sync + Send,
-    ) -> Result<R, FabError> {
+    ) -> Result<R, FabArrayError> {
         let c = component_range(comps, self.ncomp);
         let key = reduction_key(kind, &c, 0, ng);
         let local = (|| {
@@ -492,10 +498,10 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     fn combine_boxes<R: bytemuck::Pod + Send + Sync>(
         &self,
         key: u64,
-        local: Result<Parts<R>, FabError>,
+        local: Result<Parts<R>, FabArrayError>,
         id: R,
         combine: impl Fn(R, R) -> R,
-    ) -> Result<R, FabError> {
+    ) -> Result<R, FabArrayError> {
         // A rank whose arguments were refused still takes part in the gather (with no
         // values), so that every rank learns of it and none waits.
         let per_box = local.as_ref().ok().map(|(items, parts)| {
@@ -545,7 +551,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         if let Some(rank) = refused {
             return Err(match local {
                 Err(e) => e,
-                Ok(_) => FabError::RefusedOnOtherRank {
+                Ok(_) => FabArrayError::RefusedOnOtherRank {
                     op: "reduction",
                     rank: Some(rank),
                 },
@@ -567,7 +573,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
                 let mut global = Vec::with_capacity(self.ba.len());
                 for &r in self.dm.pmap() {
                     let Some(x) = parts.get_mut(r as usize).and_then(Vec::pop) else {
-                        return Err(FabError::MalformedContribution {
+                        return Err(FabArrayError::MalformedContribution {
                             op: "reduction",
                             rank: r as usize,
                         });
@@ -575,7 +581,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
                     global.push(x);
                 }
                 if let Some(rank) = parts.iter().position(|p| !p.is_empty()) {
-                    return Err(FabError::MalformedContribution {
+                    return Err(FabArrayError::MalformedContribution {
                         op: "reduction",
                         rank,
                     });
@@ -604,7 +610,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ///
     /// # Errors
     /// As [`set_val`](Self::set_val) (on host memory nothing can fail).
-    pub fn fill(&mut self, v: T) -> Result<(), FabError> {
+    pub fn fill(&mut self, v: T) -> Result<(), FabArrayError> {
         let all = self.ngrow;
         self.set_val(v, .., all)
     }
@@ -619,24 +625,24 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// ncomp, nghost)`).
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabError::GhostOutside`]; nothing is written
+    /// [`FabError::ComponentsOutside`] or [`FabArrayError::GhostOutside`]; nothing is written
     /// then. The same holds for every operation below (binary ones also refuse
-    /// [`FabError::LayoutMismatch`]).
+    /// [`FabArrayError::LayoutMismatch`]).
     ///
     /// Every operation runs on any arena: on host and pinned memory the tiled, threaded
     /// host loops do the work; on device and managed memory the arena's kernels (see
     /// [`Kernels`]), which refuse with [`FabError::Arena`] where there are none.
     /// Operations that have no kernel (`invert`, `negate`, `abs`, `subtract`,
     /// `multiply`, `divide`, `lin_comb`, `add_product`, `swap`) return
-    /// [`FabError::NoKernel`] there; operands in other memory than the destination's,
-    /// [`FabError::DifferentMemory`]; and device FabArrays on more than one rank,
-    /// [`FabError::DeviceNeedsOneProcess`].
+    /// [`FabArrayError::NoKernel`] there; operands in other memory than the destination's,
+    /// [`FabArrayError::DifferentMemory`]; and device FabArrays on more than one rank,
+    /// [`FabArrayError::DeviceNeedsOneProcess`].
     pub fn set_val(
         &mut self,
         v: T,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self.kernel_unary("set_val", comps, ng, Unary::Set(v));
@@ -650,7 +656,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         v: T,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self.kernel_unary("plus", comps, ng, Unary::Add(v));
@@ -664,7 +670,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         v: T,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self.kernel_unary("mult", comps, ng, Unary::Scale(v));
@@ -678,7 +684,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         numerator: T,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() {
             return Err(self.no_kernel("invert"));
         }
@@ -692,7 +698,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &mut self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() {
             return Err(self.no_kernel("negate"));
         }
@@ -704,7 +710,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &mut self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() {
             return Err(self.no_kernel("abs"));
         }
@@ -722,7 +728,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() || !src.arena.host_loops() {
             return self.kernel_binary("add", src, scomp, comps, ng, Binary::Add);
@@ -739,7 +745,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !src.arena.host_loops() {
             return Err(self.no_kernel_with("subtract", &[src.arena.memory_space()]));
         }
@@ -755,7 +761,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !src.arena.host_loops() {
             return Err(self.no_kernel_with("multiply", &[src.arena.memory_space()]));
         }
@@ -771,7 +777,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !src.arena.host_loops() {
             return Err(self.no_kernel_with("divide", &[src.arena.memory_space()]));
         }
@@ -787,7 +793,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         scomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() || !src.arena.host_loops() {
             return self.kernel_binary("copy_from", src, scomp, comps, ng, Binary::Copy);
@@ -803,7 +809,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         xcomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() || !x.arena.host_loops() {
             return self.kernel_binary("saxpy", x, xcomp, comps, ng, Binary::Axpy(a));
@@ -821,7 +827,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         xcomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() || !x.arena.host_loops() {
             return self.kernel_binary("xpay", x, xcomp, comps, ng, Binary::Xpay(a));
@@ -843,7 +849,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ycomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !x.arena.host_loops() || !y.arena.host_loops() {
             let others = [x.arena.memory_space(), y.arena.memory_space()];
             return Err(self.no_kernel_with("lin_comb", &others));
@@ -864,7 +870,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comp2: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !s1.arena.host_loops() || !s2.arena.host_loops() {
             let others = [s1.arena.memory_space(), s2.arena.memory_space()];
             return Err(self.no_kernel_with("add_product", &others));
@@ -883,7 +889,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ocomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         if self.on_kernels() || !other.arena.host_loops() {
             return Err(self.no_kernel_with("swap", &[other.arena.memory_space()]));
         }
@@ -916,7 +922,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T, FabError> {
+    ) -> Result<T, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             let init = T::acc_to_f64(T::HIGHEST.to_acc());
@@ -933,7 +939,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T, FabError> {
+    ) -> Result<T, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             let init = T::acc_to_f64(T::LOWEST.to_acc());
@@ -949,7 +955,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T::Acc, FabError> {
+    ) -> Result<T::Acc, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self
@@ -971,7 +977,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T, FabError> {
+    ) -> Result<T, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self
@@ -993,7 +999,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T::Acc, FabError> {
+    ) -> Result<T::Acc, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             return self
@@ -1015,7 +1021,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<f64, FabError> {
+    ) -> Result<f64, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() {
             let s = self.kernel_reduce("norm2", Reduce::SumSquares, 0.0, comps, ng)?;
@@ -1039,7 +1045,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ycomp: usize,
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
-    ) -> Result<T::Acc, FabError> {
+    ) -> Result<T::Acc, FabArrayError> {
         let ng = ng.into();
         if self.on_kernels() || !y.arena.host_loops() {
             return self

@@ -1,5 +1,6 @@
 //! Global-index reads and writes of a region (what WarpX's `fields.py` offers).
 
+use crate::error::FabArrayError;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -8,8 +9,9 @@ use amrex_box::{IndexBox, IntVect};
 
 use crate::dlpack::Ghosts;
 use crate::element::Element;
+use crate::error::component_range;
 use crate::fabarray::FabArray;
-use amrex_basefab::{FabError, component_range};
+use amrex_basefab::FabError;
 use core::ops::RangeBounds;
 
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
@@ -23,13 +25,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ///
     /// # Errors
     /// [`FabError::ComponentsOutside`], [`FabError::TooLarge`] for a region whose values
-    /// would not fit memory, [`FabError::Exchange`] if the gather fails, [`FabError::RanksDisagree`] or
-    /// [`FabError::RefusedOnOtherRank`] (on every rank) when the ranks disagree or one refuses.
+    /// would not fit memory, [`FabArrayError::Comm`] if the gather fails, [`FabArrayError::RanksDisagree`] or
+    /// [`FabArrayError::RefusedOnOtherRank`] (on every rank) when the ranks disagree or one refuses.
     pub fn read_region(
         &self,
         comps: impl RangeBounds<usize>,
         region: IndexBox,
-    ) -> Result<Vec<T>, FabError> {
+    ) -> Result<Vec<T>, FabArrayError> {
         let distributed = !self.dm.communicator().is_single();
         let comps = component_range(comps, self.ncomp);
         // What the ranks must agree on: the components (a refused range as such).
@@ -51,7 +53,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         region: IndexBox,
         distributed: bool,
-    ) -> Result<(Vec<T>, Vec<u64>), FabError> {
+    ) -> Result<(Vec<T>, Vec<u64>), FabArrayError> {
         let c = component_range(comps, self.ncomp)?;
         let (comp, nc) = (c.start, c.len());
         let npts = region.checked_num_pts_usize().ok_or(FabError::TooLarge)?;
@@ -100,10 +102,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// only its flag, so every rank reaches the same verdict.
     fn merge_ranks(
         &self,
-        local: Result<(Vec<T>, Vec<u64>), FabError>,
+        local: Result<(Vec<T>, Vec<u64>), FabArrayError>,
         region: IndexBox,
         comps: [u64; 2],
-    ) -> Result<Vec<T>, FabError> {
+    ) -> Result<Vec<T>, FabArrayError> {
         let mut fp = amrex_runtime::Fingerprint::new();
         fp.str("read_region")
             .word(self.layout_fingerprint())
@@ -127,7 +129,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         {
             return Err(match local {
                 Err(e) => e,
-                Ok(_) => FabError::RefusedOnOtherRank {
+                Ok(_) => FabArrayError::RefusedOnOtherRank {
                     op: "read_region",
                     rank: Some(rank),
                 },
@@ -141,7 +143,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         for (rank, part) in all.iter().enumerate() {
             let part = &part[8..];
             if part.len() != payload.len() - 8 {
-                return Err(FabError::MalformedContribution {
+                return Err(FabArrayError::MalformedContribution {
                     op: "read_region",
                     rank,
                 });
@@ -170,7 +172,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// [`Ghosts::Include`] ghost cells too.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`], or [`FabError::WrongLength`] when `data` does not
+    /// [`FabError::ComponentsOutside`], or [`FabArrayError::WrongLength`] when `data` does not
     /// hold one value per cell and component; nothing is written then.
     pub fn write_region(
         &mut self,
@@ -178,13 +180,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ghosts: Ghosts,
         comps: impl RangeBounds<usize>,
         region: IndexBox,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let c = component_range(comps, self.ncomp)?;
         let (comp, nc) = (c.start, c.len());
         let npts = region.checked_num_pts_usize().ok_or(FabError::TooLarge)?;
         let needed = npts.checked_mul(nc).ok_or(FabError::TooLarge)?;
         if data.len() != needed {
-            return Err(FabError::WrongLength {
+            return Err(FabArrayError::WrongLength {
                 needed,
                 found: data.len(),
             });
@@ -225,7 +227,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         &self,
         comps: impl RangeBounds<usize>,
         region: IndexBox,
-    ) -> Result<ndarray::Array4<T>, FabError> {
+    ) -> Result<ndarray::Array4<T>, FabArrayError> {
         use ndarray::ShapeBuilder;
         let c = component_range(comps, self.ncomp)?;
         let len = region.length();
@@ -240,7 +242,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// components written from `comp`.
     ///
     /// # Errors
-    /// As [`write_region`](Self::write_region); [`FabError::WrongLength`] when the
+    /// As [`write_region`](Self::write_region); [`FabArrayError::WrongLength`] when the
     /// array's `i, j, k` extents are not the region's.
     #[cfg(feature = "ndarray")]
     pub fn write_region_ndarray(
@@ -249,7 +251,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         ghosts: Ghosts,
         comp: usize,
         region: IndexBox,
-    ) -> Result<(), FabError> {
+    ) -> Result<(), FabArrayError> {
         let len = region.length();
         let nc = a.dim().3;
         let want = (len[0] as usize, len[1] as usize, len[2] as usize, nc);
@@ -258,7 +260,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 .checked_num_pts_usize()
                 .unwrap_or(usize::MAX)
                 .saturating_mul(nc);
-            return Err(FabError::WrongLength {
+            return Err(FabArrayError::WrongLength {
                 needed,
                 found: a.len(),
             });

@@ -11,8 +11,8 @@ use amrex_arena::kernels::Kernels;
 use amrex_arena::testing::FakeDeviceArena;
 use amrex_arena::{Arena, HostArena};
 use amrex_multifab::{
-    BoxArray, CopyOp, DistributionMapping, FabArray, FabError, FillPattern, IndexBox, IndexType,
-    IntVect, MultiFab, Periodicity,
+    BoxArray, CopyOp, DistributionMapping, FabArray, FabArrayError, FabError, FillPattern,
+    IndexBox, IndexType, IntVect, MultiFab, Periodicity,
 };
 
 /// Prints where a device test runs: `ran on kDLCUDA:0` for a real device (the GPU check
@@ -165,11 +165,11 @@ fn exercise<A: Kernels + 'static>(arena: A) {
     let before = d.to_host().unwrap();
     assert!(matches!(
         d.set_val(9.0, 2..4, 0),
-        Err(FabError::ComponentsOutside { .. })
+        Err(FabArrayError::Fab(FabError::ComponentsOutside { .. }))
     ));
     assert!(matches!(
         d.plus(9.0, .., 3),
-        Err(FabError::GhostOutside { .. })
+        Err(FabArrayError::GhostOutside { .. })
     ));
     let other_ba = BoxArray::from_domain(domain, 4);
     let other = on(
@@ -178,11 +178,11 @@ fn exercise<A: Kernels + 'static>(arena: A) {
     );
     assert!(matches!(
         d.saxpy(1.0, &other, 0, .., 0),
-        Err(FabError::LayoutMismatch)
+        Err(FabArrayError::LayoutMismatch)
     ));
     assert!(matches!(
         d.copy_from(&x, 2, 0..2, 0),
-        Err(FabError::ComponentsOutside { .. })
+        Err(FabArrayError::Fab(FabError::ComponentsOutside { .. }))
     ));
     // Kernel-less operations with operands in other memory say that, not "no kernel":
     // a kernel would not help.
@@ -197,7 +197,7 @@ fn exercise<A: Kernels + 'static>(arena: A) {
         ("swap", hh.swap(&mut d, 0, .., 0)),
     ] {
         match r {
-            Err(FabError::DifferentMemory { op: o, dst, src }) => {
+            Err(FabArrayError::DifferentMemory { op: o, dst, src }) => {
                 assert_eq!(o, op);
                 assert_eq!(dst, HostArena.device(), "{op}");
                 // The arena under test: kDLCUDAManaged for managed memory, not the test
@@ -262,11 +262,11 @@ fn exercise_parallel_copy<A: Kernels + 'static>(arena: A) {
     same_bits("parallel_copy (all)", &dd.to_host().unwrap(), &hd);
     assert!(matches!(
         dd.parallel_copy_with(&ds, 2, 0, period, CopyOp::Copy, 0..2, 0),
-        Err(FabError::ComponentsOutside { .. })
+        Err(FabArrayError::Fab(FabError::ComponentsOutside { .. }))
     ));
     assert!(matches!(
         dd.parallel_copy_with(&ds, 0, 3, period, CopyOp::Copy, .., 0),
-        Err(FabError::GhostOutside { .. })
+        Err(FabArrayError::GhostOutside { .. })
     ));
 }
 
@@ -414,7 +414,7 @@ fn the_kernel_path_refuses_what_it_cannot_do_and_composes_the_rest() {
         ("abs", d.abs(.., 0)),
     ] {
         match r {
-            Err(FabError::NoKernel { op: o, device }) => {
+            Err(FabArrayError::NoKernel { op: o, device }) => {
                 assert_eq!(o, op);
                 assert_eq!(device, FakeDeviceArena.device());
             }
@@ -424,23 +424,25 @@ fn the_kernel_path_refuses_what_it_cannot_do_and_composes_the_rest() {
     let x = on(&FakeDeviceArena, &h);
     assert!(matches!(
         d.subtract(&x, 0, .., 0),
-        Err(FabError::NoKernel { op: "subtract", .. })
+        Err(FabArrayError::NoKernel { op: "subtract", .. })
     ));
     // A host operand for a device destination (and the other way round).
     assert!(matches!(
         d.saxpy(2.0, &h, 0, .., 0),
-        Err(FabError::DifferentMemory { op: "saxpy", .. })
+        Err(FabArrayError::DifferentMemory { op: "saxpy", .. })
     ));
     assert!(matches!(
         h.to_host().unwrap().add(&d, 0, .., 0),
-        Err(FabError::DifferentMemory { op: "add", .. })
+        Err(FabArrayError::DifferentMemory { op: "add", .. })
     ));
     same_bits("after refused calls", &d.to_host().unwrap(), &before);
 
     // Integer FabArrays have no kernels: an arena error that says so.
     let mut di = FabArray::<i32, _>::try_new_in(&ba, &dm, 1, ng, FakeDeviceArena).unwrap();
     match di.set_val(3, .., 0) {
-        Err(FabError::Arena(e)) => assert!(e.to_string().contains("f32 and f64"), "{e}"),
+        Err(FabArrayError::Fab(FabError::Arena(e))) => {
+            assert!(e.to_string().contains("f32 and f64"), "{e}")
+        }
         other => panic!("{other:?}"),
     }
 
@@ -559,7 +561,7 @@ fn same_device_and_kind_is_not_the_same_memory() {
         ("swap", d.swap(&mut other, 0, .., 0)),
     ] {
         assert!(
-            matches!(r, Err(FabError::DifferentMemory { op: o, .. }) if o == op),
+            matches!(r, Err(FabArrayError::DifferentMemory { op: o, .. }) if o == op),
             "{op}: {r:?}"
         );
     }

@@ -9,8 +9,8 @@
 //! the same order on every rank).
 
 use amrex_multifab::{
-    BoxArray, CopyOp, DistributionMapping, FabError, FillPattern, IndexBox, IndexType, IntVect,
-    MultiFab, Periodicity, Reduction, Strategy,
+    BoxArray, CopyOp, DistributionMapping, FabArrayError, FabError, FillPattern, IndexBox,
+    IndexType, IntVect, MultiFab, Periodicity, Reduction, Strategy,
 };
 use amrex_runtime::Communicator;
 
@@ -268,7 +268,7 @@ fn fill_boundary_split_phase(c: &Communicator) {
             // A second one while the first is in flight is refused.
             assert!(matches!(
                 mf.fill_boundary_nowait(period, FillPattern::Full, .., 2),
-                Err(FabError::FillInFlight)
+                Err(FabArrayError::FillInFlight)
             ));
             // Work on valid cells overlaps the messages (the sources were packed).
             mf.plus(1.0, .., 0).unwrap();
@@ -449,7 +449,7 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
             ("parallel_copy", pc),
         ] {
             match r {
-                Err(FabError::RanksDisagree { op }) => assert!(
+                Err(FabArrayError::RanksDisagree { op }) => assert!(
                     what.starts_with(op) || op == "reduction",
                     "{what}: the error names {op}"
                 ),
@@ -477,9 +477,11 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
     ];
     for (what, r) in results {
         match (c.rank(), r) {
-            (0, Err(FabError::ComponentsOutside { .. })) => {}
-            (_, Err(FabError::RanksDisagree { .. } | FabError::RefusedOnOtherRank { .. }))
-                if c.size() > 1 => {}
+            (0, Err(FabArrayError::Fab(FabError::ComponentsOutside { .. }))) => {}
+            (
+                _,
+                Err(FabArrayError::RanksDisagree { .. } | FabArrayError::RefusedOnOtherRank { .. }),
+            ) if c.size() > 1 => {}
             (r, Ok(())) if r > 0 && c.size() == 1 => {}
             (r, other) => panic!("{what} on rank {r} of {}: {other:?}", c.size()),
         }

@@ -2,7 +2,7 @@
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{
-    BoxArray, DistributionMapping, FabArray, FabError, MultiFab, Tiling, iMultiFab,
+    BoxArray, DistributionMapping, FabArray, FabArrayError, FabError, MultiFab, Tiling, iMultiFab,
 };
 use proptest::prelude::*;
 
@@ -338,7 +338,7 @@ fn refused_operations_name_the_reason_and_write_nothing() {
     let e = x.plus(1.0, 0..1, 2).unwrap_err();
     assert_eq!(
         e,
-        FabError::GhostOutside {
+        FabArrayError::GhostOutside {
             ng: IntVect::splat(2),
             ngrow: IntVect::splat(1)
         }
@@ -347,35 +347,38 @@ fn refused_operations_name_the_reason_and_write_nothing() {
     let e = x.set_val(3.0, 1..3, 0).unwrap_err();
     assert_eq!(
         e,
-        FabError::ComponentsOutside {
+        FabArrayError::Fab(FabError::ComponentsOutside {
             start: 1,
             end: 3,
             ncomp: 2
-        }
+        })
     );
     let e = x.saxpy(2.0, &y, 0, 0..2, 0).unwrap_err();
     assert_eq!(
         e,
-        FabError::ComponentsOutside {
+        FabArrayError::Fab(FabError::ComponentsOutside {
             start: 0,
             end: 2,
             ncomp: 1
-        }
+        })
     );
     let e = x.copy_from(&y, 0, 0..1, 1).unwrap_err();
-    assert!(matches!(e, FabError::GhostOutside { .. }), "{e}");
-    assert_eq!(x.add(&z, 0, .., 0).unwrap_err(), FabError::LayoutMismatch);
+    assert!(matches!(e, FabArrayError::GhostOutside { .. }), "{e}");
+    assert_eq!(
+        x.add(&z, 0, .., 0).unwrap_err(),
+        FabArrayError::LayoutMismatch
+    );
     assert_eq!(
         x.norm2(0..3, 0).unwrap_err(),
-        FabError::ComponentsOutside {
+        FabArrayError::Fab(FabError::ComponentsOutside {
             start: 0,
             end: 3,
             ncomp: 2
-        }
+        })
     );
     assert!(matches!(
         x.dot(&y, 0, 0..1, 1).unwrap_err(),
-        FabError::GhostOutside { .. }
+        FabArrayError::GhostOutside { .. }
     ));
     assert_eq!(everything(&x), before, "a refused operation wrote");
 

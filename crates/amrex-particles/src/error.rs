@@ -1,7 +1,7 @@
 //! The crate's error type.
 use alloc::string::String;
 use amrex_aos::{ParticleReal, SPACEDIM};
-use amrex_multifab::{FabError, IntVect};
+use amrex_multifab::{FabArrayError, FabError, IntVect};
 use amrex_runtime::CommError;
 use core::fmt;
 
@@ -88,8 +88,8 @@ pub enum ErrorKind {
     BadHierarchy(String),
     /// A message or collective failed.
     Comm(CommError),
-    /// A MultiFab operation failed.
-    Fab(FabError),
+    /// A MultiFab (or one of its fabs) refused an operation.
+    MultiFab(FabArrayError),
     /// A file could not be read or written (with std).
     Io {
         /// The path.
@@ -133,9 +133,15 @@ impl From<CommError> for ParticleContainerError {
     }
 }
 
+impl From<FabArrayError> for ParticleContainerError {
+    fn from(e: FabArrayError) -> Self {
+        ErrorKind::MultiFab(e).into()
+    }
+}
+
 impl From<FabError> for ParticleContainerError {
     fn from(e: FabError) -> Self {
-        ErrorKind::Fab(e).into()
+        ErrorKind::MultiFab(e.into()).into()
     }
 }
 
@@ -200,7 +206,7 @@ impl fmt::Display for ParticleContainerError {
             ),
             ErrorKind::BadHierarchy(m) => write!(f, "bad level hierarchy: {m}"),
             ErrorKind::Comm(e) => write!(f, "communication failed: {e}"),
-            ErrorKind::Fab(e) => write!(f, "MultiFab operation failed: {e}"),
+            ErrorKind::MultiFab(e) => write!(f, "MultiFab operation failed: {e}"),
             ErrorKind::Io { path, message } => write!(f, "{path}: {message}"),
             ErrorKind::Format { path, message } => {
                 write!(f, "{path}: not an AMReX particle file: {message}")

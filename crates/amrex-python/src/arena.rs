@@ -4,22 +4,12 @@
 //! container of arena memory (copiers, the arena of adopted memory, the refusals).
 
 use crate::dlpack::common::{DeviceCopier, Export, strided_copy_host};
-use amrex_arena::{AnyArena, Arena, ArenaError, ErrorKind, MemoryKind};
+use crate::error::py_err;
+use amrex_arena::{AnyArena, Arena, ErrorKind, MemoryKind};
 use amrex_dlpack_core::{DLDeviceType, Device};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::{Mutex, PoisonError};
-
-/// An arena failure as a Python exception: `RuntimeError` for a missing runtime, driver or
-/// device (the message says which), `MemoryError` for allocation failures.
-pub(crate) fn arena_err(e: ArenaError) -> PyErr {
-    match e.kind() {
-        ErrorKind::AllocationFailed { .. } | ErrorKind::CapacityOverflow => {
-            pyo3::exceptions::PyMemoryError::new_err(e.to_string())
-        }
-        _ => PyRuntimeError::new_err(e.to_string()),
-    }
-}
 
 /// A memory resource: host, pinned, device or managed memory of one GPU backend.
 #[pyclass(module = "amrex_rs", name = "Arena", frozen)]
@@ -50,9 +40,7 @@ fn kind_of(name: &str) -> PyResult<MemoryKind> {
 }
 
 fn make(kind: MemoryKind, device_id: i32) -> PyResult<PyArena> {
-    AnyArena::new(kind, device_id)
-        .map(PyArena)
-        .map_err(arena_err)
+    AnyArena::new(kind, device_id).map(PyArena).map_err(py_err)
 }
 
 /// The `arena=` argument of a container constructor: `None` (host), an `Arena`, or one of
@@ -100,7 +88,7 @@ impl PyArena {
 
     /// Waits until the device finished the work queued on it.
     fn synchronize(&self) -> PyResult<()> {
-        self.0.synchronize().map_err(arena_err)
+        self.0.synchronize().map_err(py_err)
     }
 
     fn __eq__(&self, other: &Self) -> bool {
@@ -134,7 +122,7 @@ fn the(kind: MemoryKind, device_id: i32) -> PyResult<PyArena> {
     match AnyArena::new(kind, device_id) {
         Ok(a) => Ok(PyArena(a)),
         Err(e) if matches!(e.kind(), ErrorKind::NotCompiled(_)) => Ok(PyArena(AnyArena::default())),
-        Err(e) => Err(arena_err(e)),
+        Err(e) => Err(py_err(e)),
     }
 }
 
@@ -211,7 +199,7 @@ impl DeviceCopier for ArenaCopier {
             .ok_or_else(|| PyValueError::new_err("a non-empty export with a NULL pointer"))?;
         // SAFETY: the export's contract: every element its shape and strides reach lies in
         // live memory of this arena, so the span [lo, hi] does; `host` holds `span` bytes.
-        unsafe { self.0.copy_to_host(host.as_mut_ptr().cast(), first, span) }.map_err(arena_err)?;
+        unsafe { self.0.copy_to_host(host.as_mut_ptr().cast(), first, span) }.map_err(py_err)?;
         let mut local = *src;
         local.data = host
             .as_mut_ptr()
@@ -226,7 +214,7 @@ impl DeviceCopier for ArenaCopier {
 
     fn settle(&self) -> PyResult<()> {
         if self.0.kind() == MemoryKind::Managed {
-            self.0.synchronize().map_err(arena_err)?;
+            self.0.synchronize().map_err(py_err)?;
         }
         Ok(())
     }
@@ -237,7 +225,7 @@ impl DeviceCopier for ArenaCopier {
         };
         // SAFETY: `check_stream` admitted `s` for this device: 1, 2 or a stream handle
         // the consumer owns (the protocol's contract with the consumer).
-        unsafe { self.0.wait_on_stream(s) }.map_err(arena_err)
+        unsafe { self.0.wait_on_stream(s) }.map_err(py_err)
     }
 }
 
@@ -276,7 +264,7 @@ pub(crate) fn dyn_copier(arena: &AnyArena) -> Option<&'static dyn DeviceCopier> 
 /// reached through the arena's copies, which wait themselves).
 pub(crate) fn settle(arena: &AnyArena) -> PyResult<()> {
     if arena.kind() == MemoryKind::Managed {
-        arena.synchronize().map_err(arena_err)?;
+        arena.synchronize().map_err(py_err)?;
     }
     Ok(())
 }

@@ -10,10 +10,11 @@
 //! `a[iv]` with an `IntVect`, and lists as well as tuples. `__dlpack__` re-exports the same
 //! memory (READ_ONLY when the producer's was).
 
-use crate::dlpack::common::{Dims, Export, dlpack_err, type_name};
+use crate::dlpack::common::{Dims, Export, type_name};
 use crate::dlpack::export::{DlpackSource, ExportCount};
 use crate::dlpack::import::{Sharing, import, to_cupy, to_numpy, to_xp};
 use crate::dlpack::install;
+use crate::error::py_err;
 use crate::geometry::{PyBox, PyIntVect, int_vect_of};
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::IntVect;
@@ -86,7 +87,7 @@ macro_rules! array4_class {
             }
 
             fn view(&self) -> PyResult<Array4<'_, $t>> {
-                Array4::from_dlpack_view(&self.tensor()?.view(), self.begin).map_err(dlpack_err)
+                Array4::from_dlpack_view(&self.tensor()?.view(), self.begin).map_err(py_err)
             }
 
             fn view_mut(&mut self) -> PyResult<Array4Mut<'_, $t>> {
@@ -95,8 +96,8 @@ macro_rules! array4_class {
                     Imported::Versioned(t) => t.view_mut(),
                     Imported::Legacy(t) => t.view_mut(),
                 }
-                .map_err(dlpack_err)?;
-                Array4Mut::from_dlpack_view_mut(v, begin).map_err(dlpack_err)
+                .map_err(py_err)?;
+                Array4Mut::from_dlpack_view_mut(v, begin).map_err(py_err)
             }
 
             fn export(&self) -> PyResult<Export<'static>> {

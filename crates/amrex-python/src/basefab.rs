@@ -9,13 +9,13 @@
 //! [`Kernels`] on a [`Region`] of the fab, `get` copies one element, exports carry the
 //! device, and operations that need the CPU on the memory raise `NotImplementedError`.
 
-use crate::arena::{PyArena, arena_arg, arena_err};
+use crate::arena::{PyArena, arena_arg};
 use crate::arena::{copier_of, dyn_copier, import_arena, is_host, not_on_device, settle};
-use crate::dlpack::common::{DeviceCopier, Export, dlpack_err};
+use crate::dlpack::common::{DeviceCopier, Export};
 use crate::dlpack::export::{DlpackSource, ExportCount};
 use crate::dlpack::import::{Sharing, import, to_numpy};
 use crate::dlpack::install;
-use crate::error::fab_err;
+use crate::error::py_err;
 use crate::geometry::{PyBox, int_vect_of};
 use crate::views::SharedView;
 use amrex_arena::kernels::{Kernels, Reduce, Region, Unary, region_ptr};
@@ -84,14 +84,6 @@ impl core::fmt::Debug for FullExport {
 unsafe impl Send for FullExport {}
 // SAFETY: as above; never mutated after construction.
 unsafe impl Sync for FullExport {}
-
-/// A fab construction failure: the arena's own exception for allocation failures.
-fn new_err(e: FabError) -> PyErr {
-    match e {
-        FabError::Arena(e) => arena_err(e),
-        e => fab_err(e),
-    }
-}
 
 impl PyFab {
     fn wrap(fab: Fab, arena: AnyArena) -> Self {
@@ -166,14 +158,14 @@ impl PyFab {
         }
         let inside = fab_box.ok() && bx.lo().all_ge(fab_box.lo()) && bx.hi().all_le(fab_box.hi());
         if !inside {
-            return Err(fab_err(FabError::BoxOutside { bx, fab: fab_box }));
+            return Err(py_err(FabError::BoxOutside { bx, fab: fab_box }));
         }
         let [js, ks, ns] = on_fab!(&self.fab, f => f.strides());
         let d = bx.lo() - fab_box.lo();
         // Non-negative (the box is inside) and inside the fab's elements.
         let offset = d.x() as usize + d.y() as usize * js + d.z() as usize * ks + comps.start * ns;
         let first = on_fab!(&self.fab, f => f.as_ptr());
-        let ptr = region_ptr(first.wrapping_add(offset)).map_err(arena_err)?;
+        let ptr = region_ptr(first.wrapping_add(offset)).map_err(py_err)?;
         Ok(Some(Region {
             ptr,
             len: [len[0], len[1], len[2], comps.len()],
@@ -184,9 +176,9 @@ impl PyFab {
     /// `op` on components `start..end` over `bx`, on the arena.
     fn apply(&mut self, op: Unary<f64>, bx: IndexBox, start: usize, end: usize) -> PyResult<()> {
         if self.is_read_only() {
-            return Err(fab_err(FabError::ReadOnly));
+            return Err(py_err(FabError::ReadOnly));
         }
-        let comps = component_range(start..end, self.ncomp_()).map_err(fab_err)?;
+        let comps = component_range(start..end, self.ncomp_()).map_err(py_err)?;
         let Some(r) = self.region(bx, comps)? else {
             return Ok(());
         };
@@ -195,32 +187,32 @@ impl PyFab {
         // (owned from the arena, or an adopted tensor of its device: the struct
         // invariant); the fab is writable, so distinct indices are distinct elements, and
         // `&mut self` keeps our other methods off them while the kernel runs.
-        unsafe { self.arena.apply(r, op) }.map_err(arena_err)
+        unsafe { self.arena.apply(r, op) }.map_err(py_err)
     }
 
     /// `op` over component `comp` and `bx`, on the arena.
     fn reduce(&self, op: Reduce, comp: usize, bx: IndexBox) -> PyResult<f64> {
-        let comps = component_range(comp..=comp, self.ncomp_()).map_err(fab_err)?;
+        let comps = component_range(comp..=comp, self.ncomp_()).map_err(py_err)?;
         let Some(r) = self.region(bx, comps)? else {
             return match op {
-                Reduce::Min | Reduce::Max => Err(fab_err(FabError::EmptyBox)),
+                Reduce::Min | Reduce::Max => Err(py_err(FabError::EmptyBox)),
                 _ => Ok(0.0),
             };
         };
         // SAFETY: as in `apply`; reductions only read.
-        unsafe { self.arena.reduce::<f64>(r, op) }.map_err(arena_err)
+        unsafe { self.arena.reduce::<f64>(r, op) }.map_err(py_err)
     }
 
     /// A compact host copy.
     fn to_host_fab(&self) -> PyResult<BaseFab<'static, f64>> {
         if let Some(f) = self.host_fab() {
-            return f.to_host().map_err(new_err);
+            return f.to_host().map_err(py_err);
         }
         settle(&self.arena)?;
         let e = self.export(0, None, Access::Writable)?;
         let mut out =
-            BaseFab::try_new_in(self.fab_box(), self.ncomp_(), HostArena).map_err(new_err)?;
-        let dst = out.as_mut_slice().map_err(fab_err)?;
+            BaseFab::try_new_in(self.fab_box(), self.ncomp_(), HostArena).map_err(py_err)?;
+        let dst = out.as_mut_slice().map_err(py_err)?;
         let copier = copier_of(&self.arena).ok_or_else(|| self.not_here("to_host()"))?;
         // The export's compact row-major order (n, k, j, i) is the compact fab's order.
         copier.copy_to_host(&e, bytemuck::cast_slice_mut(dst))?;
@@ -249,7 +241,7 @@ impl PyFab {
         sub: Option<IndexBox>,
         access: Access,
     ) -> PyResult<Export<'static>> {
-        let layout = on_fab!(&self.fab, f => f.tensor_layout()).map_err(dlpack_err)?;
+        let layout = on_fab!(&self.fab, f => f.tensor_layout()).map_err(py_err)?;
         let fab_box = self.fab_box();
         let sub = sub.unwrap_or(fab_box);
         if !fab_box.contains_box(&sub) || !sub.ok() {
@@ -338,9 +330,9 @@ impl PyFab {
     fn py_new(r#box: &PyBox, ncomp: usize, arena: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let arena = arena_arg(arena)?;
         let fab = if is_host(&arena) {
-            Fab::Host(BaseFab::try_new_in(r#box.0, ncomp, HostArena).map_err(new_err)?)
+            Fab::Host(BaseFab::try_new_in(r#box.0, ncomp, HostArena).map_err(py_err)?)
         } else {
-            Fab::Arena(BaseFab::try_new_in(r#box.0, ncomp, arena.clone()).map_err(new_err)?)
+            Fab::Arena(BaseFab::try_new_in(r#box.0, ncomp, arena.clone()).map_err(py_err)?)
         };
         Ok(Self::wrap(fab, arena))
     }
@@ -367,7 +359,7 @@ impl PyFab {
             }
         };
         let arena = import_arena(tensor.device(), arena)?;
-        let fab = BaseFab::from_dlpack_at(tensor, lo).map_err(dlpack_err)?;
+        let fab = BaseFab::from_dlpack_at(tensor, lo).map_err(py_err)?;
         Ok(Self::wrap(Fab::Host(fab), arena))
     }
 
@@ -496,7 +488,7 @@ impl PyFab {
             ))
         };
         if let Some(f) = self.host_fab() {
-            let a = f.array().map_err(fab_err)?;
+            let a = f.array().map_err(py_err)?;
             return a.get(i, j, k, n).copied().ok_or_else(outside);
         }
         // One element through the arena.
@@ -511,7 +503,7 @@ impl PyFab {
         // SAFETY: `r.ptr` is one element of this fab (checked inside), in memory the
         // arena reaches (struct invariant); `out` is 8 bytes of host memory of ours.
         unsafe { amrex_arena::Arena::copy_to_host(&self.arena, (&raw mut out).cast(), r.ptr, 8) }
-            .map_err(arena_err)?;
+            .map_err(py_err)?;
         Ok(out)
     }
 
@@ -546,7 +538,7 @@ macro_rules! scalar_ops {
                 let r = self.region_of(r#box.as_deref());
                 let end = num_comps.map_or(self.ncomp_(), |n| start_comp.saturating_add(n));
                 match self.host_fab_mut() {
-                    Some(f) => f.$name(val, start_comp..end, r).map_err(fab_err),
+                    Some(f) => f.$name(val, start_comp..end, r).map_err(py_err),
                     None => self.apply(Unary::$op(val), r, start_comp, end),
                 }
             }
@@ -575,7 +567,7 @@ macro_rules! reductions {
             fn $name(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<f64> {
                 let r = self.region_of(r#box.as_deref());
                 match self.host_fab() {
-                    Some(f) => f.$name(comp..=comp, r).map_err(fab_err),
+                    Some(f) => f.$name(comp..=comp, r).map_err(py_err),
                     None => self.reduce(Reduce::$op, comp, r).map($post),
                 }
             }

@@ -10,6 +10,7 @@ use crate::dlpack::exchange::{_debug_exchange_api_address, _debug_exchange_expor
 use crate::dlpack::export::{DlpackSource, ExportCount, live_exports};
 use crate::dlpack::import::Sharing;
 use crate::dlpack::install;
+use crate::error::py_err;
 use amrex_arena::AnyArena;
 use amrex_array4::Access;
 use amrex_dlpack_core::{DLDeviceType, Device};
@@ -108,7 +109,7 @@ impl DebugDeviceArray {
 fn _debug_rust_vec(n: usize) -> PyResult<crate::dlpack::import::Tensor> {
     use amrex_dlpack_core::ToDlpack;
     let v: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let t = v.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+    let t = v.to_dlpack().map_err(py_err)?;
     Ok(crate::dlpack::import::Tensor::new(
         amrex_dlpack_capsule::Imported::Versioned(t),
     ))
@@ -128,7 +129,7 @@ fn _debug_rust_ndarray(
     if reversed {
         a.invert_axis(ndarray::Axis(0));
     }
-    let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+    let t = a.to_dlpack().map_err(py_err)?;
     Ok(crate::dlpack::import::Tensor::new(
         amrex_dlpack_capsule::Imported::Versioned(t),
     ))

@@ -8,12 +8,12 @@
 //! another thread could race with it. Global indexing (`mf[i, j, k, n]`) is in
 //! [`subscript`].
 
-use crate::arena::{PyArena, arena_arg, arena_err};
+use crate::arena::{PyArena, arena_arg};
 use crate::array4::PyArray4;
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
 use crate::dlpack::import::{Sharing, Tensor, to_xp};
-use crate::error::fab_err;
+use crate::error::py_err;
 use crate::geometry::int_vect_of;
 use crate::mfiter::PyMfi;
 use amrex_arena::{AnyArena, Arena};
@@ -158,7 +158,7 @@ fn ghosts_of(ghosts: bool) -> Ghosts {
 fn check_comps(ncomp: usize, comp: usize, nc: usize) -> PyResult<()> {
     component_range(comp..comp.saturating_add(nc), ncomp)
         .map(drop)
-        .map_err(fab_err)
+        .map_err(py_err)
 }
 
 impl PyMultiFab {
@@ -199,7 +199,7 @@ impl PyMultiFab {
             None => Ok(IntVect::ZERO),
             Some(n) => {
                 let ng = int_vect_of(n)?;
-                either!(self, m => m.check_ghost_width(ng)).map_err(fab_err)?;
+                either!(self, m => m.check_ghost_width(ng)).map_err(py_err)?;
                 Ok(ng)
             }
         }
@@ -267,7 +267,7 @@ impl PyMultiFab {
         if matches!(arena, AnyArena::Host(_)) {
             return Ok(Self::from_multifab(MultiFab::new(&ba.0, &dm.0, ncomp, ng)));
         }
-        let mf = FabArray::try_new_in(&ba.0, &dm.0, ncomp, ng, arena).map_err(arena_err)?;
+        let mf = FabArray::try_new_in(&ba.0, &dm.0, ncomp, ng, arena).map_err(py_err)?;
         Ok(Self {
             store: Store::Arena(mf),
         })
@@ -290,12 +290,12 @@ impl PyMultiFab {
                     MultiFab::new(m.box_array(), m.distribution_map(), m.ncomp(), m.n_grow());
                 for (d, s) in c.fabs_mut().zip(m.fabs()) {
                     d.as_mut_slice()
-                        .map_err(fab_err)?
-                        .copy_from_slice(s.as_slice().map_err(fab_err)?);
+                        .map_err(py_err)?
+                        .copy_from_slice(s.as_slice().map_err(py_err)?);
                 }
                 c
             }
-            Store::Arena(m) => m.to_host().map_err(fab_err)?,
+            Store::Arena(m) => m.to_host().map_err(py_err)?,
         };
         Ok(Self::from_multifab(mf))
     }
@@ -478,7 +478,7 @@ impl PyMultiFab {
     #[pyo3(signature = (periodic=None))]
     fn fill_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let period = self.period(periodic)?;
-        either_mut!(self, m => m.fill_boundary(period)).map_err(fab_err)
+        either_mut!(self, m => m.fill_boundary(period)).map_err(py_err)
     }
 
     /// The first half of `fill_boundary` (AMReX `FillBoundary_nowait`): posts the
@@ -494,7 +494,7 @@ impl PyMultiFab {
         let period = this.period(periodic)?;
         let ng = either!(this, m => m.n_grow());
         either_mut!(this, m => m.fill_boundary_nowait(period, FillPattern::Full, .., ng))
-            .map_err(fab_err)?;
+            .map_err(py_err)?;
         in_flight::add(slf);
         Ok(())
     }
@@ -504,7 +504,7 @@ impl PyMultiFab {
     fn fill_boundary_finish(slf: &Bound<'_, Self>) -> PyResult<()> {
         let mut this = slf.try_borrow_mut()?;
         in_flight::remove(slf);
-        either_mut!(this, m => m.fill_boundary_finish()).map_err(fab_err)
+        either_mut!(this, m => m.fill_boundary_finish()).map_err(py_err)
     }
 
     /// Adds each ghost cell's value into the valid cell it is a copy of (in another box,
@@ -514,7 +514,7 @@ impl PyMultiFab {
     #[pyo3(signature = (periodic=None))]
     fn sum_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let period = self.period(periodic)?;
-        either_mut!(self, m => m.sum_boundary(period)).map_err(fab_err)
+        either_mut!(self, m => m.sum_boundary(period)).map_err(py_err)
     }
 
     /// The communicator the MultiFab's boxes are spread over.
@@ -554,7 +554,7 @@ impl PyMultiFab {
     ) -> PyResult<f64> {
         let ng = self.ng(ng)?;
         let comps = comp..comp.saturating_add(nc);
-        pair!(&self.store, &y.store, "dot", (x, y) => x.dot(y, ycomp, comps, ng)).map_err(fab_err)
+        pair!(&self.store, &y.store, "dot", (x, y) => x.dot(y, ycomp, comps, ng)).map_err(py_err)
     }
 
     fn __repr__(&self) -> String {
@@ -672,7 +672,7 @@ fn part_of<T: amrex_multifab::Element, A: Arena>(
         None => IntVect::ZERO,
         Some(n) => {
             let ng = int_vect_of(&n)?;
-            m.check_ghost_width(ng).map_err(fab_err)?;
+            m.check_ghost_width(ng).map_err(py_err)?;
             ng
         }
     };
@@ -698,7 +698,7 @@ macro_rules! scalar_ops {
             ) -> PyResult<()> {
                 let p = self.part(stringify!($name), $form, args, comp, ncomp, ngrow)?;
                 either_mut!(self, m => m.$method(value, p.comp..p.comp + p.nc, p.ng))
-                    .map_err(fab_err)
+                    .map_err(py_err)
             }
         )+}
     };
@@ -725,7 +725,7 @@ macro_rules! reductions {
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn $name(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
                 let ng = self.ng(ngrow)?;
-                either!(self, m => m.$name(comp..=comp, ng).map(f64::from)).map_err(fab_err)
+                either!(self, m => m.$name(comp..=comp, ng).map(f64::from)).map_err(py_err)
             }
         )+}
     };
@@ -775,7 +775,7 @@ macro_rules! binary_ops {
                     stringify!($name),
                     (d, s) => d.$method($($a,)? s, scomp, comps, ng)
                 )
-                .map_err(fab_err)
+                .map_err(py_err)
             }
         )+}
     };
@@ -807,7 +807,7 @@ impl PyMultiFab {
                 let mut c =
                     MultiFab::new(m.box_array(), m.distribution_map(), m.ncomp(), m.n_grow());
                 c.copy_from(m, 0, 0..m.ncomp(), m.n_grow())
-                    .map_err(fab_err)?;
+                    .map_err(py_err)?;
                 Store::Host(c)
             }
             Store::Arena(m) => {
@@ -818,9 +818,9 @@ impl PyMultiFab {
                     m.n_grow(),
                     m.arena().clone(),
                 )
-                .map_err(arena_err)?;
+                .map_err(py_err)?;
                 c.copy_from(m, 0, 0..m.ncomp(), m.n_grow())
-                    .map_err(fab_err)?;
+                    .map_err(py_err)?;
                 Store::Arena(c)
             }
         };
@@ -903,7 +903,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let (nc, ng) = (self.nc(comp, ncomp)?, self.ng(ngrow)?);
-        either_mut!(self, m => m.abs(comp..comp + nc, ng)).map_err(fab_err)
+        either_mut!(self, m => m.abs(comp..comp + nc, ng)).map_err(py_err)
     }
 
     /// `x = -x`: `negate(nghost=0)` on every component, `negate(comp, num_comp,
@@ -917,7 +917,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let p = self.part("negate", Form::Nghost, args, comp, ncomp, ngrow)?;
-        either_mut!(self, m => m.negate(p.comp..p.comp + p.nc, p.ng)).map_err(fab_err)
+        either_mut!(self, m => m.negate(p.comp..p.comp + p.nc, p.ng)).map_err(py_err)
     }
 
     /// `x = numerator / x`: `invert(numerator, nghost)` on every component,
@@ -933,7 +933,7 @@ impl PyMultiFab {
         ngrow: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let p = self.part("invert", Form::Nghost, args, comp, ncomp, ngrow)?;
-        either_mut!(self, m => m.invert(numerator, p.comp..p.comp + p.nc, p.ng)).map_err(fab_err)
+        either_mut!(self, m => m.invert(numerator, p.comp..p.comp + p.nc, p.ng)).map_err(py_err)
     }
 
     /// `dst[dcomp..] = a * x[xcomp..] + b * y[ycomp..]` (AMReX `MultiFab.LinComb`).
@@ -955,7 +955,7 @@ impl PyMultiFab {
         let (x, y) = (x.host()?, y.host()?);
         slf.host_mut()?
             .lin_comb(a, x, xcomp, b, y, ycomp, dcomp..dcomp + nc, ng)
-            .map_err(fab_err)?;
+            .map_err(py_err)?;
         Ok(())
     }
 
@@ -976,7 +976,7 @@ impl PyMultiFab {
         let (s1, s2) = (s1.host()?, s2.host()?);
         slf.host_mut()?
             .add_product(s1, comp1, s2, comp2, dcomp..dcomp + nc, ng)
-            .map_err(fab_err)?;
+            .map_err(py_err)?;
         Ok(())
     }
 
@@ -997,7 +997,7 @@ impl PyMultiFab {
         }
         let period = self.period(periodic)?;
         pair!(&mut self.store, &src.store, "parallel_copy", (d, s) => d.parallel_copy(s, period))
-            .map_err(fab_err)
+            .map_err(py_err)
     }
 
     /// Whether any value of components `comp..comp+ncomp` over `ngrow` ghost cells is NaN
@@ -1030,7 +1030,7 @@ impl PyMultiFab {
     #[pyo3(signature = (comp=0, ngrow=None))]
     fn norminf(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
         let ng = self.ng(ngrow)?;
-        either!(self, m => m.norm0(comp..=comp, ng)).map_err(fab_err)
+        either!(self, m => m.norm0(comp..=comp, ng)).map_err(py_err)
     }
 
     /// `self[comp..comp+ncomp] -= mf[comp..]` over `ngrow` ghost cells (pyAMReX `minus`).
@@ -1044,7 +1044,7 @@ impl PyMultiFab {
     ) -> PyResult<()> {
         let ng = self.ng(ngrow)?;
         pair!(&mut self.store, &mf.store, "minus", (d, s) => d.subtract(s, comp, comp..comp + ncomp, ng))
-            .map_err(fab_err)
+            .map_err(py_err)
     }
 
     /// Swaps `dst[dcomp..dcomp+nc]` and `src[scomp..scomp+nc]` over `ng` ghost cells
@@ -1062,7 +1062,7 @@ impl PyMultiFab {
         let src = src.host_mut()?;
         slf.host_mut()?
             .swap(src, scomp, dcomp..dcomp.saturating_add(nc), ng)
-            .map_err(fab_err)
+            .map_err(py_err)
     }
 
     /// Number of components (pyAMReX `n_comp`).

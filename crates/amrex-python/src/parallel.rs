@@ -19,20 +19,12 @@
 //! unless `mpirun` started this process as one of several ranks, when it and
 //! `Communicator.from_mpi4py` raise a `RuntimeError` that says how to build with MPI.
 
+use crate::error::py_err;
 use amrex_runtime::Communicator;
 use pyo3::exceptions::PyRuntimeError;
 #[cfg(feature = "mpi")]
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-
-/// A communicator failure as a Python exception.
-pub(crate) fn comm_err(e: amrex_runtime::CommError) -> PyErr {
-    use amrex_runtime::CommError;
-    match e {
-        CommError::BadHandle { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
-        _ => PyRuntimeError::new_err(e.to_string()),
-    }
-}
 
 /// How to get an MPI build, for the errors of the default one.
 #[cfg(not(feature = "mpi"))]
@@ -65,7 +57,7 @@ pub(crate) fn default_comm(py: Python<'_>) -> PyResult<Communicator> {
 /// MPI's world, starting MPI on first use (collective then) and installing the hooks.
 #[cfg(feature = "mpi")]
 pub(crate) fn world(py: Python<'_>) -> PyResult<Communicator> {
-    let c = py.detach(Communicator::world).map_err(comm_err)?;
+    let c = py.detach(Communicator::world).map_err(py_err)?;
     install_hooks(py)?;
     Ok(c)
 }
@@ -193,7 +185,7 @@ impl PyCommunicator {
     /// raise instead of waiting.
     fn barrier(&self, py: Python<'_>) -> PyResult<()> {
         let c = self.0.clone();
-        py.detach(move || c.barrier()).map_err(comm_err)
+        py.detach(move || c.barrier()).map_err(py_err)
     }
 
     fn __repr__(&self) -> String {
@@ -255,7 +247,7 @@ fn from_mpi4py(comm: &Bound<'_, PyAny>) -> PyResult<Communicator> {
     // keep the GIL through the dup, so no other Python thread can call `Free()` on it
     // meanwhile. (The dup is collective over `comm`; holding this rank's GIL does not
     // stop the other ranks.)
-    let c = unsafe { Communicator::from_raw_mpi(raw) }.map_err(comm_err)?;
+    let c = unsafe { Communicator::from_raw_mpi(raw) }.map_err(py_err)?;
     amrex_runtime::abort_on_panic();
     install_hooks(py)?;
     Ok(c)
@@ -305,7 +297,7 @@ impl PyParallelDescriptor {
     #[pyo3(name = "Barrier")]
     fn barrier(py: Python<'_>) -> PyResult<()> {
         let c = default_comm(py)?;
-        py.detach(move || c.barrier()).map_err(comm_err)
+        py.detach(move || c.barrier()).map_err(py_err)
     }
 }
 

@@ -8,14 +8,12 @@ use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
 use crate::dlpack::common::Export;
 use crate::dlpack::export::ExportCount;
+use crate::error::py_err;
 use crate::views::SharedView;
 use amrex_array4::Access;
 use amrex_dlpack_core::DlpackElement;
-use amrex_particles::{
-    AosTile, ErrorKind, ParticleArrays, ParticleContainer, ParticleContainerError, ParticleTile,
-    SoaTile, idcpu,
-};
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use amrex_particles::{AosTile, ParticleArrays, ParticleContainer, ParticleTile, SoaTile, idcpu};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -36,17 +34,6 @@ macro_rules! on_pc {
             AnyPc::Aos($p) => $body,
         }
     };
-}
-
-/// A refused particle operation as a Python exception: a tile or level that does not
-/// exist is an `IndexError`, everything else a `ValueError` with the library's message.
-fn pc_err(e: ParticleContainerError) -> PyErr {
-    match e.kind() {
-        ErrorKind::NoSuchTile { .. } | ErrorKind::NoSuchLevel { .. } => {
-            PyIndexError::new_err(e.to_string())
-        }
-        _ => PyValueError::new_err(e.to_string()),
-    }
 }
 
 /// The values of a 1-D array of dtype `dtype` (NumPy name), copied. A NumPy (or any
@@ -77,10 +64,7 @@ fn values<T: DlpackElement + Copy>(
         )));
     }
     let t = crate::dlpack::import::import(&arr)?;
-    let typed = t
-        .view()
-        .typed::<T>()
-        .map_err(crate::dlpack::common::dlpack_err)?;
+    let typed = t.view().typed::<T>().map_err(py_err)?;
     Ok(typed
         .as_slice()
         .ok_or_else(|| PyValueError::new_err(format!("{what}: not compact")))?
@@ -159,10 +143,10 @@ impl PyParticleContainer {
         let (nr, ni) = (real_comps.len(), int_comps.len());
         let pc = match layout {
             "soa" => AnyPc::Soa(
-                ParticleContainer::new_hierarchy(&g, b, d, SoaTile::new(nr, ni)).map_err(pc_err)?,
+                ParticleContainer::new_hierarchy(&g, b, d, SoaTile::new(nr, ni)).map_err(py_err)?,
             ),
             "aos" => AnyPc::Aos(
-                ParticleContainer::new_hierarchy(&g, b, d, AosTile::new(nr, ni)).map_err(pc_err)?,
+                ParticleContainer::new_hierarchy(&g, b, d, AosTile::new(nr, ni)).map_err(py_err)?,
             ),
             _ => {
                 return Err(PyValueError::new_err(format!(
@@ -230,7 +214,7 @@ impl PyParticleContainer {
         if let Some(ids) = &ids {
             a = a.with_ids(ids);
         }
-        let r = on_pc!(&mut self.pc, p => p.add_particles(&a)).map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.add_particles(&a)).map_err(py_err)?;
         report(
             py,
             &[
@@ -248,7 +232,7 @@ impl PyParticleContainer {
         self.exports.check_resizable()?;
         let reals = vec![0.0; self.real_names.len()];
         let ints = vec![0; self.int_names.len()];
-        let r = on_pc!(&mut self.pc, p => p.init_random(n, seed, &reals, &ints)).map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.init_random(n, seed, &reals, &ints)).map_err(py_err)?;
         redistribute_report(py, &r)
     }
 
@@ -258,7 +242,7 @@ impl PyParticleContainer {
     /// `removed_invalid`, `removed_outside`, `removed_outside_global`).
     fn redistribute(&mut self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         self.exports.check_resizable()?;
-        let r = on_pc!(&mut self.pc, p => p.redistribute()).map_err(pc_err)?;
+        let r = on_pc!(&mut self.pc, p => p.redistribute()).map_err(py_err)?;
         redistribute_report(py, &r)
     }
 
@@ -271,8 +255,8 @@ impl PyParticleContainer {
         only_local: bool,
     ) -> PyResult<u64> {
         on_pc!(&self.pc, p => {
-            p.level(lev).map_err(pc_err)?;
-            p.number_of_particles_at_level(lev, only_valid, only_local).map_err(pc_err)
+            p.level(lev).map_err(py_err)?;
+            p.number_of_particles_at_level(lev, only_valid, only_local).map_err(py_err)
         })
     }
 
@@ -282,7 +266,7 @@ impl PyParticleContainer {
         on_pc!(&self.pc, p => (0..p.num_levels())
             .map(|l| p.number_of_particles_at_level(l, only_valid, only_local))
             .sum::<Result<u64, _>>()
-            .map_err(pc_err))
+            .map_err(py_err))
     }
 
     /// The local tiles of level `lev` (pyAMReX's `ParIter`).
@@ -290,7 +274,7 @@ impl PyParticleContainer {
     fn tiles(slf: &Bound<'_, Self>, lev: usize) -> PyResult<Vec<PyParticleTile>> {
         let this = slf.borrow();
         let grids: Vec<(usize, usize)> = on_pc!(&this.pc, p => {
-            p.level(lev).map_err(pc_err)?;
+            p.level(lev).map_err(py_err)?;
             p.tiles(lev).map(|t| (t.grid, t.tile)).collect()
         });
         Ok(grids
@@ -312,7 +296,7 @@ impl PyParticleContainer {
         grid: usize,
         tile: usize,
     ) -> PyResult<PyParticleTile> {
-        on_pc!(&slf.borrow().pc, p => p.tile(lev, grid, tile).map(|_| ())).map_err(pc_err)?;
+        on_pc!(&slf.borrow().pc, p => p.tile(lev, grid, tile).map(|_| ())).map_err(py_err)?;
         Ok(PyParticleTile {
             owner: slf.clone().unbind(),
             level: lev,
@@ -389,14 +373,14 @@ impl PyParticleContainer {
     fn write_plotfile(&self, dir: &str, name: &str) -> PyResult<()> {
         let r: Vec<&str> = self.real_names.iter().map(String::as_str).collect();
         let i: Vec<&str> = self.int_names.iter().map(String::as_str).collect();
-        on_pc!(&self.pc, p => p.write_plotfile(dir, name, &r, &i)).map_err(pc_err)
+        on_pc!(&self.pc, p => p.write_plotfile(dir, name, &r, &i)).map_err(py_err)
     }
 
     /// Reads `dir/name/` (AMReX `Restart`) and redistributes; returns how many were read.
     #[pyo3(signature = (dir, name = "particles"))]
     fn read_plotfile(&mut self, dir: &str, name: &str) -> PyResult<u64> {
         self.exports.check_resizable()?;
-        on_pc!(&mut self.pc, p => p.read_plotfile(dir, name)).map_err(pc_err)
+        on_pc!(&mut self.pc, p => p.read_plotfile(dir, name)).map_err(py_err)
     }
 
     fn __repr__(&self) -> String {
@@ -508,7 +492,7 @@ impl PyParticleTile {
         let (lev, grid, tile) = (self.level, self.grid, self.tile);
         let e: Export<'static> = match &this.pc {
             AnyPc::Soa(p) => {
-                let soa = p.tile(lev, grid, tile).map_err(pc_err)?.struct_of_arrays();
+                let soa = p.tile(lev, grid, tile).map_err(py_err)?.struct_of_arrays();
                 match which {
                     Comp::Real(i) => compact(&soa.real(i)[..]),
                     Comp::Int(i) => compact(&soa.int(i)[..]),
@@ -516,7 +500,7 @@ impl PyParticleTile {
                 }
             }
             AnyPc::Aos(p) => {
-                let t = p.tile(lev, grid, tile).map_err(pc_err)?;
+                let t = p.tile(lev, grid, tile).map_err(py_err)?;
                 let ps = t.particles();
                 // `Particle<0, 0>` is 32 bytes: x, y, z, idcpu; stride 4 elements.
                 let n = ps.len() as i64;
@@ -582,7 +566,7 @@ impl PyParticleTile {
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         let c = self.owner.bind(py).borrow();
-        on_pc!(&c.pc, p => Ok(p.tile(self.level, self.grid, self.tile).map_err(pc_err)?.len()))
+        on_pc!(&c.pc, p => Ok(p.tile(self.level, self.grid, self.tile).map_err(py_err)?.len()))
     }
 
     /// Zero-copy view of real component `name` (`x`, `y`, `z` or a name given to the

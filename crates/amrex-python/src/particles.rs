@@ -11,11 +11,11 @@
 //! `to_host()` work everywhere, through the arena's copies on device memory; `to_dict()`
 //! (NumPy views) needs host memory and raises `NotImplementedError` on a device.
 
-use crate::arena::{PyArena, arena_arg, arena_err};
+use crate::arena::{PyArena, arena_arg};
 use crate::arena::{dyn_copier, is_host, not_on_device, settle};
-use crate::dlpack::common::dlpack_err;
 use crate::dlpack::common::{Dims, Export};
 use crate::dlpack::export::ExportCount;
+use crate::error::py_err;
 use crate::views::SharedView;
 use amrex_aos::{ArrayOfStructs, FieldKind, Particle, StridedLayout, StructOfArrays, idcpu};
 use amrex_arena::{AnyArena, Arena};
@@ -52,7 +52,7 @@ fn element<T: AnyBitPattern, A: Arena>(v: &PodVector<T, A>, i: usize) -> PyResul
     if i >= v.len() {
         return Err(PyIndexError::new_err("component or particle out of range"));
     }
-    v.get_copy(i).map_err(arena_err)
+    v.get_copy(i).map_err(py_err)
 }
 
 /// The export of a whole component vector on any arena.
@@ -89,7 +89,7 @@ unsafe fn write_at<T: AnyBitPattern>(
         .ok_or_else(|| PyValueError::new_err("a non-empty component with a NULL pointer"))?;
     // SAFETY: the caller's obligation: `src.len()` elements from `at` lie in the
     // allocation; `src` is host memory of ours, distinct from it.
-    unsafe { arena.copy_from_host(p, src.as_ptr().cast(), size_of_val(src)) }.map_err(arena_err)
+    unsafe { arena.copy_from_host(p, src.as_ptr().cast(), size_of_val(src)) }.map_err(py_err)
 }
 
 /// `amrex_rs.make_id_cpu(id, cpu)`: AMReX's packed 64-bit id/cpu word.
@@ -220,10 +220,10 @@ impl PyAos {
     /// A copy of the particles (neighbours included) in host memory.
     fn to_host(&self) -> PyResult<Self> {
         let aos = match &self.aos {
-            Aos::Host(a) => a.try_clone().map_err(arena_err)?,
+            Aos::Host(a) => a.try_clone().map_err(py_err)?,
             Aos::Arena(a) => {
                 settle(a.arena())?;
-                let all = a.to_host_vec().map_err(arena_err)?;
+                let all = a.to_host_vec().map_err(py_err)?;
                 let real = a.num_particles();
                 let mut h = ArrayOfStructs::from_slice(&all[..real]);
                 h.set_num_neighbors(a.num_neighbors())
@@ -254,7 +254,7 @@ impl PyAos {
         p.idata = idata;
         p.try_set_id_cpu(id, cpu)
             .map_err(|e| PyValueError::new_err(format!("{e:?}")))?;
-        on!(Aos, &mut self.aos, a => a.try_push(p)).map_err(arena_err)
+        on!(Aos, &mut self.aos, a => a.try_push(p)).map_err(py_err)
     }
 
     /// Particles including neighbours.
@@ -323,7 +323,7 @@ impl PyAos {
                     return Err(out_of_range());
                 }
                 settle(a.arena())?;
-                a.as_pod_vector().get_copy(i).map_err(arena_err)?
+                a.as_pod_vector().get_copy(i).map_err(py_err)?
             }
         };
         let d = PyDict::new(py);
@@ -340,14 +340,14 @@ impl PyAos {
     #[pyo3(signature = (name, readonly=false))]
     fn field(slf: &Bound<'_, Self>, name: &str, readonly: bool) -> PyResult<SharedView> {
         let kind = field_kind(name)?;
-        let l = on!(Aos, &slf.borrow().aos, a => a.field_layout(kind)).map_err(dlpack_err);
+        let l = on!(Aos, &slf.borrow().aos, a => a.field_layout(kind)).map_err(py_err);
         Self::view(slf, l, access_of(readonly))
     }
 
     /// Zero-copy `(n, 5)` view of positions and reals.
     #[pyo3(signature = (readonly=false))]
     fn real_block(slf: &Bound<'_, Self>, readonly: bool) -> PyResult<SharedView> {
-        let l = on!(Aos, &slf.borrow().aos, a => a.real_block_layout()).map_err(dlpack_err);
+        let l = on!(Aos, &slf.borrow().aos, a => a.real_block_layout()).map_err(py_err);
         Self::view(slf, l, access_of(readonly))
     }
 
@@ -361,45 +361,40 @@ impl PyAos {
     }
 }
 
-fn particle_err(e: amrex_aos::ParticleError) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
-
 /// A host copy of a struct of arrays on any arena: components, names, neighbours.
 fn soa_to_host<const NR: usize, const NI: usize, A: Arena>(
     s: &StructOfArrays<NR, NI, A>,
 ) -> PyResult<StructOfArrays<NR, NI>> {
     if s.arena().kind() == amrex_arena::MemoryKind::Managed {
-        s.arena().synchronize().map_err(arena_err)?;
+        s.arena().synchronize().map_err(py_err)?;
     }
     let mut h = StructOfArrays::<NR, NI>::new();
     for i in 0..s.num_real_comps() {
         match (i < NR, s.real_name(i)) {
-            (true, Some(name)) => h.set_real_name(i, name).map_err(particle_err)?,
+            (true, Some(name)) => h.set_real_name(i, name).map_err(py_err)?,
             (true, None) => {}
             (false, name) => {
-                h.add_real_comp(name).map_err(particle_err)?;
+                h.add_real_comp(name).map_err(py_err)?;
             }
         }
     }
     for i in 0..s.num_int_comps() {
         match (i < NI, s.int_name(i)) {
-            (true, Some(name)) => h.set_int_name(i, name).map_err(particle_err)?,
+            (true, Some(name)) => h.set_int_name(i, name).map_err(py_err)?,
             (true, None) => {}
             (false, name) => {
-                h.add_int_comp(name).map_err(particle_err)?;
+                h.add_int_comp(name).map_err(py_err)?;
             }
         }
     }
-    h.resize(s.num_particles()).map_err(particle_err)?;
-    h.set_num_neighbors(s.num_neighbors())
-        .map_err(particle_err)?;
-    s.idcpu().copy_to_host(h.idcpu_mut()).map_err(arena_err)?;
+    h.resize(s.num_particles()).map_err(py_err)?;
+    h.set_num_neighbors(s.num_neighbors()).map_err(py_err)?;
+    s.idcpu().copy_to_host(h.idcpu_mut()).map_err(py_err)?;
     for c in 0..s.num_real_comps() {
-        s.real(c).copy_to_host(h.real_mut(c)).map_err(arena_err)?;
+        s.real(c).copy_to_host(h.real_mut(c)).map_err(py_err)?;
     }
     for c in 0..s.num_int_comps() {
-        s.int(c).copy_to_host(h.int_mut(c)).map_err(arena_err)?;
+        s.int(c).copy_to_host(h.int_mut(c)).map_err(py_err)?;
     }
     Ok(h)
 }
@@ -433,7 +428,7 @@ fn array_values<T: DlpackElement + Copy>(
     let shape: Vec<usize> = arr.getattr("shape")?.extract()?;
     let flat = arr.call_method1("reshape", (-1,))?;
     let t = crate::dlpack::import::import(&flat)?;
-    let typed = t.view().typed::<T>().map_err(dlpack_err)?;
+    let typed = t.view().typed::<T>().map_err(py_err)?;
     let values = typed
         .as_slice()
         .ok_or_else(|| PyValueError::new_err(format!("{what}: not compact after conversion")))?
@@ -663,21 +658,21 @@ impl $ty {
     #[pyo3(signature = (idcpu, reals, ints))]
     fn push_back(&mut self, idcpu: u64, reals: Vec<f64>, ints: Vec<i32>) -> PyResult<()> {
         self.exports.check_resizable()?;
-        on!($soa, &mut self.soa, s => s.push(idcpu, &reals, &ints)).map_err(particle_err)
+        on!($soa, &mut self.soa, s => s.push(idcpu, &reals, &ints)).map_err(py_err)
     }
 
     /// Adds a real component (zero-filled); returns its index.
     #[pyo3(signature = (name=None))]
     fn add_real_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
         self.exports.check_resizable()?;
-        on!($soa, &mut self.soa, s => s.add_real_comp(name)).map_err(particle_err)
+        on!($soa, &mut self.soa, s => s.add_real_comp(name)).map_err(py_err)
     }
 
     /// Adds an int component (zero-filled); returns its index.
     #[pyo3(signature = (name=None))]
     fn add_int_comp(&mut self, name: Option<&str>) -> PyResult<usize> {
         self.exports.check_resizable()?;
-        on!($soa, &mut self.soa, s => s.add_int_comp(name)).map_err(particle_err)
+        on!($soa, &mut self.soa, s => s.add_int_comp(name)).map_err(py_err)
     }
 
     /// The names of the real components (`None` for unnamed ones).
@@ -767,7 +762,7 @@ impl $ty {
         let old = self.size();
         match &mut self.soa {
             $soa::Host(s) => {
-                s.resize(old + n).map_err(particle_err)?;
+                s.resize(old + n).map_err(py_err)?;
                 s.idcpu_mut()[old..].copy_from_slice(&words);
                 for c in 0..nr {
                     s.real_mut(c)[old..].copy_from_slice(&rv[c * n..(c + 1) * n]);
@@ -778,7 +773,7 @@ impl $ty {
             }
             $soa::Arena(s) => {
                 settle(s.arena())?;
-                s.resize(old + n).map_err(particle_err)?;
+                s.resize(old + n).map_err(py_err)?;
                 let arena = s.arena().clone();
                 let (ip, rp, np) = s.component_ptrs_mut();
                 // Every component holds `old + n` elements after the resize, in memory of

@@ -7,27 +7,18 @@
 //! line AMReX writes before each FAB (`FAB <real descriptor><box> <ncomp>`), checks it
 //! against the `Cell_H`, and decodes the IEEE values (4 or 8 bytes, either byte order).
 
+use crate::error::py_err;
 use crate::geometry::PyBox;
 use crate::multifab::PyMultiFab;
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::ToDlpack;
-use amrex_plotfile::{
-    self as plotfile, Geometry, GeometryError, PlotfileError, PlotfileHeader, RealDescriptor,
-    VisMfHeader,
-};
+use amrex_plotfile::{self as plotfile, Geometry, PlotfileHeader, RealDescriptor, VisMfHeader};
 use ndarray::ShapeBuilder;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
-
-fn pf_err(e: PlotfileError) -> PyErr {
-    match e {
-        PlotfileError::Io { .. } => PyOSError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    }
-}
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> PyErr + '_ {
     move |e| PyOSError::new_err(format!("{}: {e}", path.display()))
@@ -289,7 +280,7 @@ impl PyPlotfile {
     /// `Plotfile(dir)`: reads the plotfile's `Header` (nothing else until asked).
     #[new]
     fn py_new(dir: PathBuf) -> PyResult<Self> {
-        let header = plotfile::read_plotfile_header(&dir).map_err(pf_err)?;
+        let header = plotfile::read_plotfile_header(&dir).map_err(py_err)?;
         let n = header.nlevels();
         Ok(Self {
             dir,
@@ -422,7 +413,7 @@ impl PyPlotfile {
         );
         let a = ndarray::Array4::from_shape_vec(shape.f(), values)
             .expect("one value per cell and component");
-        let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+        let t = a.to_dlpack().map_err(py_err)?;
         let t = Bound::new(
             py,
             crate::dlpack::import::Tensor::new(amrex_dlpack_capsule::Imported::Versioned(t)),
@@ -456,7 +447,7 @@ impl PyPlotfile {
             None => crate::parallel::default_comm(py)?,
         };
         let (_, mf) =
-            plotfile::read_level_on(&self.dir, &self.header, lev, &comm).map_err(pf_err)?;
+            plotfile::read_level_on(&self.dir, &self.header, lev, &comm).map_err(py_err)?;
         Ok(PyMultiFab::from_multifab(mf))
     }
 
@@ -484,11 +475,7 @@ fn geometry(
         [prob_lo.0, prob_lo.1, prob_lo.2],
         [prob_hi.0, prob_hi.1, prob_hi.2],
     )
-    .map_err(geometry_err)
-}
-
-fn geometry_err(e: GeometryError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    .map_err(py_err)
 }
 
 /// `write_single_level_plotfile(dir, mf, var_names, domain=None, prob_lo=(0, 0, 0),
@@ -510,7 +497,7 @@ pub(crate) fn write_single_level_plotfile(
     let host = mf.host()?;
     let domain = domain.map_or_else(|| host.box_array().minimal_box(), |b| b.0);
     let geom = geometry(domain, prob_lo, prob_hi)?;
-    plotfile::write_single_level_plotfile(&dir, host, &var_names, &geom, time, step).map_err(pf_err)
+    plotfile::write_single_level_plotfile(&dir, host, &var_names, &geom, time, step).map_err(py_err)
 }
 
 /// `write_multi_level_plotfile(dir, mfs, var_names, ref_ratio, domain=None, prob_lo,
@@ -558,14 +545,14 @@ pub(crate) fn write_multi_level_plotfile(
     )?;
     let mut geoms = vec![geom];
     for r in ratios.iter().take(mfs.len() - 1) {
-        geom = geom.refine(*r).map_err(geometry_err)?;
+        geom = geom.refine(*r).map_err(py_err)?;
         geoms.push(geom);
     }
     let steps = steps.unwrap_or_else(|| vec![0; mfs.len()]);
     let levels: Vec<&amrex_multifab::MultiFab> =
         mfs.iter().map(|m| m.host()).collect::<PyResult<_>>()?;
     plotfile::write_multi_level_plotfile(&dir, &levels, &var_names, &geoms, time, &steps, &ratios)
-        .map_err(pf_err)
+        .map_err(py_err)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

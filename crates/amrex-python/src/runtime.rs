@@ -9,9 +9,10 @@
 //! last `finalize()` clears it. Nothing else in this package needs `initialize`: the
 //! containers work without it.
 
+use crate::error::py_err;
 use crate::geometry::PyIntVect;
 use amrex_runtime::{ParmParse, ParmParseError, ParmValue};
-use pyo3::exceptions::{PyIndexError, PyKeyError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
@@ -28,17 +29,6 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(Mutex::default);
 /// The global state; a panic while it was held (none of ours can panic) leaves it usable.
 fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// A ParmParse failure as a Python exception: a missing required key is a `KeyError`, an
-/// unreadable file an `OSError`, the rest (malformed lines, values of the wrong type or
-/// count) `ValueError`; every message names the key, and the file and line where known.
-fn pp_err(e: ParmParseError) -> PyErr {
-    match e {
-        ParmParseError::Missing { .. } => PyKeyError::new_err(e.to_string()),
-        ParmParseError::Io { .. } => PyOSError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    }
 }
 
 /// `amr.initialize(args=None)`: starts "AMReX" as pyAMReX's `initialize` does: the
@@ -77,7 +67,7 @@ fn initialize(py: Python<'_>, args: Option<Vec<String>>) -> PyResult<()> {
                 }
             })
             .collect();
-        table.read_command_line(&words).map_err(pp_err)?;
+        table.read_command_line(&words).map_err(py_err)?;
         st.table = table;
     }
     st.depth += 1;
@@ -103,12 +93,12 @@ fn initialized() -> bool {
 
 fn read_file(table: &mut ParmParse, path: &str) -> PyResult<()> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        pp_err(ParmParseError::Io {
+        py_err(ParmParseError::Io {
             path: path.to_owned(),
             message: e.to_string(),
         })
     })?;
-    table.read_text(&text, path).map_err(pp_err)
+    table.read_text(&text, path).map_err(py_err)
 }
 
 /// The build, as pyAMReX's `amr.Config` describes it (class attributes; `to_dict()`).
@@ -246,22 +236,22 @@ fn get_one<'py>(
     Ok(match kind {
         Kind::Bool => t
             .query::<bool>(key)
-            .map_err(pp_err)?
+            .map_err(py_err)?
             .map(|v| v.into_pyobject(py).map(|b| b.to_owned().into_any()))
             .transpose()?,
         Kind::Int => t
             .query::<i64>(key)
-            .map_err(pp_err)?
+            .map_err(py_err)?
             .map(|v| v.into_pyobject(py).map(Bound::into_any))
             .transpose()?,
         Kind::Real => t
             .query::<f64>(key)
-            .map_err(pp_err)?
+            .map_err(py_err)?
             .map(|v| v.into_pyobject(py).map(Bound::into_any))
             .transpose()?,
         Kind::Str => t
             .query::<String>(key)
-            .map_err(pp_err)?
+            .map_err(py_err)?
             .map(|v| v.into_pyobject(py).map(Bound::into_any))
             .transpose()?,
     })
@@ -280,7 +270,7 @@ fn get_all<'py>(
         key: &str,
     ) -> PyResult<Option<Bound<'py, PyList>>> {
         t.query_arr::<T>(key)
-            .map_err(pp_err)?
+            .map_err(py_err)?
             .map(|v| PyList::new(py, v))
             .transpose()
     }
@@ -397,7 +387,7 @@ impl PyParmParse {
         ival: usize,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.nth(py, name, kind, ival)?.ok_or_else(|| {
-            pp_err(ParmParseError::Missing {
+            py_err(ParmParseError::Missing {
                 key: self.key(name),
             })
         })
@@ -569,7 +559,7 @@ impl PyParmParse {
         let kind = r#type.map_or(Ok(Kind::Real), Kind::of_type)?;
         let key = self.key(name);
         get_all(py, &state().table, &key, kind)?
-            .ok_or_else(|| pp_err(ParmParseError::Missing { key }))
+            .ok_or_else(|| py_err(ParmParseError::Missing { key }))
     }
 
     /// `(found, values)` of `prefix.name` as `type` (an empty list when not found;
@@ -608,7 +598,7 @@ impl PyParmParse {
         let mut keys = st.table.keys();
         keys.sort_unstable();
         for key in keys {
-            let vals: Vec<String> = st.table.get_arr(key).map_err(pp_err)?;
+            let vals: Vec<String> = st.table.get_arr(key).map_err(py_err)?;
             let value = if vals.len() == 1 {
                 guess(py, &vals[0])?
             } else {
@@ -648,7 +638,7 @@ impl PyParmParse {
                 .keys()
                 .into_iter()
                 .map(|k| {
-                    let v: Vec<String> = st.table.get_arr(k).map_err(pp_err)?;
+                    let v: Vec<String> = st.table.get_arr(k).map_err(py_err)?;
                     Ok(format!("{k} = {}", v.join(" ")))
                 })
                 .collect::<PyResult<_>>()?

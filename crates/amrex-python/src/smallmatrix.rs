@@ -6,10 +6,11 @@
 //! Construction is explicit: `from_rows`, `from_cols`, or `from_numpy`/`from_dlpack`
 //! (copies, any layout) — never a guess about nested lists.
 
-use crate::dlpack::common::{Export, dlpack_err};
+use crate::dlpack::common::Export;
 use crate::dlpack::export::{DlpackSource, ExportCount};
 use crate::dlpack::import::{Sharing, import, to_numpy, to_xp};
 use crate::dlpack::install;
+use crate::error::py_err;
 use crate::views::SharedView;
 use amrex_array4::Access;
 use amrex_dlpack_capsule::Imported;
@@ -152,7 +153,7 @@ macro_rules! small_matrix_impl {
             #[staticmethod]
             fn from_dlpack(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
                 let t = import(obj)?;
-                let m = SmallMatrix::from_dlpack_copy(&t.view()).map_err(dlpack_err)?;
+                let m = SmallMatrix::from_dlpack_copy(&t.view()).map_err(py_err)?;
                 Ok(Self { m })
             }
 
@@ -172,7 +173,7 @@ macro_rules! small_matrix_impl {
             fn view_get(obj: &Bound<'_, PyAny>, i: usize, j: usize) -> PyResult<f64> {
                 let t = import(obj)?;
                 let m = SmallMatrix::<f64, $r, $c, $order, $start>::view_from_dlpack(&t.view())
-                    .map_err(dlpack_err)?;
+                    .map_err(py_err)?;
                 m.get(i, j).copied().ok_or_else(|| {
                     PyIndexError::new_err(format!("index ({i}, {j}) out of range"))
                 })
@@ -187,9 +188,9 @@ macro_rules! small_matrix_impl {
                     Imported::Versioned(t) => t.view_mut(),
                     Imported::Legacy(t) => t.view_mut(),
                 }
-                .map_err(dlpack_err)?;
+                .map_err(py_err)?;
                 let m = SmallMatrix::<f64, $r, $c, $order, $start>::view_from_dlpack_mut(view)
-                    .map_err(dlpack_err)?;
+                    .map_err(py_err)?;
                 *m.get_mut(i, j).ok_or_else(|| {
                     PyIndexError::new_err(format!("index ({i}, {j}) out of range"))
                 })? = value;

@@ -11,14 +11,15 @@
 //! On arenas other than the host arena, element access goes through the arena's bulk
 //! copies (one element per `v[i]`), so the CPU never dereferences device memory.
 
-use crate::arena::{PyArena, arena_arg, arena_err, dyn_copier, import_arena, is_host, settle};
-use crate::dlpack::common::{Dims, Export, dlpack_err};
+use crate::arena::{PyArena, arena_arg, dyn_copier, import_arena, is_host, settle};
+use crate::dlpack::common::{Dims, Export};
 use crate::dlpack::export::{DlpackSource, ExportCount};
 use crate::dlpack::import::{Sharing, import, to_numpy};
 use crate::dlpack::install;
+use crate::error::py_err;
 use amrex_arena::{AnyArena, Arena};
 use amrex_dlpack_capsule::Imported;
-use amrex_dlpack_core::{Device, DlpackElement, ErrorKind};
+use amrex_dlpack_core::{Device, DlpackElement, DlpackError, ErrorKind};
 use amrex_podvector::PodVector;
 use bytemuck::AnyBitPattern;
 use core::mem::size_of;
@@ -89,7 +90,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
         if is_host(&arena) {
             return Ok(Self::new(len, value));
         }
-        let v = PodVector::try_from_elem_in(value, len, arena.clone()).map_err(arena_err)?;
+        let v = PodVector::try_from_elem_in(value, len, arena.clone()).map_err(py_err)?;
         Ok(Self {
             store: Storage::Arena(v),
             arena,
@@ -102,7 +103,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
         if is_host(&arena) {
             return Ok(Self::from_vec(values));
         }
-        let v = PodVector::try_from_slice_in(&values, arena.clone()).map_err(arena_err)?;
+        let v = PodVector::try_from_slice_in(&values, arena.clone()).map_err(py_err)?;
         Ok(Self {
             store: Storage::Arena(v),
             arena,
@@ -115,13 +116,13 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
     pub(crate) fn adopt(t: Imported, arena: AnyArena) -> PyResult<Self> {
         {
             let v = t.view();
-            v.expect_ndim(1).map_err(dlpack_err)?;
+            v.expect_ndim(1).map_err(py_err)?;
             if is_host(&arena) {
                 // Dtype, host accessibility and alignment.
-                v.typed::<T>().map_err(dlpack_err)?;
+                v.typed::<T>().map_err(py_err)?;
             } else {
                 if v.dtype() != T::DTYPE {
-                    return Err(dlpack_err(
+                    return Err(py_err::<DlpackError>(
                         ErrorKind::DtypeMismatch {
                             expected: T::DTYPE,
                             found: v.dtype(),
@@ -131,7 +132,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
                 }
                 let address = v.data_ptr().addr();
                 if v.num_elements() > 0 && !address.is_multiple_of(align_of::<T>()) {
-                    return Err(dlpack_err(
+                    return Err(py_err::<DlpackError>(
                         ErrorKind::Misaligned {
                             address,
                             align: align_of::<T>(),
@@ -141,7 +142,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
                 }
             }
             if v.shape()[0] > 1 && v.stride(0) != 1 {
-                return Err(dlpack_err(
+                return Err(py_err::<DlpackError>(
                     ErrorKind::NonUnitStride {
                         axis: 0,
                         stride: v.stride(0),
@@ -247,7 +248,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
         }
         if let Storage::Arena(v) = &self.store {
             settle(&self.arena)?;
-            return v.get_copy(j).map_err(arena_err);
+            return v.get_copy(j).map_err(py_err);
         }
         let mut out = T::zeroed();
         let src = self.arena_elem(j)?;
@@ -257,7 +258,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
             self.arena
                 .copy_to_host((&raw mut out).cast(), src, size_of::<T>())
         }
-        .map_err(arena_err)?;
+        .map_err(py_err)?;
         Ok(out)
     }
 
@@ -277,7 +278,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
         }
         settle(&self.arena)?;
         if let Storage::Arena(v) = &mut self.store {
-            return v.set(j, value).map_err(arena_err);
+            return v.set(j, value).map_err(py_err);
         }
         let dst = self.arena_elem(j)?;
         // SAFETY: element `j < len` of writable adopted memory the arena reaches
@@ -286,7 +287,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
             self.arena
                 .copy_from_host(dst, (&raw const value).cast(), size_of::<T>())
         }
-        .map_err(arena_err)
+        .map_err(py_err)
     }
 
     /// A host copy of the elements.
@@ -300,7 +301,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
         }
         settle(&self.arena)?;
         if let Storage::Arena(v) = &self.store {
-            return v.to_host_vec().map_err(arena_err);
+            return v.to_host_vec().map_err(py_err);
         }
         let mut out = vec![T::zeroed(); len];
         if len > 0 {
@@ -311,7 +312,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
                 self.arena
                     .copy_to_host(out.as_mut_ptr().cast(), src, len * size_of::<T>())
             }
-            .map_err(arena_err)?;
+            .map_err(py_err)?;
         }
         Ok(out)
     }
@@ -327,7 +328,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
                 Storage::Owned(PodVector::from_vec(values))
             } else {
                 Storage::Arena(
-                    PodVector::try_from_slice_in(&values, self.arena.clone()).map_err(arena_err)?,
+                    PodVector::try_from_slice_in(&values, self.arena.clone()).map_err(py_err)?,
                 )
             };
         }
@@ -339,7 +340,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
     }
 
     pub(crate) fn push(&mut self, value: T) -> PyResult<()> {
-        on_growable!(self.growable()?, v => v.try_push(value)).map_err(arena_err)
+        on_growable!(self.growable()?, v => v.try_push(value)).map_err(py_err)
     }
 
     pub(crate) fn pop(&mut self) -> PyResult<Option<T>> {
@@ -349,7 +350,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
                 let Some(last) = v.len().checked_sub(1) else {
                     return Ok(None);
                 };
-                let x = v.get_copy(last).map_err(arena_err)?;
+                let x = v.get_copy(last).map_err(py_err)?;
                 v.truncate(last);
                 Ok(Some(x))
             }
@@ -362,7 +363,7 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
     }
 
     pub(crate) fn resize(&mut self, size: usize, value: T) -> PyResult<()> {
-        on_growable!(self.growable()?, v => v.try_resize(size, value)).map_err(arena_err)
+        on_growable!(self.growable()?, v => v.try_resize(size, value)).map_err(py_err)
     }
 
     pub(crate) fn reserve(&mut self, capacity: usize) -> PyResult<()> {
@@ -370,11 +371,11 @@ impl<T: DlpackElement + AnyBitPattern + Default> VecCore<T> {
             let extra = capacity.saturating_sub(v.len());
             v.try_reserve(extra)
         })
-        .map_err(arena_err)
+        .map_err(py_err)
     }
 
     pub(crate) fn shrink_to_fit(&mut self) -> PyResult<()> {
-        on_growable!(self.growable()?, v => v.try_shrink_to_fit()).map_err(arena_err)
+        on_growable!(self.growable()?, v => v.try_shrink_to_fit()).map_err(py_err)
     }
 
     pub(crate) fn export(&self) -> Export<'static> {

@@ -358,7 +358,7 @@ fn copy_onto(
     period: Periodicity,
     dst: Range<usize>,
     ng: IntVect,
-) -> Result<(), amrex_multifab::FabError> {
+) -> Result<(), amrex_multifab::FabArrayError> {
     mf.parallel_copy_with(src, scomp, IntVect::ZERO, period, CopyOp::Copy, dst, ng)
 }
 
@@ -372,7 +372,7 @@ fn time_interp(
     scomp: usize,
     ncomp: usize,
     time: f64,
-) -> Result<(), amrex_multifab::FabError> {
+) -> Result<(), amrex_multifab::FabArrayError> {
     let comps = dcomp..dcomp + ncomp;
     // `dst` is not `s0` or `s1` (it is borrowed mutably while they are shared), so the
     // copy AMReX skips when they alias always runs here.

@@ -17,7 +17,7 @@
 use crate::amr::geometry::PyGeometry;
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::{PyIntVect, int_vect_of};
 use crate::mfiter::PyMfi;
 use amrex_amr::{AmrCore, AmrError, AmrErrorKind, AmrInfo, AmrMesh, TagBoxArray};
@@ -219,7 +219,7 @@ impl PyTagBoxArray {
     ) -> PyResult<Self> {
         let ng = ngrow.map_or(Ok(IntVect::ZERO), int_vect_of)?;
         Ok(Self {
-            inner: Some(TagBoxArray::new(&ba.0, &dm.0, ng).map_err(amr_err)?),
+            inner: Some(TagBoxArray::new(&ba.0, &dm.0, ng).map_err(py_err)?),
         })
     }
 
@@ -267,7 +267,7 @@ impl PyTagBoxArray {
     /// Marks `BUF` every `CLEAR` cell within `nbuf` of a `SET` cell.
     fn buffer(&mut self, nbuf: &Bound<'_, PyAny>) -> PyResult<()> {
         let n = int_vect_of(nbuf)?;
-        self.tags_mut()?.buffer(n).map_err(amr_err)
+        self.tags_mut()?.buffer(n).map_err(py_err)
     }
 
     /// Number of tagged valid cells on this rank.
@@ -280,7 +280,7 @@ impl PyTagBoxArray {
         Ok(self
             .tags()?
             .collate()
-            .map_err(amr_err)?
+            .map_err(py_err)?
             .into_iter()
             .map(PyIntVect)
             .collect())
@@ -314,8 +314,8 @@ pub(crate) struct PyAmrMesh {
 
 fn mesh_from(geom: Option<&PyGeometry>, info: Option<&PyAmrInfo>) -> PyResult<AmrMesh> {
     match (geom, info) {
-        (Some(g), Some(i)) => AmrMesh::new(g.0, i.info()).map_err(amr_err),
-        (None, None) => AmrMesh::from_parm_parse(&crate::runtime::table()).map_err(amr_err),
+        (Some(g), Some(i)) => AmrMesh::new(g.0, i.info()).map_err(py_err),
+        (None, None) => AmrMesh::from_parm_parse(&crate::runtime::table()).map_err(py_err),
         _ => Err(PyValueError::new_err(
             "AmrMesh takes either no arguments (the inputs table) or both geom and info",
         )),
@@ -629,7 +629,7 @@ fn drive(
         }
         (Err(e), None) => Err(match e.kind() {
             AmrErrorKind::ErrorEstFailed { .. } => PyRuntimeError::new_err(e.to_string()),
-            _ => amr_err(e),
+            _ => py_err(e),
         }),
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::amr::geometry::PyGeometry;
 use crate::amr::read_write;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::int_vect_of;
 use crate::multifab::PyMultiFab;
 use amrex_amr::{
@@ -35,7 +35,7 @@ fn average_down_py(
     match args.len() {
         3 => {
             let (scomp, ncomp, ratio): (usize, usize, Bound<'_, PyAny>) = args.extract()?;
-            average_down(fine, crse, scomp, ncomp, int_vect_of(&ratio)?).map_err(amr_err)
+            average_down(fine, crse, scomp, ncomp, int_vect_of(&ratio)?).map_err(py_err)
         }
         5 => {
             let (fgeom, cgeom, scomp, ncomp, ratio): (
@@ -46,7 +46,7 @@ fn average_down_py(
                 Bound<'_, PyAny>,
             ) = args.extract()?;
             let ratio = int_vect_of(&ratio)?;
-            average_down_geom(fine, crse, &fgeom.0, &cgeom.0, scomp, ncomp, ratio).map_err(amr_err)
+            average_down_geom(fine, crse, &fgeom.0, &cgeom.0, scomp, ncomp, ratio).map_err(py_err)
         }
         n => Err(PyTypeError::new_err(format!(
             "average_down takes (S_fine, S_crse, scomp, ncomp, ratio) or (S_fine, S_crse, \
@@ -94,7 +94,7 @@ fn sum_fine_to_coarse_py(
         ratio,
         &cgeom.0,
     )
-    .map_err(amr_err)
+    .map_err(py_err)
 }
 
 /// Averages face data (nodal in exactly one direction) onto the coarse faces, coarse
@@ -113,7 +113,7 @@ fn average_down_faces_py(
         ngcrse.map_or(Ok(IntVect::ZERO), int_vect_of)?,
     );
     let (f, mut c) = read_write("average_down_faces", fine, crse)?;
-    average_down_faces(f.host()?, c.host_mut()?, ratio, ng).map_err(amr_err)
+    average_down_faces(f.host()?, c.host_mut()?, ratio, ng).map_err(py_err)
 }
 
 /// Injects nodal data onto the coarse nodes, coarse ghost nodes `ngcrse` deep included
@@ -131,7 +131,7 @@ fn average_down_nodal_py(
         ngcrse.map_or(Ok(IntVect::ZERO), int_vect_of)?,
     );
     let (f, mut c) = read_write("average_down_nodal", fine, crse)?;
-    average_down_nodal(f.host()?, c.host_mut()?, ratio, ng).map_err(amr_err)
+    average_down_nodal(f.host()?, c.host_mut()?, ratio, ng).map_err(py_err)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

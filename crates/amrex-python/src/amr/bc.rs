@@ -4,7 +4,7 @@
 //! records and, beyond `ext_dir` faces, from a Python function.
 
 use crate::amr::geometry::PyGeometry;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::{PyBox, dir_of};
 use crate::multifab::PyMultiFab;
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
@@ -64,7 +64,7 @@ fn bc_type_of(obj: &Bound<'_, PyAny>) -> PyResult<BCType> {
             .extract::<i32>()
             .map_err(|_| PyTypeError::new_err("expected a BCType or an int code from -1 to 5"))?,
     };
-    BCType::from_int(code).map_err(amr_err)
+    BCType::from_int(code).map_err(py_err)
 }
 
 /// Three boundary types from a sequence of three `BCType`s or ints.
@@ -333,7 +333,7 @@ impl PyPhysBCFunct {
         let mf = mf.host_mut()?;
         let comps = comps_of(scomp, ncomp, mf.ncomp());
         self.0
-            .with(py, |bc| bc.fill(mf, comps, time).map_err(amr_err))
+            .with(py, |bc| bc.fill(mf, comps, time).map_err(py_err))
     }
 }
 

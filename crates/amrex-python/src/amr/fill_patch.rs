@@ -6,7 +6,7 @@
 use crate::amr::bc::{Boundary, PyBCRec, PyPhysBCFunct};
 use crate::amr::geometry::PyGeometry;
 use crate::amr::interp::PyInterpolater;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::int_vect_of;
 use crate::multifab::PyMultiFab;
 use amrex_amr::IntVect;
@@ -117,9 +117,9 @@ fn fill_patch_single_level_py(
     let dst = dst.host_mut()?;
     let ng = nghost_of(nghost, dst)?;
     physbcf.0.with(py, |bc| {
-        let s = Source::from_slices(&src, &stime, bc).map_err(amr_err)?;
+        let s = Source::from_slices(&src, &stime, bc).map_err(py_err)?;
         fill_patch_single_level(dst, ng, time, &s.with_bc_comp(bcfcomp), scomp, dcomp, ncomp)
-            .map_err(amr_err)
+            .map_err(py_err)
     })
 }
 
@@ -182,8 +182,8 @@ fn fill_patch_two_levels_py(
     let ng = nghost_of(nghost, dst)?;
     cbc.0.with(py, |c| {
         fbc.0.with(py, |f| {
-            let cs = Source::from_slices(&csrc, &ct, c).map_err(amr_err)?;
-            let fs = Source::from_slices(&fsrc, &ft, f).map_err(amr_err)?;
+            let cs = Source::from_slices(&csrc, &ct, c).map_err(py_err)?;
+            let fs = Source::from_slices(&fsrc, &ft, f).map_err(py_err)?;
             let (cs, fs) = (cs.with_bc_comp(cbccomp), fs.with_bc_comp(fbccomp));
             fill_patch_two_levels(
                 dst,
@@ -197,7 +197,7 @@ fn fill_patch_two_levels_py(
                 ratio,
                 mapper.get(),
             )
-            .map_err(amr_err)
+            .map_err(py_err)
         })
     })
 }
@@ -263,7 +263,7 @@ fn interp_from_coarse_level_py(
                 ratio,
                 mapper.get(),
             )
-            .map_err(amr_err)
+            .map_err(py_err)
         })
     })
 }

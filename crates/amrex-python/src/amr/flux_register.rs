@@ -10,7 +10,7 @@
 use crate::amr::geometry::PyGeometry;
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::{PyIntVect, int_vect_of};
 use crate::multifab::PyMultiFab;
 use amrex_amr::FluxRegister;
@@ -73,7 +73,7 @@ impl PyFluxRegister {
         let ratio = int_vect_of(ref_ratio)?;
         FluxRegister::new(&fine_boxes.0, &dm.0, ratio, fine_lev, nvar)
             .map(Self)
-            .map_err(amr_err)
+            .map_err(py_err)
     }
 
     /// `FluxRegister.FrOp.COPY` / `ADD`, as in pyAMReX.
@@ -115,7 +115,7 @@ impl PyFluxRegister {
     /// The sum of component `comp` over every low-side register face minus the sum over
     /// every high-side one (AMReX `SumReg`).
     fn sum_reg(&self, comp: usize) -> PyResult<f64> {
-        self.0.sum_reg(comp).map_err(amr_err)
+        self.0.sum_reg(comp).map_err(py_err)
     }
 
     /// Copies (`op=FrOp.COPY`) or adds (`FrOp.ADD`) `mult` times the coarse flux `mflx`
@@ -152,7 +152,7 @@ impl PyFluxRegister {
                     .crse_init_area(flux, area, dir, srccomp, destcomp, numcomp, mult, op)
             }
         }
-        .map_err(amr_err)
+        .map_err(py_err)
     }
 
     /// Adds `mult` times the coarse flux `mflx` into the register, each coarse face's
@@ -185,7 +185,7 @@ impl PyFluxRegister {
                     .crse_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult, g)
             }
         }
-        .map_err(amr_err)
+        .map_err(py_err)
     }
 
     /// Adds `mult` times the fine flux `mflx` (faces normal to `dir` of the fine boxes,
@@ -216,7 +216,7 @@ impl PyFluxRegister {
                     .fine_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult)
             }
         }
-        .map_err(amr_err)
+        .map_err(py_err)
     }
 
     /// Adds the correction to the coarse state `mf` (components `dcomp..dcomp + nc` from
@@ -251,7 +251,7 @@ impl PyFluxRegister {
                     .reflux_volume(state.host_mut()?, v.host()?, scale, scomp, dcomp, nc, g)
             }
         }
-        .map_err(amr_err)
+        .map_err(py_err)
     }
 
     /// Zeroes every register face that is also a face of another fine box (periodic
@@ -290,7 +290,7 @@ impl PyFluxRegister {
         let fluxes = [bx.host_mut()?, by.host_mut()?, bz.host_mut()?];
         self.0
             .overwrite_flux(fluxes, scale, srccomp, destcomp, numcomp, &crse_geom.0)
-            .map_err(amr_err)
+            .map_err(py_err)
     }
 
     fn __repr__(&self) -> String {

@@ -5,7 +5,7 @@
 //! The classes are immutable: pyAMReX's in-place `coarsen`/`refine`/`setPeriodicity`/
 //! `ProbDomain(rb)` become methods that return a new object.
 
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::{PyBox, PyIntVect, dir_of, int_vect_of};
 use amrex_box::IntVect;
 use amrex_geometry::{CoordSys, Geometry, Periodicity, RealBox};
@@ -59,7 +59,7 @@ fn coord_of(obj: &Bound<'_, PyAny>) -> PyResult<CoordSys> {
         return Ok(c.get().0);
     }
     match obj.extract::<i32>() {
-        Ok(code) => CoordSys::from_int(code).map_err(amr_err),
+        Ok(code) => CoordSys::from_int(code).map_err(py_err),
         Err(_) => Err(PyTypeError::new_err(format!(
             "expected a CoordType, a CoordSys or an int code (0 cartesian, 1 RZ, 2 \
              SPHERICAL), got {}",
@@ -178,7 +178,7 @@ impl PyRealBox {
                 )));
             }
         };
-        RealBox::new(lo, hi).map(Self).map_err(amr_err)
+        RealBox::new(lo, hi).map(Self).map_err(py_err)
     }
 
     /// The low corner.
@@ -341,7 +341,7 @@ impl PyGeometry {
         let per = is_per.map_or(Ok([false; 3]), |f| flags3(f, IS_PERIODIC))?;
         Geometry::new(dom.0, rb.0, coord, per)
             .map(Self)
-            .map_err(amr_err)
+            .map_err(py_err)
     }
 
     /// Always `True`: construction refuses what would not be.
@@ -509,7 +509,7 @@ impl PyGeometry {
             )?,
         )
         .map(Self)
-        .map_err(amr_err)
+        .map_err(py_err)
     }
 
     /// The domain grown by `n` in the periodic directions.
@@ -526,10 +526,7 @@ impl PyGeometry {
 
     /// The geometry refined by `ratio` (same extent; pyAMReX refines in place).
     fn refine(&self, ratio: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.0
-            .refine(int_vect_of(ratio)?)
-            .map(Self)
-            .map_err(amr_err)
+        self.0.refine(int_vect_of(ratio)?).map(Self).map_err(py_err)
     }
 
     /// The geometry coarsened by `ratio` (same extent; pyAMReX coarsens in place).
@@ -538,7 +535,7 @@ impl PyGeometry {
         self.0
             .coarsen(int_vect_of(ratio)?)
             .map(Self)
-            .map_err(amr_err)
+            .map_err(py_err)
     }
 
     /// The centre of cell `iv` (three floats).

@@ -9,7 +9,7 @@
 
 use crate::amr::geometry::PyGeometry;
 use crate::amr::read_write;
-use crate::error::amr_err;
+use crate::error::py_err;
 use crate::geometry::{PyBox, int_vect_of};
 use crate::multifab::PyMultiFab;
 use amrex_amr::{
@@ -165,7 +165,7 @@ impl PyInterpolater {
                 ratio,
                 geom,
             )
-            .map_err(amr_err)?;
+            .map_err(py_err)?;
         }
         Ok(())
     }

@@ -4,10 +4,9 @@
 //! objects by address ([`PtrCache`]).
 
 use amrex_array4::Access;
-use amrex_dlpack_core::{DataType, Device, DlpackElement, DlpackError, ErrorKind};
+use amrex_dlpack_core::{DataType, Device, DlpackElement};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -154,14 +153,6 @@ pub(crate) unsafe fn strided_copy_host(src: &Export, dst: &mut [u8]) {
             }
             index[axis] = 0;
         }
-    }
-}
-
-/// Maps a DLPack refusal to the Python exception the protocol expects.
-pub(crate) fn dlpack_err(e: DlpackError) -> PyErr {
-    match e.kind() {
-        ErrorKind::BadCapsule => PyValueError::new_err(e.to_string()),
-        _ => PyBufferError::new_err(e.to_string()),
     }
 }
 

@@ -16,9 +16,10 @@
 //! ([`try_import`](crate::dlpack::import::try_import)).
 
 use crate::dlpack::abi::{ApiHeader, CAPSULE_NAME, ExchangeApi, SetError};
-use crate::dlpack::common::{dlpack_err, type_name};
+use crate::dlpack::common::type_name;
 use crate::dlpack::export::{DlpackSource, allocate_versioned, share_versioned};
 use crate::dlpack::import::Tensor;
+use crate::error::py_err;
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::{
     DLDataType, DLDeviceType, DLManagedTensorVersioned, DLPackVersion, DLTensor, ManagedTensor,
@@ -158,7 +159,7 @@ unsafe extern "C" fn to_py_object(
         // SAFETY: the consumer hands us ownership of a managed tensor (the header: "the
         // ownership of the tensor is stolen"); `from_raw` validates it and calls the
         // deleter itself when it refuses.
-        let t = unsafe { ManagedTensor::from_raw(tensor) }.map_err(dlpack_err)?;
+        let t = unsafe { ManagedTensor::from_raw(tensor) }.map_err(py_err)?;
         let obj = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
         // SAFETY: `out_py_object` is a valid place for one pointer (checked); the caller
         // receives the new strong reference.

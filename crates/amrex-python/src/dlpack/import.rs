@@ -4,8 +4,9 @@
 //! give any exporter's memory to NumPy, CuPy or dpnp (imported lazily).
 
 use crate::dlpack::abi::{CAPSULE_NAME, ExchangeApi};
-use crate::dlpack::common::{Dims, Export, MAX_NDIM, dlpack_err, type_name};
+use crate::dlpack::common::{Dims, Export, MAX_NDIM, type_name};
 use crate::dlpack::export::{DlpackSource, ExportCount};
+use crate::error::py_err;
 use amrex_dlpack_capsule::{Imported, take_from_capsule};
 use amrex_dlpack_core::{DLDeviceType, DLManagedTensorVersioned, Device, ManagedTensor};
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -267,7 +268,7 @@ pub(crate) fn import(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     }
     let capsule = capsule_of(obj)?;
     // SAFETY: attached (we hold a Bound); the capsule object is alive for the call.
-    unsafe { take_from_capsule(capsule.as_ptr().cast()) }.map_err(dlpack_err)
+    unsafe { take_from_capsule(capsule.as_ptr().cast()) }.map_err(py_err)
 }
 
 /// The table of `obj`'s type, if it publishes a DLPack 1.x exchange API.
@@ -348,7 +349,7 @@ pub(crate) fn try_import(obj: &Bound<'_, PyAny>) -> PyResult<Option<ManagedTenso
     // SAFETY: on success the producer handed us ownership of a managed tensor.
     unsafe { ManagedTensor::from_raw(out) }
         .map(Some)
-        .map_err(dlpack_err)
+        .map_err(py_err)
 }
 
 /// A tensor adopted from another DLPack producer (`amrex_rs.from_dlpack`): it owns the

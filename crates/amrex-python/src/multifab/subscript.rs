@@ -4,7 +4,7 @@
 
 use super::{PyMultiFab, Store};
 use crate::dlpack::import::Tensor;
-use crate::error::fab_err;
+use crate::error::py_err;
 use crate::indexing::Region;
 use amrex_dlpack_capsule::Imported;
 use amrex_dlpack_core::ToDlpack;
@@ -32,7 +32,7 @@ impl PyMultiFab {
         let mf = match &self.store {
             Store::Host(m) => m,
             Store::Arena(m) => {
-                staged = m.to_host().map_err(fab_err)?;
+                staged = m.to_host().map_err(py_err)?;
                 &staged
             }
         };
@@ -43,10 +43,10 @@ impl PyMultiFab {
             np.call_method1("zeros", ((ni, nj, nk, nc),))?
         } else {
             let (bx, comp, nc) = region.cells()?;
-            let v = mf.read_region(comp..comp + nc, bx).map_err(fab_err)?;
+            let v = mf.read_region(comp..comp + nc, bx).map_err(py_err)?;
             let a = ndarray::Array4::from_shape_vec((ni, nj, nk, nc).f(), v)
                 .expect("read_region returns one value per cell and component");
-            let t = a.to_dlpack().map_err(crate::dlpack::common::dlpack_err)?;
+            let t = a.to_dlpack().map_err(py_err)?;
             let t = Bound::new(py, Tensor::new(Imported::Versioned(t)))?;
             np.call_method1("from_dlpack", (t,))?
         };
@@ -67,7 +67,7 @@ impl PyMultiFab {
     fn __setitem__(&mut self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut staged = match &self.store {
             Store::Host(_) => None,
-            Store::Arena(m) => Some(m.to_host().map_err(fab_err)?),
+            Store::Arena(m) => Some(m.to_host().map_err(py_err)?),
         };
         let mf = match (&mut self.store, staged.as_mut()) {
             (_, Some(h)) => h,
@@ -90,9 +90,9 @@ impl PyMultiFab {
             None => region_values(value, &region)?,
         };
         mf.write_region(&data, Ghosts::Include, comp..comp + nc, bx)
-            .map_err(fab_err)?;
+            .map_err(py_err)?;
         if let (Store::Arena(m), Some(h)) = (&mut self.store, staged.as_ref()) {
-            m.copy_from_host(h).map_err(fab_err)?;
+            m.copy_from_host(h).map_err(py_err)?;
         }
         Ok(())
     }
@@ -165,10 +165,7 @@ fn region_values(value: &Bound<'_, PyAny>, region: &Region) -> PyResult<Vec<f64>
         .call_method1("reshape", (-1,))
         .and_then(|a| np.call_method1("ascontiguousarray", (a,)))?;
     let t = crate::dlpack::import::import(&flat)?;
-    let typed = t
-        .view()
-        .typed::<f64>()
-        .map_err(crate::dlpack::common::dlpack_err)?;
+    let typed = t.view().typed::<f64>().map_err(py_err)?;
     let values = typed
         .as_slice()
         .ok_or_else(|| PyValueError::new_err("internal: flattened values are not compact"))?;

@@ -11,7 +11,7 @@ use crate::array4::{PyArray4F32, PyArray4I32};
 use crate::box_array::PyBoxArray;
 use crate::distribution::PyDistributionMapping;
 use crate::dlpack::import::{Sharing, Tensor, to_numpy};
-use crate::error::fab_err;
+use crate::error::py_err;
 use crate::geometry::{PyBox, PyIntVect, int_vect_of};
 use crate::mfiter::PyMfi;
 use amrex_box::IntVect;
@@ -52,7 +52,7 @@ macro_rules! typed_multifab {
                     None => Ok(IntVect::ZERO),
                     Some(n) => {
                         let ng = int_vect_of(n)?;
-                        self.0.check_ghost_width(ng).map_err(fab_err)?;
+                        self.0.check_ghost_width(ng).map_err(py_err)?;
                         Ok(ng)
                     }
                 }
@@ -196,7 +196,7 @@ macro_rules! typed_multifab {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
                 let p = part_of(&self.0, $pyname, "negate", Form::Nghost, args, comp, ncomp, ngrow)?;
-                self.0.negate(p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
+                self.0.negate(p.comp..p.comp + p.nc, p.ng).map_err(py_err)
             }
 
             /// `x = |x|` on components `comp..comp+ncomp` over `ngrow` ghost cells.
@@ -209,21 +209,21 @@ macro_rules! typed_multifab {
             ) -> PyResult<()> {
                 let nc = ncomp.unwrap_or(self.0.ncomp().saturating_sub(comp));
                 let ng = self.ng(ngrow)?;
-                self.0.abs(comp..comp.saturating_add(nc), ng).map_err(fab_err)
+                self.0.abs(comp..comp.saturating_add(nc), ng).map_err(py_err)
             }
 
             /// Smallest value of `comp` (over `ngrow` ghost cells).
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn min(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<$t> {
                 let ng = self.ng(ngrow)?;
-                self.0.min(comp..=comp, ng).map_err(fab_err)
+                self.0.min(comp..=comp, ng).map_err(py_err)
             }
 
             /// Largest value of `comp` (over `ngrow` ghost cells).
             #[pyo3(signature = (comp=0, ngrow=None))]
             fn max(&self, comp: usize, ngrow: Option<&Bound<'_, PyAny>>) -> PyResult<$t> {
                 let ng = self.ng(ngrow)?;
-                self.0.max(comp..=comp, ng).map_err(fab_err)
+                self.0.max(comp..=comp, ng).map_err(py_err)
             }
 
             /// Sum of `comp` (over `ngrow` ghost cells), accumulated in `int64`/`float64`.
@@ -234,14 +234,14 @@ macro_rules! typed_multifab {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<<$t as amrex_multifab::Element>::Acc> {
                 let ng = self.ng(ngrow)?;
-                self.0.sum(comp..=comp, ng).map_err(fab_err)
+                self.0.sum(comp..=comp, ng).map_err(py_err)
             }
 
             /// A deep copy (same layout, ghost cells included), as pyAMReX's `copy()`.
             fn copy(&self) -> PyResult<Self> {
                 let m = &self.0;
                 let mut c = FabArray::new(m.box_array(), m.distribution_map(), m.ncomp(), m.n_grow());
-                c.copy_from(m, 0, 0..m.ncomp(), m.n_grow()).map_err(fab_err)?;
+                c.copy_from(m, 0, 0..m.ncomp(), m.n_grow()).map_err(py_err)?;
                 Ok(Self(c))
             }
 
@@ -251,7 +251,7 @@ macro_rules! typed_multifab {
             #[pyo3(signature = (periodic=None))]
             fn fill_boundary(&mut self, periodic: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
                 let period = crate::multifab::periodicity_arg(self.0.box_array().minimal_box(), periodic)?;
-                self.0.fill_boundary(period).map_err(fab_err)
+                self.0.fill_boundary(period).map_err(py_err)
             }
 
             fn __repr__(&self) -> String {
@@ -305,7 +305,7 @@ macro_rules! typed_scalar_ops {
                 ngrow: Option<&Bound<'_, PyAny>>,
             ) -> PyResult<()> {
                 let p = part_of(&self.0, $cls, stringify!($name), Form::$form, args, comp, ncomp, ngrow)?;
-                self.0.$name(value, p.comp..p.comp + p.nc, p.ng).map_err(fab_err)
+                self.0.$name(value, p.comp..p.comp + p.nc, p.ng).map_err(py_err)
             }
         )+}
     };
@@ -330,7 +330,7 @@ macro_rules! typed_binary_ops {
                 let ng = self.ng(ng)?;
                 self.0
                     .$method(&src.0, scomp, dcomp..dcomp.saturating_add(nc), ng)
-                    .map_err(fab_err)
+                    .map_err(py_err)
             }
         )+}
     };
@@ -474,21 +474,21 @@ macro_rules! typed_fab {
                 r#box: Option<PyRef<'_, PyBox>>,
             ) -> PyResult<<$t as amrex_multifab::Element>::Acc> {
                 self.whole("sum", r#box)?;
-                self.0.sum(comp..=comp, IntVect::ZERO).map_err(fab_err)
+                self.0.sum(comp..=comp, IntVect::ZERO).map_err(py_err)
             }
 
             /// Minimum of component `comp`.
             #[pyo3(signature = (comp=0, r#box=None))]
             fn min(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<$t> {
                 self.whole("min", r#box)?;
-                self.0.min(comp..=comp, IntVect::ZERO).map_err(fab_err)
+                self.0.min(comp..=comp, IntVect::ZERO).map_err(py_err)
             }
 
             /// Maximum of component `comp`.
             #[pyo3(signature = (comp=0, r#box=None))]
             fn max(&self, comp: usize, r#box: Option<PyRef<'_, PyBox>>) -> PyResult<$t> {
                 self.whole("max", r#box)?;
-                self.0.max(comp..=comp, IntVect::ZERO).map_err(fab_err)
+                self.0.max(comp..=comp, IntVect::ZERO).map_err(py_err)
             }
 
             /// Value at global `(i, j, k)`, component `n`.
@@ -532,7 +532,7 @@ macro_rules! fab_scalar_ops {
             ) -> PyResult<()> {
                 self.whole(stringify!($name), r#box)?;
                 let c = self.comps(start_comp, num_comps);
-                self.0.$name(val, c, IntVect::ZERO).map_err(fab_err)
+                self.0.$name(val, c, IntVect::ZERO).map_err(py_err)
             }
         )+}
     };
