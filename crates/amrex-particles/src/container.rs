@@ -1,55 +1,31 @@
-//! [`ParticleContainer`]: particles tied to the grids of one or more levels.
+//! [`ParticleContainer`]: particles tied to the grids of one or more levels (AMReX's
+//! `AMReX_ParticleContainer.H`): the levels and their tiles, adding particles, counts,
+//! and access to the tiles. Moving particles to their tiles is in
+//! [`redistribute`](crate::redistribute), between ranks in
+//! [`communication`](crate::communication).
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::locator::GridLocator;
-use crate::mesh::{MeshMap, cell_of};
-use crate::tile::{PREFETCH_AHEAD, ParticleTile, is_valid, r2f};
+use crate::redistribute::{OUTSIDE, RedistributeReport, group_by_code};
+use crate::tile::{ParticleTile, is_valid, r2f};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
-use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
-use amrex_runtime::{Communicator, Fingerprint, ReduceOp, Tag};
-use num_traits::Float;
+use amrex_runtime::threads::par_for_each_mut;
+use amrex_runtime::{Communicator, Fingerprint, ReduceOp};
 
-/// Destination code of a particle to drop because its id is negative (invalid).
-pub(crate) const INVALID: u32 = u32::MAX;
-/// Destination code of a particle outside a non-periodic side of the domain.
-pub(crate) const OUTSIDE: u32 = u32::MAX - 1;
-/// Source code of the holding tile (nothing stays there).
-const PENDING: u32 = u32::MAX - 2;
 /// Entry of `ParticleContainer::local` for a tile on another rank.
-const REMOTE: u32 = u32::MAX;
-
-/// A tile's arrivals in `redistribute`: `(source, indices in the source)`.
-type Arrivals = Vec<(usize, Vec<u32>)>;
-/// The first particle of a tile with a non-finite position: its index and position.
-type BadPosition = (usize, [ParticleReal; SPACEDIM]);
-
-/// The constants of `ParticleContainer::classify` for the particles of one tile.
-struct Classifier {
-    /// The tile's code (`PENDING` for a tile whose particles all leave).
-    own: u32,
-    plo: [f64; SPACEDIM],
-    rhi: [f64; SPACEDIM],
-    plen: [f64; SPACEDIM],
-    per: [bool; SPACEDIM],
-    any_per: bool,
-    /// One level and a real tile: the map, and the tile's cells as bounds on `(x -
-    /// plo) / dx` (see `classifier`).
-    stay_box: Option<(MeshMap, [f64; SPACEDIM], [f64; SPACEDIM])>,
-    own_map: MeshMap,
-    tb: IndexBox,
-}
+pub(crate) const REMOTE: u32 = u32::MAX;
 
 /// One level: its geometry, grids, owners and how its grids are cut into tiles.
 #[derive(Debug, Clone)]
 pub struct ParticleLevel {
-    geom: Geometry,
+    pub(crate) geom: Geometry,
     ba: BoxArray,
     dm: DistributionMapping,
-    locator: GridLocator,
+    pub(crate) locator: GridLocator,
     /// Tiles per direction for each grid.
     ntiles: Vec<[i32; 3]>,
     /// First destination code of each grid (plus one past the last).
@@ -92,6 +68,7 @@ pub(crate) struct TileEntry<T> {
 }
 
 impl<T> TileEntry<T> {
+    /// The tile as [`ParticleContainer::tiles`] shows it.
     fn view<'a>(&'a self, levels: &[ParticleLevel]) -> TileRef<'a, T> {
         TileRef {
             level: self.level,
@@ -103,6 +80,7 @@ impl<T> TileEntry<T> {
         }
     }
 
+    /// The tile as [`ParticleContainer::tiles_mut`] shows it.
     fn view_mut<'a>(&'a mut self, levels: &[ParticleLevel]) -> TileMut<'a, T> {
         TileMut {
             level: self.level,
@@ -211,27 +189,6 @@ pub struct AddReport {
     pub outside_domain: usize,
 }
 
-/// What [`ParticleContainer::redistribute`] did on this rank.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RedistributeReport {
-    /// Particles that stayed in their tile.
-    pub kept: usize,
-    /// Moved to another tile of this rank.
-    pub moved_local: usize,
-    /// Sent to other ranks.
-    pub sent: usize,
-    /// Received from other ranks.
-    pub received: usize,
-    /// Removed for a negative (invalid) id.
-    pub removed_invalid: usize,
-    /// Removed for leaving a non-periodic side of the domain.
-    pub removed_outside: usize,
-    /// `removed_outside` summed over all ranks.
-    pub removed_outside_global: u64,
-    /// Bytes sent to other ranks.
-    pub bytes_sent: usize,
-}
-
 /// Particles on the grids of a level hierarchy: AMReX's `ParticleContainer` (with
 /// [`AosTile`](crate::AosTile) tiles) and `ParticleContainerPureSoA` (with
 /// [`SoaTile`](crate::SoaTile)).
@@ -249,41 +206,24 @@ pub struct RedistributeReport {
 // 2. `level_code[l]..level_code[l + 1]` are the codes of level `l`; `owner[code]` is
 //    the rank owning that tile.
 // 3. Every tile (and `pending`) has the components of `template`.
+// The fields that `redistribute.rs` and `communication.rs` work on are `pub(crate)`:
+// they move particles between the tiles, `pending` and `staging`, and read the layout;
+// only this file changes the layout (which tiles there are, `local`, `owner`), in
+// `build_tiles`.
 #[derive(Debug, Clone)]
 pub struct ParticleContainer<T: ParticleTile> {
-    levels: Vec<ParticleLevel>,
+    pub(crate) levels: Vec<ParticleLevel>,
     tile_size: Option<IntVect>,
-    tiles: Vec<TileEntry<T>>,
-    pending: T,
-    template: T,
-    local: Vec<u32>,
-    owner: Vec<u32>,
+    pub(crate) tiles: Vec<TileEntry<T>>,
+    pub(crate) pending: T,
+    pub(crate) template: T,
+    pub(crate) local: Vec<u32>,
+    pub(crate) owner: Vec<u32>,
     level_code: Vec<u32>,
-    comm: Communicator,
+    pub(crate) comm: Communicator,
     next_id: i64,
     /// Per local tile, its leavers during `redistribute` (kept for their capacity).
-    staging: Vec<T>,
-}
-
-/// Folds `x` into `[lo, hi_roundoff)` with period `len` (AMReX `enforcePeriodic`, by
-/// division instead of a loop, so far-away particles cost the same).
-#[inline]
-pub(crate) fn wrap(x: ParticleReal, lo: f64, len: f64, rhi: f64) -> ParticleReal {
-    let xf = r2f(x);
-    if xf >= lo && xf < rhi {
-        return x;
-    }
-    let mut y = xf - Float::floor((xf - lo) / len) * len;
-    if y < lo {
-        y += len;
-    }
-    if y >= rhi {
-        y -= len;
-    }
-    if y < lo {
-        y = lo;
-    }
-    real_inside(y, lo, rhi)
+    pub(crate) staging: Vec<T>,
 }
 
 /// `x` (in `[lo, rhi)`) as a `ParticleReal` in `[lo, rhi)`: rounding to single
@@ -425,6 +365,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.build_tiles();
     }
 
+    /// Makes the tiles of every level, empty, and numbers them: the destination codes,
+    /// `local` and `owner` (invariants 1 and 2).
     fn build_tiles(&mut self) {
         let me = self.comm.rank();
         self.tiles.clear();
@@ -528,9 +470,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.next_id
     }
 
-    /// The destination code of the tile holding `cell` of grid `g` of level `l`.
+    /// The destination code of the tile holding `cell` of grid `g` of level `l` (the
+    /// numbering of [`build_tiles`](Self::build_tiles)).
     #[inline]
-    fn code_of(&self, l: usize, g: usize, cell: IntVect) -> u32 {
+    pub(crate) fn code_of(&self, l: usize, g: usize, cell: IntVect) -> u32 {
         let lev = &self.levels[l];
         let base = lev.code_start[g];
         match self.tile_size {
@@ -542,190 +485,6 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 base + (t[0] + nt[0] * (t[1] + nt[1] * t[2])) as u32
             }
         }
-    }
-
-    /// Where the particle at `p` (already wrapped, inside the domain) belongs: the
-    /// finest level whose grids hold it.
-    #[inline]
-    fn locate_code(&self, p: [ParticleReal; SPACEDIM]) -> u32 {
-        let pf = p.map(r2f);
-        for l in (0..self.levels.len()).rev() {
-            let lev = &self.levels[l];
-            if let Some(cell) = lev.geom.cell_index(pf)
-                && let Some(g) = lev.locator.locate(cell)
-            {
-                return self.code_of(l, g, cell);
-            }
-        }
-        OUTSIDE
-    }
-
-    /// What [`classify`](Self::classify) needs for the particles of one tile (its code
-    /// `own`, its tile box `tb` on level `own_level`), computed once per tile.
-    fn classifier(&self, own: u32, own_level: usize, tb: IndexBox) -> Classifier {
-        let g0 = &self.levels[0].geom;
-        let per = g0.periodic_flags();
-        // One level and a real tile: a valid particle inside the domain whose cell is in
-        // the tile box stays. Its cell `floor(y) + small_end`, with `y = (x - plo) / dx`
-        // as `cell_of` computes it, lies in `lo..=hi` exactly when `lo - small_end <= y <
-        // hi - small_end + 1` (the bounds are integers): no floor and no conversion, so
-        // the particles that stay, most of them, cost a few compares.
-        let stay_box = (self.levels.len() == 1 && own != PENDING).then(|| {
-            let map = MeshMap::new(g0);
-            let lo = core::array::from_fn(|d| f64::from(tb.lo()[d] - map.dlo[d]));
-            let hi = core::array::from_fn(|d| f64::from(tb.hi()[d] - map.dlo[d]) + 1.0);
-            (map, lo, hi)
-        });
-        Classifier {
-            own,
-            plo: g0.prob_lo(),
-            rhi: g0.roundoff_hi(),
-            plen: core::array::from_fn(|d| g0.prob_length(d)),
-            per,
-            any_per: per.iter().any(|&b| b),
-            stay_box,
-            own_map: MeshMap::new(&self.levels[own_level.min(self.levels.len() - 1)].geom),
-            tb,
-        }
-    }
-
-    /// The destination code of particle `i` of `data` (`c.own` if it stays; `INVALID`
-    /// for a negative id, `OUTSIDE` beyond a non-periodic side of the domain), after
-    /// wrapping its position in place in periodic directions. A NaN or infinite
-    /// coordinate is an error.
-    #[inline(always)]
-    fn classify(
-        &self,
-        c: &Classifier,
-        data: &mut T,
-        i: usize,
-    ) -> core::result::Result<u32, BadPosition> {
-        let mut p = data.pos(i);
-        let valid = is_valid(data.idcpu(i));
-        if let Some((map, lo, hi)) = &c.stay_box {
-            // `&`, not `&&`: compares without a branch per direction.
-            let mut stay = valid;
-            for d in 0..SPACEDIM {
-                let x = r2f(p[d]);
-                let y = (x - map.plo[d]) * map.dxi[d];
-                stay &= (x >= c.plo[d]) & (x < c.rhi[d]) & (y >= lo[d]) & (y < hi[d]);
-            }
-            if stay {
-                return Ok(c.own);
-            }
-        }
-        if !valid {
-            return Ok(INVALID);
-        }
-        let stays = |p: [ParticleReal; SPACEDIM]| {
-            c.stay_box.is_some() && cell_of(&c.own_map, p).is_some_and(|cell| c.tb.contains(cell))
-        };
-        // Inside the domain: finite, nothing to wrap. (With a stay box the test above
-        // already said the particle leaves its tile; without one, `stays` is false.)
-        if (0..SPACEDIM).all(|d| r2f(p[d]) >= c.plo[d] && r2f(p[d]) < c.rhi[d]) {
-            return Ok(self.locate_code(p));
-        }
-        if !p.iter().all(|x| x.is_finite()) {
-            return Err((i, p));
-        }
-        if c.any_per {
-            let q: [ParticleReal; 3] = core::array::from_fn(|d| {
-                if c.per[d] {
-                    wrap(p[d], c.plo[d], c.plen[d], c.rhi[d])
-                } else {
-                    p[d]
-                }
-            });
-            if q != p {
-                p = q;
-                data.set_pos(i, p);
-            }
-        }
-        if !self.levels[0].geom.inside_physical_domain(p.map(r2f)) {
-            return Ok(OUTSIDE);
-        }
-        Ok(if stays(p) { c.own } else { self.locate_code(p) })
-    }
-
-    /// The destination codes of every particle of `data` (which all leave it: the
-    /// holding tile, or a tile being placed), wrapping periodic positions in place.
-    fn all_codes(&self, data: &mut T) -> core::result::Result<Vec<u32>, BadPosition> {
-        let c = self.classifier(PENDING, 0, IndexBox::new(IntVect::ZERO, IntVect::ZERO));
-        (0..data.len())
-            .map(|i| {
-                data.prefetch(i + PREFETCH_AHEAD);
-                self.classify(&c, data, i)
-            })
-            .collect()
-    }
-
-    /// Sifts tile `data` (code `own`, box `tb` on level `own_level`) in one sweep: each
-    /// particle that leaves is appended to `st` (its code to the returned list) and its
-    /// hole filled with the last particle that stays (AMReX's CPU redistribute fills
-    /// holes the same way), while the particle's cache line is at hand. Periodic
-    /// positions are wrapped in place.
-    ///
-    /// On a NaN or infinite position the sweep stops: the bad particle and the ones not
-    /// yet swept are in `data`, the ones that left in `st`, and putting `st` back
-    /// loses nothing. The error names the bad particle's index in `data`.
-    fn sift(
-        &self,
-        data: &mut T,
-        st: &mut T,
-        own: u32,
-        own_level: usize,
-        tb: IndexBox,
-    ) -> (Vec<u32>, Option<BadPosition>) {
-        let c = self.classifier(own, own_level, tb);
-        let mut codes = Vec::new();
-        // `data[..i]` stay, `data[i..n]` are not swept yet; every other particle of the
-        // tile is in `st` or was copied into `data[..i]`.
-        let (mut i, mut n) = (0, data.len());
-        let mut bad = None;
-        'sweep: while i < n {
-            data.prefetch(i + PREFETCH_AHEAD);
-            let code = match self.classify(&c, data, i) {
-                Ok(code) => code,
-                Err(b) => {
-                    bad = Some(b);
-                    break;
-                }
-            };
-            if code == own {
-                i += 1;
-                continue;
-            }
-            st.push_from(data, i);
-            codes.push(code);
-            // Fill the hole at `i` from the end, staging the last particles that leave.
-            loop {
-                n -= 1;
-                if n == i {
-                    break 'sweep;
-                }
-                data.prefetch(n.saturating_sub(PREFETCH_AHEAD));
-                match self.classify(&c, data, n) {
-                    Ok(code) if code == own => {
-                        data.copy_particle(n, i);
-                        i += 1;
-                        break;
-                    }
-                    Ok(code) => {
-                        st.push_from(data, n);
-                        codes.push(code);
-                    }
-                    Err((_, p)) => {
-                        // The bad particle fills the hole; `data[..=n]` is whole again
-                        // once `n` is dropped below.
-                        data.copy_particle(n, i);
-                        bad = Some((i, p));
-                        break 'sweep;
-                    }
-                }
-            }
-        }
-        data.resize(n);
-        (codes, bad)
     }
 
     /// Checks positions and lengths of `a`, and builds a tile of its particles.
@@ -992,6 +751,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         Ok(rep)
     }
 
+    /// `ComponentCount` unless there is one value per real and per int component.
     fn check_comp_values(&self, reals: &[ParticleReal], ints: &[i32]) -> Result<()> {
         check_count("real", self.template.num_reals(), reals.len())?;
         check_count("int", self.template.num_ints(), ints.len())
@@ -1133,6 +893,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         Ok(&mut self.tiles[s].data)
     }
 
+    /// The index in `tiles` of the local tile `(grid, tile)` of level `lev`.
     fn slot(&self, lev: usize, grid: usize, tile: usize) -> Result<usize> {
         let l = self.level(lev)?;
         let none = || -> ParticleContainerError {
@@ -1159,191 +920,14 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.next_id = self.next_id.max(v);
     }
 
+    /// The local tiles, all levels, in (level, grid, tile) order.
     pub(crate) fn entries(&self) -> &[TileEntry<T>] {
         &self.tiles
     }
 
+    /// The levels, and the local tiles (mutable).
     pub(crate) fn entries_mut(&mut self) -> (&[ParticleLevel], &mut [TileEntry<T>]) {
         (&self.levels, &mut self.tiles)
-    }
-
-    /// Puts every particle in the tile whose cells hold it (AMReX `Redistribute`):
-    /// positions in periodic directions are wrapped into the domain; particles with a
-    /// negative id are removed; particles outside a non-periodic side of the domain are
-    /// removed and counted; the rest move between tiles and ranks. Each particle's grid
-    /// is found by binning ([`GridLocator`]), on the finest level whose grids hold it.
-    /// The order of the particles in a tile changes (a leaver's place is taken by the
-    /// tile's last particle; arrivals go at the end).
-    ///
-    /// Between ranks, counts go first (one 8-byte message to every other rank), then
-    /// one message of particles to each rank that gets any (AMReX's
-    /// `ParticleCopyPlan`). **Collective**.
-    ///
-    /// # Errors
-    /// [`ErrorKind::NonFinitePosition`] if a particle on any rank has a NaN or infinite
-    /// coordinate: every rank learns it (one all-reduce) before any particle changes
-    /// tile, so none is lost, removed or moved to another tile (their order within a
-    /// tile may change; ranks without such a particle report index `usize::MAX` and a
-    /// NaN position); [`ErrorKind::Comm`] if a message fails, or if the ranks are not
-    /// all in `redistribute` (nothing moves then either).
-    pub fn redistribute(&mut self) -> Result<RedistributeReport> {
-        // Pass 1 (tiles in parallel): each tile sifts its particles in one sweep, its
-        // leavers into its staging tile (kept between calls, so no fresh pages each
-        // step), with their destination codes. The holding tile's particles all leave:
-        // they are only classified, and stay where they are until pass 2.
-        let ntiles = self.tiles.len();
-        let mut tiles = core::mem::take(&mut self.tiles);
-        let mut staging = core::mem::take(&mut self.staging);
-        staging.truncate(ntiles);
-        staging.resize_with(ntiles, || self.template.new_like());
-        let mut pending = core::mem::replace(&mut self.pending, self.template.new_like());
-        let this = &*self;
-        let mut jobs: Vec<(&mut TileEntry<T>, &mut T)> =
-            tiles.iter_mut().zip(staging.iter_mut()).collect();
-        let sifted: Vec<(Vec<u32>, Option<BadPosition>)> = par_map_mut(&mut jobs, |(t, st)| {
-            st.resize(0);
-            this.sift(&mut t.data, st, t.code, t.level, t.tilebox)
-        });
-        drop(jobs);
-        let pcodes = this.all_codes(&mut pending);
-        self.tiles = tiles;
-        let first_bad = sifted
-            .iter()
-            .find_map(|s| s.1)
-            .or_else(|| pcodes.as_ref().err().copied());
-        // Ranks that are not all in `redistribute` (one called another collective) find
-        // out here, every one of them, instead of waiting in mismatched MPI calls; then
-        // every rank learns whether some rank found a bad position. Either way the
-        // leavers go back to their tiles.
-        let comm = self.comm.clone();
-        let agreed = comm
-            .agree("redistribute", &self.fingerprint())
-            .map_err(|e| ErrorKind::Comm(e).into())
-            .and_then(|agreed| {
-                if agreed.first_failure(first_bad.is_none()).is_none() {
-                    return Ok(agreed);
-                }
-                let (index, position) = first_bad.unwrap_or((usize::MAX, [ParticleReal::NAN; 3]));
-                Err(ErrorKind::NonFinitePosition { index, position }.into())
-            });
-        let agreed = match agreed {
-            Ok(a) => a,
-            Err(e) => {
-                for (t, st) in self.tiles.iter_mut().zip(&staging) {
-                    t.data.append(st);
-                }
-                self.pending = pending;
-                self.staging = staging;
-                return Err(e);
-            }
-        };
-        let pcodes = pcodes.unwrap_or_default();
-
-        // Route (one thread; groups, not particles): removals are counted, movers for
-        // other ranks packed, movers for local tiles listed by destination. Source `s`
-        // is staging tile `s`, or the holding tile when `s == ntiles`.
-        let mut rep = RedistributeReport {
-            kept: self.tiles.iter().map(|t| t.data.len()).sum(),
-            ..RedistributeReport::default()
-        };
-        let nranks = self.comm.size();
-        let me = self.comm.rank();
-        let mut send_codes: Vec<Vec<u32>> = vec![Vec::new(); nranks];
-        let mut send_recs: Vec<Vec<u8>> = vec![Vec::new(); nranks];
-        let mut incoming: Vec<Arrivals> = vec![Vec::new(); ntiles];
-        let sources = sifted.iter().map(|s| &s.0).chain(core::iter::once(&pcodes));
-        for (s, codes) in sources.enumerate() {
-            let src = staging.get(s).unwrap_or(&pending);
-            for (code, idx) in group_by_code(codes) {
-                match code {
-                    INVALID => rep.removed_invalid += idx.len(),
-                    OUTSIDE => rep.removed_outside += idx.len(),
-                    _ => {
-                        let slot = self.local[code as usize];
-                        if slot == REMOTE {
-                            let r = self.owner[code as usize] as usize;
-                            rep.sent += idx.len();
-                            send_codes[r].extend(core::iter::repeat_n(code, idx.len()));
-                            src.pack_selected(&idx, &mut send_recs[r]);
-                        } else {
-                            rep.moved_local += idx.len();
-                            incoming[slot as usize].push((s, idx));
-                        }
-                    }
-                }
-            }
-        }
-        // Destination tiles in parallel append their arrivals.
-        let (st, pend) = (&staging, &pending);
-        let mut jobs: Vec<(&mut TileEntry<T>, &Arrivals)> =
-            self.tiles.iter_mut().zip(incoming.iter()).collect();
-        par_for_each_mut(&mut jobs, |(t, inc)| {
-            for (s, idx) in inc.iter() {
-                t.data.append_selected(st.get(*s).unwrap_or(pend), idx);
-            }
-        });
-        drop(jobs);
-        self.staging = staging;
-        drop(pending);
-
-        // Pass 3: between ranks, counts first, then one message per rank that gets any.
-        if nranks > 1 {
-            let others: Vec<usize> = (0..nranks).filter(|&r| r != me).collect();
-            let sends = others
-                .iter()
-                .map(|&r| (r, (send_codes[r].len() as u64).to_le_bytes().to_vec()))
-                .collect();
-            let recvs = others.iter().map(|&r| (r, 8)).collect();
-            let counts = comm
-                .start_exchange(Tag::PARTICLE_COUNTS, sends, recvs)?
-                .wait()?;
-            let pb = self.template.packed_bytes();
-            let mut sends = Vec::new();
-            for &r in &others {
-                if !send_codes[r].is_empty() {
-                    let mut msg = Vec::with_capacity(send_codes[r].len() * 4 + send_recs[r].len());
-                    for c in &send_codes[r] {
-                        msg.extend_from_slice(&c.to_le_bytes());
-                    }
-                    msg.extend_from_slice(&send_recs[r]);
-                    rep.bytes_sent += msg.len();
-                    sends.push((r, msg));
-                }
-                send_recs[r] = Vec::new();
-            }
-            let mut recvs = Vec::new();
-            for (r, b) in counts {
-                let n = u64::from_le_bytes(b.as_slice().try_into().unwrap_or([0; 8])) as usize;
-                if n > 0 {
-                    recvs.push((r, n * (4 + pb)));
-                }
-            }
-            let got = comm
-                .start_exchange(Tag::PARTICLE_DATA, sends, recvs)?
-                .wait()?;
-            for (_, msg) in got {
-                let n = msg.len() / (4 + pb);
-                let codes: Vec<u32> = msg[..4 * n]
-                    .chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect();
-                let mut tmp = self.template.new_like();
-                tmp.unpack_append(&msg[4 * n..]);
-                rep.received += n;
-                for (code, idx) in group_by_code(&codes) {
-                    let slot = self.local.get(code as usize).copied().unwrap_or(REMOTE);
-                    if slot == REMOTE {
-                        // A sender with another layout: keep the particles, not lose them.
-                        self.pending.append_selected(&tmp, &idx);
-                    } else {
-                        self.tiles[slot as usize].data.append_selected(&tmp, &idx);
-                    }
-                }
-            }
-        }
-        rep.removed_outside_global =
-            agreed.all_reduce_u64(rep.removed_outside as u64, ReduceOp::Sum);
-        Ok(rep)
     }
 }
 
@@ -1375,61 +959,7 @@ fn check_len(what: impl FnOnce() -> String, expected: usize, found: usize) -> Re
     }
 }
 
-/// Groups particle indices by destination code: `(code, indices)` in increasing code
-/// order, indices increasing within a group. A tile's particles go to the tiles around
-/// it, so there are few codes: they are counted and the indices placed in one pass;
-/// beyond `FEW` codes the indices are sorted by code.
-pub(crate) fn group_by_code(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
-    const FEW: usize = 32;
-    // (code, count), in order of first appearance.
-    let mut seen: Vec<(u32, usize)> = Vec::new();
-    let mut last = 0;
-    for &c in codes {
-        if seen.get(last).is_some_and(|x| x.0 == c) {
-            seen[last].1 += 1;
-            continue;
-        }
-        last = match seen.iter().position(|x| x.0 == c) {
-            Some(s) => s,
-            None if seen.len() < FEW => {
-                seen.push((c, 0));
-                seen.len() - 1
-            }
-            None => return group_by_sorting(codes),
-        };
-        seen[last].1 += 1;
-    }
-    seen.sort_unstable();
-    let mut out: Vec<(u32, Vec<u32>)> = seen
-        .iter()
-        .map(|&(c, k)| (c, Vec::with_capacity(k)))
-        .collect();
-    for (i, &c) in codes.iter().enumerate() {
-        let g = out.partition_point(|x| x.0 < c);
-        out[g].1.push(i as u32);
-    }
-    out
-}
-
-/// [`group_by_code`] for many codes, by sorting.
-fn group_by_sorting(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
-    let mut keyed: Vec<u64> = codes
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| (u64::from(c) << 32) | i as u64)
-        .collect();
-    keyed.sort_unstable();
-    let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
-    for k in keyed {
-        let (c, i) = ((k >> 32) as u32, k as u32);
-        match out.last_mut() {
-            Some((lc, v)) if *lc == c => v.push(i),
-            _ => out.push((c, vec![i])),
-        }
-    }
-    out
-}
-
+/// Sets every real and int component of particle `k` of `t` to `reals`/`ints`.
 fn set_comp_values<T: ParticleTile>(t: &mut T, k: usize, reals: &[ParticleReal], ints: &[i32]) {
     for (c, &v) in reals.iter().enumerate() {
         t.set_real(k, c, v);
@@ -1453,36 +983,4 @@ fn splitmix(seed: u64, i: u64) -> u64 {
 /// A uniform number in `[0, 1)` with 53 random bits.
 fn uniform(seed: u64, i: u64) -> f64 {
     (splitmix(seed, i) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grouping_by_code_equals_a_map_from_code_to_indices() {
-        // From one code to many more than `group_by_code` counts (it then sorts).
-        for distinct in [1u32, 2, 5, 31, 32, 33, 200] {
-            let mut z = u64::from(distinct);
-            let codes: Vec<u32> = (0..3000)
-                .map(|_| {
-                    z = z.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    // Spread-out codes, INVALID and OUTSIDE among them.
-                    match (z >> 33) as u32 % distinct {
-                        0 => INVALID,
-                        1 => OUTSIDE,
-                        k => k * 977,
-                    }
-                })
-                .collect();
-            let mut want: alloc::collections::BTreeMap<u32, Vec<u32>> = Default::default();
-            for (i, &c) in codes.iter().enumerate() {
-                want.entry(c).or_default().push(i as u32);
-            }
-            let want: Vec<(u32, Vec<u32>)> = want.into_iter().collect();
-            assert_eq!(group_by_code(&codes), want, "{distinct} codes");
-            assert_eq!(group_by_sorting(&codes), want, "{distinct} codes, sorted");
-        }
-        assert!(group_by_code(&[]).is_empty());
-    }
 }

@@ -48,20 +48,22 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod communication;
 mod container;
 mod error;
 #[cfg(feature = "std")]
 pub mod io;
 mod locator;
 mod mesh;
+mod redistribute;
 mod tile;
 
 pub use amrex_aos::{Particle, ParticleReal, idcpu};
 pub use container::{
-    AddReport, ParticleArrays, ParticleContainer, ParticleLevel, RedistributeReport, TileMut,
-    TileRef,
+    AddReport, ParticleArrays, ParticleContainer, ParticleLevel, TileMut, TileRef,
 };
 pub use error::{ErrorKind, ParticleContainerError, Result};
 pub use locator::GridLocator;
 pub use mesh::{Linear, MeshMap, Nearest};
+pub use redistribute::RedistributeReport;
 pub use tile::{AosTile, ParticleTile, SoaTile};
