@@ -53,12 +53,18 @@ pub struct FabLayout {
     pub(crate) ncomp: usize,
 }
 
-/// Offset of `i` from `b` when `b <= i < e`.
+/// Offset of `i` from `b` when `b <= i < e`, for `b <= e` (invariant 1 of
+/// [`FabLayout`]).
 #[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "d < len = e - b <= u32::MAX as b <= e, and usize has at least 32 bits (lib.rs)"
+)]
 fn rel(i: i32, b: i32, e: i32) -> Option<usize> {
+    debug_assert!(b <= e);
     // Differences of two i32 fit i64; a negative one wraps to a huge u64 and fails.
-    let d = (i64::from(i) - i64::from(b)) as u64;
-    let len = (i64::from(e) - i64::from(b)) as u64;
+    let d = (i64::from(i) - i64::from(b)).cast_unsigned();
+    let len = (i64::from(e) - i64::from(b)).cast_unsigned();
     (d < len).then_some(d as usize)
 }
 
@@ -160,7 +166,13 @@ impl FabLayout {
     /// Length in direction `d` (`end - begin`).
     #[inline(always)]
     #[must_use]
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "invariant 1: 0 <= end - begin <= i32::MAX, and usize has at least 32 bits (lib.rs)"
+    )]
     pub fn len_dir(&self, d: usize) -> usize {
+        debug_assert!(self.begin[d] <= self.end[d]);
         (i64::from(self.end[d]) - i64::from(self.begin[d])) as usize
     }
 
@@ -279,11 +291,14 @@ impl FabLayout {
     #[inline(always)]
     #[must_use]
     pub fn offset_unchecked(&self, i: i32, j: i32, k: i32, n: usize) -> isize {
+        // `cast_signed` as `as isize` did: in bounds, a stride of an axis longer than 1
+        // reaches elements of one allocation, so it fits isize; that of an axis of length
+        // 1 may not, but it only ever multiplies 0.
         let d = |x: i32, b: i32| x as isize - b as isize;
         d(i, self.begin[0])
-            + d(j, self.begin[1]) * self.jstride as isize
-            + d(k, self.begin[2]) * self.kstride as isize
-            + n as isize * self.nstride as isize
+            + d(j, self.begin[1]) * self.jstride.cast_signed()
+            + d(k, self.begin[2]) * self.kstride.cast_signed()
+            + n.cast_signed() * self.nstride.cast_signed()
     }
 
     /// The DLPack shape `(ncomp, nz, ny, nx)`.
@@ -329,7 +344,8 @@ impl FabLayout {
         if !(1..=4).contains(&ndim) {
             return Err(ErrorKind::RankMismatch {
                 expected: 4,
-                found: ndim as i32,
+                // At most i32::MAX: DLPack's `ndim` is an `int32_t`.
+                found: i32::try_from(ndim).unwrap_or(i32::MAX),
             }
             .into());
         }

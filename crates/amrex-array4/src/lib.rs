@@ -56,6 +56,11 @@
 //! - `ndarray`: zero-copy `ndarray` views in `(n, k, j, i)` (C order) and `(i, j, k, n)`
 //!   (Fortran order) index order.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "alloc")]
@@ -74,6 +79,13 @@ mod ndarray_bridge;
 mod raw;
 pub mod rows;
 pub mod simd;
+
+// The proofs of the narrowing casts this crate keeps (its `#[expect]`s) use that a
+// difference of two `i32`, at most `u32::MAX`, fits `usize`.
+const _: () = assert!(
+    usize::BITS >= 32,
+    "amrex-array4 needs a usize of 32 bits or more"
+);
 
 pub use amrex_box::{Dim3, IndexBox, IndexSpaceError, IndexType, IntVect};
 

@@ -26,6 +26,18 @@ use amrex_box::{IndexBox, IntVect};
 
 use crate::array4::{Array4, Array4Mut};
 
+/// `lo + off` for the offset `off` of a point of a box (or row) that starts at `lo`, with
+/// no branch: `off` is below the length, at most 2^32, and the sum is taken mod 2^32, so
+/// its low 32 bits are all the sum needs; the true sum lies in the box, hence in `i32`.
+#[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "only the low 32 bits of `off` matter to a wrapping i32 sum, whose true value is in the box"
+)]
+pub(crate) fn coord_at(lo: i32, off: u64) -> i32 {
+    lo.wrapping_add(off as i32)
+}
+
 /// Calls `f(i, j, k)` for every cell of `bx`, `i` fastest (AMReX's `ParallelFor(bx, f)`
 /// on one thread). An empty box does nothing.
 ///
@@ -45,11 +57,11 @@ pub fn for_each_cell(bx: IndexBox, mut f: impl FnMut(i32, i32, i32)) {
     let (lo, hi) = (bx.lo(), bx.hi());
     // `hi.x - lo.x` may exceed i32::MAX; count in u32 and add with wrapping (the sum is
     // always in `lo.x ..= hi.x`).
-    let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as u64;
+    let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1).cast_unsigned();
     for k in lo[2]..=hi[2] {
         for j in lo[1]..=hi[1] {
             for ii in 0..nx {
-                f(lo[0].wrapping_add(ii as i32), j, k);
+                f(coord_at(lo[0], ii), j, k);
             }
         }
     }
@@ -150,9 +162,14 @@ impl<'a, T, const R: i32> Source<'a, T, R> {
         Self {
             corner: halo.cell_ptr(lo[0], lo[1], lo[2], 0),
             lo,
-            jstride: halo.jstride() as isize,
-            kstride: halo.kstride() as isize,
-            nstride: if shared { 0 } else { halo.nstride() as isize },
+            // The strides reach elements of the halo's allocation, so they fit isize.
+            jstride: halo.jstride().cast_signed(),
+            kstride: halo.kstride().cast_signed(),
+            nstride: if shared {
+                0
+            } else {
+                halo.nstride().cast_signed()
+            },
             halo,
         }
     }
@@ -172,7 +189,7 @@ impl<'a, T, const R: i32> Source<'a, T, R> {
     unsafe fn row(&self, j: i32, k: i32, n: usize) -> RowPtr<'a, T, R> {
         let off = (j as isize - self.lo[1] as isize) * self.jstride
             + (k as isize - self.lo[2] as isize) * self.kstride
-            + n as isize * self.nstride;
+            + n.cast_signed() * self.nstride;
         // SAFETY: the caller's row is in the box and `n` a valid component, so by the
         // invariant `corner + off` is an element of the halo (offsets 0).
         let start = unsafe { self.corner.offset(off) };

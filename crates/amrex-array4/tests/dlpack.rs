@@ -1,4 +1,5 @@
 //! DLPack export and import.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect};
 use amrex_dlpack_core::{

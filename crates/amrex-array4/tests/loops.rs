@@ -1,4 +1,5 @@
 //! Loop helpers, tiles and splitting.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect, Stencil, for_each_cell, for_each_cell_n};
 
@@ -33,7 +34,7 @@ fn for_each_and_fill() {
     let mut data = vec![0; 24 * 2];
     let mut a = Array4Mut::new(&mut data, b, 2);
     a.for_each_mut(b, |i, j, k, n, v| {
-        *v = i + 10 * j + 100 * k + 1000 * n as i32
+        *v = i + 10 * j + 100 * k + 1000 * i32::try_from(n).unwrap()
     });
     let inner = bx([1, 1, 0], [2, 1, 1]);
     a.fill(inner, -1);
@@ -45,7 +46,7 @@ fn for_each_and_fill() {
         let want = if inner.contains(IntVect::new(i, j, k)) {
             -1
         } else {
-            i + 10 * j + 100 * k + 1000 * n as i32
+            i + 10 * j + 100 * k + 1000 * i32::try_from(n).unwrap()
         };
         assert_eq!(*v, want);
     });
@@ -127,7 +128,7 @@ fn stencil_laplacian_matches_indexing() {
         .map(|p| f64::from(p[0] * p[0] * p[1] - 3 * p[2] * p[1] + p[2] * p[2] * p[2]))
         .collect();
     let pa = Array4::new(&phi, g, 1);
-    let mut out = vec![0.0; valid.num_pts() as usize];
+    let mut out = vec![0.0; valid.checked_num_pts_usize().unwrap()];
     let mut oa = Array4Mut::new(&mut out, valid, 1);
     oa.stencil_mut_with(pa, valid, |o, s: Stencil<'_, f64, 1>| {
         *o = s.at(1, 0, 0)
@@ -163,7 +164,7 @@ fn stencil_multi_component_and_radius_two() {
 fn stencil_radius_checked() {
     let valid = bx([0; 3], [1; 3]);
     let g = valid.grow(2);
-    let src = vec![0.0; g.num_pts() as usize];
+    let src = vec![0.0; g.checked_num_pts_usize().unwrap()];
     let mut out = vec![0.0; 8];
     Array4Mut::new(&mut out, valid, 1).stencil_mut_with(
         Array4::new(&src, g, 1),
@@ -264,7 +265,7 @@ fn stencil2_div_beta_grad_matches_indexing() {
     let pa = Array4::new(&phi, gp, 2);
     for (beta, nb) in [(&beta1, 1), (&beta2, 2)] {
         let ba = Array4::new(beta, gb, nb);
-        let mut out = vec![0.0; valid.num_pts() as usize * 2];
+        let mut out = vec![0.0; valid.checked_num_pts_usize().unwrap() * 2];
         div_beta_grad_helper(pa, ba, &mut Array4Mut::new(&mut out, valid, 2), valid);
         assert_eq!(
             out,
@@ -283,9 +284,9 @@ fn stencil2_on_a_sub_box_writes_only_it() {
         .iter()
         .map(|p| f64::from(p[0] * 3 + p[1] - p[2]))
         .collect();
-    let beta = vec![2.0; g.num_pts() as usize];
+    let beta = vec![2.0; g.checked_num_pts_usize().unwrap()];
     let (pa, ba) = (Array4::new(&phi, g, 1), Array4::new(&beta, g, 1));
-    let mut out = vec![-1.0; whole.num_pts() as usize];
+    let mut out = vec![-1.0; whole.checked_num_pts_usize().unwrap()];
     let mut oa = Array4Mut::new(&mut out, whole, 1);
     div_beta_grad_helper(pa, ba, &mut oa, part);
     let want = div_beta_grad_reference(pa, ba, part, 1);
@@ -303,8 +304,8 @@ fn stencil2_on_a_sub_box_writes_only_it() {
 fn stencil2_coefficient_components_checked() {
     let valid = bx([0; 3], [1; 3]);
     let g = valid.grow(1);
-    let src = vec![0.0; g.num_pts() as usize * 3];
-    let coef = vec![0.0; g.num_pts() as usize * 2];
+    let src = vec![0.0; g.checked_num_pts_usize().unwrap() * 3];
+    let coef = vec![0.0; g.checked_num_pts_usize().unwrap() * 2];
     let mut out = vec![0.0; 8 * 3];
     Array4Mut::new(&mut out, valid, 3).stencil2_mut_with(
         Array4::new(&src, g, 3),
@@ -319,7 +320,7 @@ fn stencil2_coefficient_components_checked() {
 fn stencil2_needs_coefficient_halo() {
     let valid = bx([0; 3], [1; 3]);
     let g = valid.grow(1);
-    let src = vec![0.0; g.num_pts() as usize];
+    let src = vec![0.0; g.checked_num_pts_usize().unwrap()];
     let coef = vec![0.0; 8];
     let mut out = vec![0.0; 8];
     Array4Mut::new(&mut out, valid, 1).stencil2_mut_with(
@@ -343,7 +344,7 @@ fn stencil_long_rows_and_many_planes() {
         .map(|v| (v % 977) as f64 * 0.5)
         .collect();
     let sa = Array4::new(&src, g, 3);
-    let mut out = vec![0.0; valid.num_pts() as usize * 3];
+    let mut out = vec![0.0; valid.checked_num_pts_usize().unwrap() * 3];
     let mut oa = Array4Mut::new(&mut out, valid, 3);
     oa.stencil_mut_with(sa, valid, |o, s: Stencil<'_, f64, 2>| {
         *o = s.at(-2, 0, 0) - s.at(2, 1, 0) + s.at(0, -2, 2) * s.at(1, 0, -2);
@@ -380,7 +381,7 @@ fn split_at_gives_disjoint_views() {
 #[test]
 fn tiles_cover_once_and_run_on_threads() {
     let b = bx([-4, 0, 0], [11, 9, 3]);
-    let mut data = vec![0_u32; b.num_pts() as usize * 2];
+    let mut data = vec![0_u32; b.checked_num_pts_usize().unwrap() * 2];
     let a = Array4Mut::new(&mut data, b, 2);
     let tiles: Vec<_> = a.into_tiles(IntVect::new(8, 4, 2)).collect();
     assert_eq!(tiles.len(), 2 * 3 * 2);
@@ -388,7 +389,7 @@ fn tiles_cover_once_and_run_on_threads() {
         for (t, mut tile) in tiles.into_iter().enumerate() {
             s.spawn(move || {
                 let tb = tile.index_box();
-                tile.for_each_mut(tb, |_, _, _, _, v| *v += t as u32 + 1);
+                tile.for_each_mut(tb, |_, _, _, _, v| *v += u32::try_from(t).unwrap() + 1);
             });
         }
     });
@@ -397,7 +398,7 @@ fn tiles_cover_once_and_run_on_threads() {
     for n in 0..2 {
         for p in b.iter() {
             let t = tb.iter().position(|t| t.contains(p)).unwrap();
-            assert_eq!(a[(p, n)], t as u32 + 1);
+            assert_eq!(a[(p, n)], u32::try_from(t).unwrap() + 1);
         }
     }
     let mut d2 = vec![0_u8; 8];

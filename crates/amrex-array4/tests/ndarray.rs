@@ -1,5 +1,6 @@
 //! The ndarray bridge.
 #![cfg(feature = "ndarray")]
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_array4::{Array4, Array4Mut, IndexBox, IntVect};
 

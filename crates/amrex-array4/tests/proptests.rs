@@ -1,5 +1,6 @@
 //! Property tests: indexing agrees with the box's linear index, and DLPack export then
 //! import is the identity for random boxes, sub-boxes and component ranges.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_array4::{Array4, IndexBox, IntVect};
 use amrex_dlpack_core::ToDlpack;
@@ -36,13 +37,13 @@ proptest! {
 
     #[test]
     fn indexing_matches_linear_index((b, ncomp, sub, c0, cn) in setup()) {
-        let np = b.num_pts() as usize;
-        let data: Vec<u32> = (0..(np * ncomp) as u32).collect();
+        let np = b.checked_num_pts_usize().unwrap();
+        let data: Vec<u32> = (0..u32::try_from(np * ncomp).unwrap()).collect();
         let a = Array4::new(&data, b, ncomp);
         let v = a.components(c0, cn).sub_box(&sub);
         for n in 0..cn {
             for p in sub.iter() {
-                let want = (b.index(p) + (n + c0) * np) as u32;
+                let want = u32::try_from(b.index(p) + (n + c0) * np).unwrap();
                 prop_assert_eq!(v[(p, n)], want);
                 prop_assert_eq!(v.get(p[0], p[1], p[2], n), Some(&want));
             }
@@ -53,7 +54,7 @@ proptest! {
 
     #[test]
     fn dlpack_round_trip((b, ncomp, sub, c0, cn) in setup(), shift in iv(-5..5)) {
-        let np = b.num_pts() as usize;
+        let np = b.checked_num_pts_usize().unwrap();
         let data: Vec<f32> = (0..np * ncomp).map(|v| v as f32).collect();
         let v = Array4::new(&data, b, ncomp).components(c0, cn).sub_box(&sub);
         let t = v.to_dlpack().unwrap();

@@ -1,4 +1,5 @@
 //! Construction, indexing, component and sub-box views.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_array4::{Array4, Array4Error, Array4Mut, Dim3, IndexBox, IndexSpaceError, IntVect};
 
@@ -191,7 +192,7 @@ fn sub_box_views() {
     assert_eq!(v.begin(), s.lo());
     assert_eq!(v.end(), s.hi() + 1);
     assert_eq!(v.jstride(), 8);
-    assert_eq!(v.len(), (s.num_pts() * 2) as usize);
+    assert_eq!(v.len(), s.checked_num_pts_usize().unwrap() * 2);
     for n in 0..2 {
         for p in s.iter() {
             assert_eq!(v[(p, n)], val(p[0], p[1], p[2], n));

@@ -482,7 +482,10 @@ impl<'a, T: AnyBitPattern, A: Arena> BaseFab<'a, T, A> {
     #[inline(always)]
     pub(crate) fn offset(&self, p: IntVect, n: usize) -> usize {
         debug_assert!(self.layout.offset(p[0], p[1], p[2], n).is_some());
-        self.layout.offset_unchecked(p[0], p[1], p[2], n) as usize
+        // In bounds, so not negative.
+        self.layout
+            .offset_unchecked(p[0], p[1], p[2], n)
+            .cast_unsigned()
     }
 
     /// The elements as one slice, when compact and host accessible.

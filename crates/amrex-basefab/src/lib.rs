@@ -66,6 +66,11 @@
 //!   slice per component), so they vectorise; results agree with a left-to-right sum to
 //!   rounding.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

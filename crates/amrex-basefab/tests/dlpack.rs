@@ -5,6 +5,7 @@
 //! fabs refuse host work, stage through host copies and export the device's tensors;
 //! they say nothing about a GPU, on which no test here has run (`gpu.rs` is ignored
 //! without one).
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_arena::testing::FakeDeviceArena;
 use amrex_basefab::{Array4Mut, BaseFab, FabError, IndexBox, IntVect};

@@ -3,6 +3,7 @@
 //! `#[ignore]`d with the reason and `cargo test` reports it as ignored, never as passed;
 //! `scripts/gpu-check.sh` runs the CUDA ones on a machine with an NVIDIA GPU. (The
 //! device-fab refusals and exports are checked on `FakeDeviceArena` in `dlpack.rs`.)
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_arena::{Arena, cuda, hip, level_zero};
 use amrex_basefab::{BaseFab, FabError, IndexBox, IntVect};

@@ -1,5 +1,6 @@
 //! BaseFab operations against a naive reference on random boxes, sub-boxes and
 //! component ranges, for owned (compact) and borrowed (strided) fabs.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_basefab::{Array4Mut, BaseFab, FArrayBox, FabError, IArrayBox, IndexBox, IntVect, Real};
 use proptest::prelude::*;
@@ -106,7 +107,7 @@ struct Setup {
 impl Setup {
     fn new(bx: IndexBox, ncomp: usize, pad: i32, strided: bool, seed: u64) -> (Self, Model) {
         let parent_box = bx.grow(pad);
-        let n = parent_box.num_pts() as usize * ncomp;
+        let n = parent_box.checked_num_pts_usize().unwrap() * ncomp;
         let parent = values(n, seed);
         let pm = Model {
             bx: parent_box,
@@ -116,7 +117,7 @@ impl Setup {
         let mut m = Model {
             bx,
             ncomp,
-            data: vec![0.0; bx.num_pts() as usize * ncomp],
+            data: vec![0.0; bx.checked_num_pts_usize().unwrap() * ncomp],
         };
         for c in 0..ncomp {
             for p in bx.iter() {
@@ -248,9 +249,11 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let ncomp_max = sn.min(dn);
-        let ncomp = 1 + (seed as usize % ncomp_max);
-        let scomp = (seed as usize / 7) % (sn - ncomp + 1);
-        let dcomp = (seed as usize / 11) % (dn - ncomp + 1);
+        // `seed / div % m` as usize (below m).
+        let pick = |div: u64, m: usize| usize::try_from(seed / div % m as u64).unwrap();
+        let ncomp = 1 + pick(1, ncomp_max);
+        let scomp = pick(7, sn - ncomp + 1);
+        let dcomp = pick(11, dn - ncomp + 1);
         let dsub = IndexBox::new(IntVect::from(dlo), IntVect::from(dlo) + ssub.length() - 1);
         let dbx = IndexBox::new(dsub.lo() - IntVect::from(dpad), dsub.hi() + IntVect::from(dpad));
         let (mut ssetup, sm) = Setup::new(sbx, sn, 1, strided, seed);
@@ -287,7 +290,7 @@ fn iarraybox_is_exact() {
     )
     .unwrap();
     f.abs(0..1, bx).unwrap();
-    let n = bx.num_pts() as i32;
+    let n = i32::try_from(bx.num_pts()).unwrap();
     assert_eq!(f.sum(0..1, bx).unwrap(), 3 * n);
     assert_eq!(f.sum(1..2, bx).unwrap(), -3 * n + 1);
     assert_eq!(f.max(1..2, bx).unwrap(), -2);

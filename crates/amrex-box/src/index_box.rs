@@ -66,6 +66,17 @@ fn sub(a: i32, b: i32) -> i32 {
     }
 }
 
+/// `v` as `i32`, for a coordinate computed in `i64` that lies inside a box or the index
+/// space (so inside `i32`); panics in every build profile if it does not, as [`add`].
+#[inline]
+#[track_caller]
+pub(crate) fn coord(v: i64) -> i32 {
+    match i32::try_from(v) {
+        Ok(c) => c,
+        Err(_) => panic!("IndexBox: {v} is outside i32"),
+    }
+}
+
 #[inline]
 #[track_caller]
 fn check_dir(dir: usize) {
@@ -492,7 +503,8 @@ impl IndexBox {
             self.contains(p),
             "IndexBox::index: point {p} is outside {self}"
         );
-        let d = |dir: usize| (i64::from(p[dir]) - i64::from(self.small[dir])) as u64;
+        // Not negative: `p` is inside the box.
+        let d = |dir: usize| (i64::from(p[dir]) - i64::from(self.small[dir])).cast_unsigned();
         // In range because `p` is inside the box, so the result is below `num_pts`;
         // only the conversion to `usize` can fail, on 32-bit targets.
         let n = d(0) + self.length_dir(0) * (d(1) + self.length_dir(1) * d(2));
@@ -516,9 +528,9 @@ impl IndexBox {
         let (lx, ly) = (self.length_dir(0), self.length_dir(1));
         let (i, rest) = (n64 % lx, n64 / lx);
         let (j, k) = (rest % ly, rest / ly);
-        // Each offset is below the length of its direction, which fits in i64, and the
-        // sum with small_end lies inside the box, hence inside i32.
-        let at = |d: usize, off: u64| (i64::from(self.small[d]) + off as i64) as i32;
+        // Each offset is below the length of its direction (at most 2^32), so it fits in
+        // i64, and the sum with small_end lies inside the box, hence inside i32.
+        let at = |d: usize, off: u64| coord(i64::from(self.small[d]) + off.cast_signed());
         IntVect::new(at(0, i), at(1, j), at(2, k))
     }
 

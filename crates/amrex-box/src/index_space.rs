@@ -10,7 +10,7 @@
 
 use core::fmt;
 
-use crate::index_box::IndexBox;
+use crate::index_box::{IndexBox, coord};
 use crate::int_vect::{IntVect, SPACEDIM};
 
 /// Why a box, a box given by a corner and lengths, or a ghost width leaves the `i32`
@@ -226,8 +226,8 @@ impl IndexBox {
                 return None;
             }
             // Both clamped into the i32 range above.
-            nlo[dir] = l as i32;
-            nhi[dir] = h as i32;
+            nlo[dir] = coord(l);
+            nhi[dir] = coord(h);
         }
         Some(Self::with_type(nlo, nhi, self.ix_type()))
     }

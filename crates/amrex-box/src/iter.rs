@@ -2,7 +2,7 @@
 
 use core::iter::FusedIterator;
 
-use crate::index_box::IndexBox;
+use crate::index_box::{IndexBox, coord};
 use crate::int_vect::IntVect;
 
 /// Iterator over the points of an [`IndexBox`] in Fortran order (`i` fastest).
@@ -87,7 +87,8 @@ impl Tiles {
             "IndexBox::tiles: tile size {size} must be positive"
         );
         let counts: [u64; 3] = core::array::from_fn(|d| {
-            let s = size[d] as u64;
+            // Positive (asserted above).
+            let s = u64::from(size[d].cast_unsigned());
             bx.length_dir(d).div_ceil(s)
         });
         let total = if bx.ok() {
@@ -134,11 +135,12 @@ impl Tiles {
         let mut tlo = lo;
         let mut thi = hi;
         for d in 0..3 {
-            // t[d] * size[d] < length, which fits in i64; the result lies in the box.
-            let start = i64::from(lo[d]) + t[d] as i64 * i64::from(self.size[d]);
+            // t[d] * size[d] < length <= 2^32, which fits in i64; the result lies in the
+            // box.
+            let start = i64::from(lo[d]) + t[d].cast_signed() * i64::from(self.size[d]);
             let end = (start + i64::from(self.size[d]) - 1).min(i64::from(hi[d]));
-            tlo[d] = start as i32;
-            thi[d] = end as i32;
+            tlo[d] = coord(start);
+            thi[d] = coord(end);
         }
         Some(IndexBox::with_type(tlo, thi, self.bx.ix_type()))
     }

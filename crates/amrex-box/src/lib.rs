@@ -54,6 +54,11 @@
 //! - `std` (default): nothing beyond `core` is used; the flag exists so that the
 //!   workspace's feature ladder is uniform. The crate never allocates.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "std")]

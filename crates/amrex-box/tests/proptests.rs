@@ -1,4 +1,5 @@
 //! Property tests for the box algebra.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IndexType, IntVect};
 use proptest::prelude::*;
@@ -70,13 +71,13 @@ proptest! {
 
     #[test]
     fn linear_index_round_trip(bx in any_box(), seed in any::<u64>()) {
-        let n = (seed % bx.num_pts()) as usize;
+        let n = usize::try_from(seed % bx.num_pts()).unwrap();
         let p = bx.at_index(n);
         prop_assert!(bx.contains(p));
         prop_assert_eq!(bx.index(p), n);
         let o = p - bx.small_end();
         let l = bx.length();
-        prop_assert_eq!(n as i32, o[0] + l[0] * (o[1] + l[1] * o[2]));
+        prop_assert_eq!(i32::try_from(n).unwrap(), o[0] + l[0] * (o[1] + l[1] * o[2]));
     }
 
     #[test]

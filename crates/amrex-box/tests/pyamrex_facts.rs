@@ -1,4 +1,5 @@
 //! Box facts from AMReX and pyAMReX's test-suite, plus unit tests for every operation.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IndexType, IntVect};
 
@@ -203,7 +204,10 @@ fn fortran_index() {
     assert_eq!(x.index(IntVect::new(0, 2, 3)), 1);
     assert_eq!(x.index(IntVect::new(-1, 3, 3)), 4);
     assert_eq!(x.index(IntVect::new(-1, 2, 4)), 12);
-    assert_eq!(x.index(x.big_end()), x.num_pts() as usize - 1);
+    assert_eq!(
+        x.index(x.big_end()),
+        usize::try_from(x.num_pts()).unwrap() - 1
+    );
     for (n, p) in x.iter().enumerate() {
         assert_eq!(x.index(p), n);
         assert_eq!(x.at_index(n), p);

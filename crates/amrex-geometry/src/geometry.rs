@@ -2,7 +2,7 @@
 //! physical extent, with its coordinate system and periodicity.
 
 use amrex_box::{IndexBox, IndexSpaceError, IntVect, SPACEDIM};
-use num_traits::Float;
+use num_traits::{Float, ToPrimitive};
 
 use crate::coord_sys::CoordSys;
 use crate::error::{GeometryError, GeometryErrorKind};
@@ -538,12 +538,9 @@ impl Geometry {
         for d in 0..SPACEDIM {
             let y = (point[d] - self.real_box.lo_dir(d)) * self.inv_dx[d];
             let i = Float::floor(y) + f64::from(self.domain.small_end()[d]);
-            // Also false for NaN; the bounds are exact in f64.
-            if !(i >= f64::from(i32::MIN) && i <= f64::from(i32::MAX)) {
-                return None;
-            }
-            // In range and integral: the cast is exact.
-            iv[d] = i as i32;
+            // `None` for NaN, an infinity or a value outside `i32`; `i` is integral, so
+            // the conversion is exact.
+            iv[d] = ToPrimitive::to_i32(&i)?;
         }
         Some(iv)
     }

@@ -64,6 +64,11 @@
 //! - `alloc`: [`Periodicity::shifts`], which collects [`Periodicity::shift_iter`] into a
 //!   `Vec`. Everything else works without an allocator.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #[cfg(feature = "alloc")]

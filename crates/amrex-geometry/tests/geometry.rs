@@ -1,6 +1,7 @@
 //! `Geometry` against hand-computed values: construction and its errors, locations,
 //! periodicity and periodic shifts, the physical-domain tests, refine/coarsen, and the
 //! RZ and spherical weights summed over a domain against the analytic volumes and areas.
+#![warn(clippy::cast_possible_truncation)]
 
 use core::f64::consts::PI;
 
@@ -320,6 +321,13 @@ fn cell_index_floors() {
     assert_eq!(g.cell_index([f64::NAN, 10.0, 0.0]), None);
     assert_eq!(g.cell_index([0.0, f64::INFINITY, 0.0]), None);
     assert_eq!(g.cell_index([0.0, 10.0, -1e300]), None);
+    // The edges of i32: the centre of cell `i` (in x) is `(i + 4.5) / 8`, exact in f64.
+    let x = |i: f64| [(i + 4.5) / 8.0, 10.0, 0.0];
+    let (min, max) = (f64::from(i32::MIN), f64::from(i32::MAX));
+    assert_eq!(g.cell_index(x(max)).map(|iv| iv[0]), Some(i32::MAX));
+    assert_eq!(g.cell_index(x(min)).map(|iv| iv[0]), Some(i32::MIN));
+    assert_eq!(g.cell_index(x(max + 1.0)), None);
+    assert_eq!(g.cell_index(x(min - 1.0)), None);
     // The centre of every cell maps back to it.
     for iv in domain.grow(2) {
         assert_eq!(g.cell_index(g.cell_centre(iv)), Some(iv));

@@ -1,6 +1,7 @@
 //! Property tests: locations and cell indices agree, the physical-domain test agrees
 //! with the cell index, periodic shifts match their definition, refine and coarsen are
 //! inverse, and RZ and spherical volumes add up to the analytic ones.
+#![warn(clippy::cast_possible_truncation)]
 
 use core::f64::consts::PI;
 

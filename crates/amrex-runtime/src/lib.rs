@@ -53,6 +53,11 @@
 //!   [`Communicator`] is the single-process one and [`init`] / [`finalize`] start and
 //!   end nothing.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![doc(test(attr(deny(warnings))))]
 extern crate alloc;

@@ -16,6 +16,7 @@
 //! instead of waiting in the next collective. `scripts/test-mpi.sh` also wraps each run
 //! in `timeout`, and checks that `AMREX_MPI_TEST_PANIC_RANK=r` (rank r panics while the
 //! others wait in a barrier) fails fast instead of hanging.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_runtime::mpi::traits::{Communicator as _, Destination as _, Source as _};
 use amrex_runtime::{CommError, Communicator, Direction, Fingerprint, ReduceOp, Tag};
@@ -40,9 +41,16 @@ fn message(round: u64, src: usize, dst: usize, max: usize) -> Vec<u8> {
     let len = if h.is_multiple_of(5) {
         0
     } else {
-        (h >> 8) as usize % max
+        usize::try_from((h >> 8) % max as u64).unwrap()
     };
-    (0..len).map(|i| mix(h ^ i as u64) as u8).collect()
+    (0..len)
+        .map(|i| mix(h ^ i as u64).to_le_bytes()[0])
+        .collect()
+}
+
+/// The byte that names rank `r` in a payload (the tests run on at most 4 ranks).
+fn byte(r: usize) -> u8 {
+    u8::try_from(r).expect("a rank of a test run fits a byte")
 }
 
 fn collectives(c: &Communicator) {
@@ -93,10 +101,10 @@ fn collectives(c: &Communicator) {
 fn all_gather_different_lengths(c: &Communicator) {
     // Rank r sends 3r bytes of value r (rank 0 sends nothing).
     let r = c.rank();
-    let all = c.all_gather_bytes(&vec![r as u8; 3 * r]).unwrap();
+    let all = c.all_gather_bytes(&vec![byte(r); 3 * r]).unwrap();
     assert_eq!(all.len(), c.size());
     for (q, bytes) in all.iter().enumerate() {
-        assert_eq!(bytes, &vec![q as u8; 3 * q], "from rank {q}");
+        assert_eq!(bytes, &vec![byte(q); 3 * q], "from rank {q}");
     }
 }
 
@@ -115,7 +123,9 @@ fn gather_and_broadcast(c: &Communicator) {
     // The root's buffer replaces everyone's, whatever their length; in one message and
     // in pieces of 7 bytes.
     for comm in [c.clone(), c.with_message_limit(7)] {
-        let want: Vec<u8> = (0..1000u32).map(|i| mix(u64::from(i)) as u8).collect();
+        let want: Vec<u8> = (0..1000u32)
+            .map(|i| mix(u64::from(i)).to_le_bytes()[0])
+            .collect();
         let mut data = if r == root {
             want.clone()
         } else {
@@ -231,7 +241,7 @@ fn split_phase_with_work_between(c: &Communicator) {
     // An exchange dropped without wait still completes (Drop waits): the next exchange
     // with the same tag gets its own messages, not stale ones.
     drop(c.start_exchange(t(5), sends(), recvs()).unwrap());
-    let sends2 = peers.iter().map(|&q| (q, vec![q as u8; 3])).collect();
+    let sends2 = peers.iter().map(|&q| (q, vec![byte(q); 3])).collect();
     let recvs2 = peers.iter().map(|&q| (q, 3)).collect();
     for (q, bytes) in c
         .start_exchange(t(5), sends2, recvs2)
@@ -239,7 +249,7 @@ fn split_phase_with_work_between(c: &Communicator) {
         .wait()
         .unwrap()
     {
-        assert_eq!(bytes, vec![r as u8; 3], "from rank {q}");
+        assert_eq!(bytes, vec![byte(r); 3], "from rank {q}");
     }
     // The exchange can be moved to another thread and finished there.
     let ex = c.start_exchange(t(6), sends(), recvs()).unwrap();
@@ -401,7 +411,8 @@ fn world_is_one_communicator(c: &Communicator) {
 /// duplicate, so a user message with the same tag, posted first, never matches ours.
 fn bring_your_own(c: &Communicator) {
     let world = amrex_runtime::mpi::topology::SimpleCommunicator::world();
-    let color = amrex_runtime::mpi::topology::Color::with_value((c.rank() % 2) as i32);
+    let color =
+        amrex_runtime::mpi::topology::Color::with_value(i32::try_from(c.rank() % 2).unwrap());
     let user = world.split_by_color(color).expect("a color was given");
     let ours = Communicator::from_mpi(&user);
     assert_eq!(
@@ -411,7 +422,7 @@ fn bring_your_own(c: &Communicator) {
     assert_ne!(&ours, c);
     let (r, n) = (ours.rank(), ours.size());
     let members = ours.all_reduce_u64(1, ReduceOp::Sum).unwrap();
-    assert_eq!(members as usize, n);
+    assert_eq!(usize::try_from(members).unwrap(), n);
     if n == 1 {
         return;
     }
@@ -421,11 +432,11 @@ fn bring_your_own(c: &Communicator) {
     let user_msg = vec![0xEE_u8; 4];
     mpi_user_exchange(&user, next, prev, tag.get(), &user_msg, || {
         let got = ours
-            .start_exchange(tag, vec![(next, vec![r as u8; 6])], vec![(prev, 6)])
+            .start_exchange(tag, vec![(next, vec![byte(r); 6])], vec![(prev, 6)])
             .unwrap()
             .wait()
             .unwrap();
-        assert_eq!(got, vec![(prev, vec![prev as u8; 6])]);
+        assert_eq!(got, vec![(prev, vec![byte(prev); 6])]);
     });
 }
 
@@ -434,7 +445,8 @@ fn bring_your_own(c: &Communicator) {
 fn bring_a_raw_handle(c: &Communicator) {
     use amrex_runtime::mpi::raw::AsRaw as _;
     let world = amrex_runtime::mpi::topology::SimpleCommunicator::world();
-    let color = amrex_runtime::mpi::topology::Color::with_value((c.rank() % 2) as i32);
+    let color =
+        amrex_runtime::mpi::topology::Color::with_value(i32::try_from(c.rank() % 2).unwrap());
     let user = world.split_by_color(color).expect("a color was given");
     // SAFETY: `user` is a live intra-communicator of the MPI this crate links.
     let ours = unsafe { Communicator::from_raw_mpi(user.as_raw()) }.expect("a usable handle");
@@ -444,7 +456,7 @@ fn bring_a_raw_handle(c: &Communicator) {
     );
     drop(user); // MPI_Comm_free of the caller's handle
     let n = ours.all_reduce_u64(1, ReduceOp::Sum).unwrap();
-    assert_eq!(n as usize, ours.size());
+    assert_eq!(usize::try_from(n).unwrap(), ours.size());
     // SAFETY: MPI is initialised; the null handle is a valid value to pass.
     let null = unsafe { Communicator::from_raw_mpi(amrex_runtime::mpi::ffi::RSMPI_COMM_NULL) };
     assert!(matches!(null, Err(CommError::BadHandle { .. })), "{null:?}");
@@ -461,12 +473,12 @@ fn mpi_user_exchange(
     between: impl FnOnce(),
 ) {
     amrex_runtime::mpi::request::scope(|scope| {
-        let send =
-            user.process_at_rank(next as i32)
-                .immediate_send_with_tag(scope, msg, i32::from(tag));
+        let send = user
+            .process_at_rank(i32::try_from(next).unwrap())
+            .immediate_send_with_tag(scope, msg, i32::from(tag));
         between();
         let (got, _status) = user
-            .process_at_rank(prev as i32)
+            .process_at_rank(i32::try_from(prev).unwrap())
             .receive_vec_with_tag::<u8>(i32::from(tag));
         assert_eq!(got, msg);
         send.wait();

@@ -8,6 +8,7 @@ use amrex_box::{Dim3, IndexBox, IntVect};
 use super::{Array4, Array4Mut, CellData, CellDataMut, box_outside, compact, out_of_bounds};
 use crate::error::Array4Error;
 use crate::layout::FabLayout;
+use crate::loops::coord_at;
 use crate::raw::Raw;
 
 impl<'a, T> Array4Mut<'a, T> {
@@ -371,7 +372,7 @@ impl<'a, T> Array4Mut<'a, T> {
             for k in bx.lo()[2]..=bx.hi()[2] {
                 for j in bx.lo()[1]..=bx.hi()[1] {
                     for (ii, v) in sub.row_mut(j, k, n).iter_mut().enumerate() {
-                        f(x0.wrapping_add(ii as i32), j, k, n, v);
+                        f(coord_at(x0, ii as u64), j, k, n, v);
                     }
                 }
             }

@@ -8,6 +8,7 @@ use amrex_box::{Dim3, IndexBox, IntVect};
 use super::{Array4, CellData, box_outside, compact, comps_outside, out_of_bounds};
 use crate::error::Array4Error;
 use crate::layout::FabLayout;
+use crate::loops::coord_at;
 use crate::raw::Raw;
 
 impl<'a, T> Array4<'a, T> {
@@ -249,7 +250,7 @@ impl<'a, T> Array4<'a, T> {
             for k in bx.lo()[2]..=bx.hi()[2] {
                 for j in bx.lo()[1]..=bx.hi()[1] {
                     for (ii, v) in sub.row(j, k, n).iter().enumerate() {
-                        f(x0.wrapping_add(ii as i32), j, k, n, v);
+                        f(coord_at(x0, ii as u64), j, k, n, v);
                     }
                 }
             }

@@ -44,6 +44,10 @@ pub(super) struct Stream {
 impl Stream {
     /// The stream of `halo`, which is `src.sub_box(&bx.grow(r))` for a non-empty `bx`.
     #[inline(always)]
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "the radius `r` is not negative: the callers assert `R >= 0`"
+    )]
     pub(super) fn source<T>(halo: &Array4<'_, T>, r: i32, shared: bool) -> Self {
         let sz = size_of::<T>();
         Self {
@@ -167,6 +171,12 @@ fn sweep_rows<T>(
     mut row: impl FnMut(&mut [T], i32, i32, usize),
 ) {
     let (lo, hi) = (bx.lo(), bx.hi());
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "`bx` is non-empty and the bounds of `dst` (see below): 1 <= len <= i32::MAX \
+                  (FabLayout invariant 1), and usize has at least 32 bits (lib.rs)"
+    )]
     let len = |d: usize| (i64::from(hi[d]) - i64::from(lo[d]) + 1) as usize;
     let (nx, ny, nz, ncomp) = (len(0), len(1), len(2), dst.ncomp());
     let sz = size_of::<T>();

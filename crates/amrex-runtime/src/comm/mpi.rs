@@ -75,8 +75,15 @@ fn world_state() -> MutexGuard<'static, World> {
     WORLD.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn rank_of(r: mpi::Rank) -> usize {
-    usize::try_from(r).expect("MPI ranks and sizes are never negative")
+/// An MPI rank, size, count or displacement (an `int`, never negative) as `usize`.
+fn mpi_usize(r: core::ffi::c_int) -> usize {
+    usize::try_from(r).expect("MPI ranks, sizes, counts and displacements are never negative")
+}
+
+/// Whether an MPI return code is `MPI_SUCCESS` (compared in `i64`, whatever integer type
+/// the bindings give the constant).
+fn succeeded(code: core::ffi::c_int) -> bool {
+    i64::from(code) == i64::from(mpi::ffi::MPI_SUCCESS)
 }
 
 fn mpi_rank(r: usize) -> mpi::Rank {
@@ -110,7 +117,7 @@ impl MpiComm {
         // meaningfully fail; `from_raw_mpi` checks it all the same.
         let fatal = errors_are_fatal(&dup);
         debug_assert!(fatal, "MPI_Comm_set_errhandler failed on a fresh duplicate");
-        let (rank, size) = (rank_of(dup.rank()), rank_of(dup.size()));
+        let (rank, size) = (mpi_usize(dup.rank()), mpi_usize(dup.size()));
         MpiComm {
             comm: Some(dup),
             rank,
@@ -192,20 +199,25 @@ impl MpiComm {
         what: &'static str,
         len: usize,
     ) -> Result<Layout, CommError> {
-        let size = rank_of(c.size());
+        let size = mpi_usize(c.size());
         let mut lens = vec![0u64; size];
         c.all_gather_into(&(len as u64), &mut lens[..]);
         let total = lens.iter().fold(0u64, |a, &b| a.saturating_add(b));
         let limit = MAX_MESSAGE_BYTES as u64;
+        let too_large = || CommError::TooLarge {
+            what,
+            bytes: total,
+            limit,
+        };
         if total > limit {
-            return Err(CommError::TooLarge {
-                what,
-                bytes: total,
-                limit,
-            });
+            return Err(too_large());
         }
-        // Every length and prefix sum is at most `total` ≤ i32::MAX.
-        let counts: Vec<mpi::Count> = lens.iter().map(|&l| l as mpi::Count).collect();
+        // Every length and prefix sum is at most `total` ≤ i32::MAX, so the conversions
+        // below succeed.
+        let counts = lens
+            .iter()
+            .map(|&l| mpi::Count::try_from(l).map_err(|_| too_large()))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut displs = Vec::with_capacity(size);
         let mut at: mpi::Count = 0;
         for &n in &counts {
@@ -215,7 +227,7 @@ impl MpiComm {
         Ok(Layout {
             counts,
             displs,
-            total: total as usize,
+            total: usize::try_from(total).map_err(|_| too_large())?,
         })
     }
 
@@ -306,7 +318,7 @@ impl Layout {
         self.counts
             .iter()
             .zip(&self.displs)
-            .map(|(&n, &d)| buf[d as usize..(d + n) as usize].to_vec())
+            .map(|(&n, &d)| buf[mpi_usize(d)..mpi_usize(d + n)].to_vec())
             .collect()
     }
 }
@@ -388,11 +400,10 @@ impl Communicator {
         }
         // The caller's handle may carry MPI_ERRORS_RETURN (mpi4py sets it on its
         // communicators, and duplicates inherit it): every return code is checked here.
-        let ok = |code: core::ffi::c_int| code == mpi::ffi::MPI_SUCCESS as core::ffi::c_int;
         let mut inter = 0;
         // SAFETY: `raw` is a live communicator of this MPI library (the caller's promise)
         // and not MPI_COMM_NULL; `inter` is a valid `int` to write to.
-        if !ok(unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) }) {
+        if !succeeded(unsafe { mpi::ffi::MPI_Comm_test_inter(raw, &mut inter) }) {
             return Err(CommError::BadHandle {
                 reason: "MPI_Comm_test_inter refused it",
             });
@@ -406,7 +417,7 @@ impl Communicator {
         let mut dup = unsafe { mpi::ffi::RSMPI_COMM_NULL };
         // SAFETY: `raw` is a live intra-communicator (checked above), `dup` a valid handle
         // slot; the MPI lock is held (SERIALIZED).
-        let dup_ok = ok(unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) });
+        let dup_ok = succeeded(unsafe { mpi::ffi::MPI_Comm_dup(raw, &mut dup) });
         // SAFETY: reading the immutable handle constant, as above.
         if !dup_ok || dup == unsafe { mpi::ffi::RSMPI_COMM_NULL } {
             return Err(CommError::BadHandle {
@@ -426,7 +437,7 @@ impl Communicator {
                 reason: "MPI_Comm_set_errhandler failed on its duplicate",
             });
         }
-        let (rank, size) = (rank_of(owned.rank()), rank_of(owned.size()));
+        let (rank, size) = (mpi_usize(owned.rank()), mpi_usize(owned.size()));
         Ok(Communicator {
             kind: Kind::Mpi(Arc::new(MpiComm {
                 comm: Some(owned),
@@ -461,7 +472,7 @@ fn errors_are_fatal(c: &SimpleCommunicator) -> bool {
     // is a predefined error handler constant that mpi-sys defines once at load time.
     let code =
         unsafe { mpi::ffi::MPI_Comm_set_errhandler(c.as_raw(), mpi::ffi::RSMPI_ERRORS_ARE_FATAL) };
-    code == mpi::ffi::MPI_SUCCESS as core::ffi::c_int
+    succeeded(code)
 }
 
 /// This crate drives MPI from whichever thread runs an operation (one at a time): it
