@@ -28,7 +28,7 @@ use core::fmt::Write as _;
 use amrex::amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex::amr::fill_patch::Source;
 use amrex::amr::{
-    AmrCore, AmrError, AmrErrorKind, AmrMesh, CellConsLinear, FluxRegister, TagBoxArray,
+    AmrCore, AmrError, AmrMesh, CellConsLinear, Comps, FluxRegister, TagBoxArray,
     average_down_faces, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
     interp_from_coarse_level,
 };
@@ -652,18 +652,12 @@ fn timed<T>(acc: &mut f64, f: impl FnOnce() -> T) -> T {
     r
 }
 
-fn user_err(what: &str, e: impl core::fmt::Display) -> AmrError {
-    AmrError::new(
-        "advection_amr",
-        AmrErrorKind::BadParameter {
-            key: what.to_string(),
-            detail: e.to_string(),
-        },
-    )
-}
+/// What stops the tutorial: a refused AMR, MultiFab or plotfile operation (each error
+/// type of the workspace converts), or the CFL check below.
+type Error = Box<dyn core::error::Error>;
 
 impl AmrCoreAdv {
-    fn new(pp: &ParmParse) -> Result<Self, Box<dyn core::error::Error>> {
+    fn new(pp: &ParmParse) -> Result<Self, Error> {
         let mesh = AmrMesh::from_parm_parse(pp)?;
         let amr = pp.prefixed("amr");
         let adv = pp.prefixed("adv");
@@ -793,7 +787,7 @@ impl AmrCoreAdv {
     fn fill_patch(&self, lev: usize, time: f64, mf: &mut MultiFab) -> Result<(), AmrError> {
         let ng = mf.n_grow();
         if lev == 0 {
-            fill_patch_single_level(mf, ng, time, &self.get_data(0, time), 0, 0, 1)
+            fill_patch_single_level(mf, ng, time, &self.get_data(0, time), Comps::first(1))
         } else {
             fill_patch_two_levels(
                 mf,
@@ -801,16 +795,13 @@ impl AmrCoreAdv {
                 time,
                 &self.get_data(lev - 1, time),
                 &self.get_data(lev, time),
-                0,
-                0,
-                1,
-                self.mesh.ref_ratio(lev - 1),
+                Comps::first(1),
                 &CellConsLinear::CELL_CONS_INTERP,
             )
         }
     }
 
-    fn est_time_step(&mut self, lev: usize, time: f64) -> Result<f64, AmrError> {
+    fn est_time_step(&mut self, lev: usize, time: f64) -> Result<f64, Error> {
         let geom = *self.mesh.geom(lev);
         let t = if time == 0.0 {
             time
@@ -822,13 +813,13 @@ impl AmrCoreAdv {
         let dx = geom.cell_size();
         let mut dt_est = f64::MAX;
         for (d, v) in vel.iter().enumerate() {
-            let est = v.norm0(0..1, 0).map_err(|e| user_err("facevel", e))?;
+            let est = v.norm0(0..1, 0)?;
             dt_est = dt_est.min(dx[d] / est);
         }
         Ok(dt_est * self.p.cfl)
     }
 
-    fn compute_dt(&mut self) -> Result<(), AmrError> {
+    fn compute_dt(&mut self) -> Result<(), Error> {
         let finest = self.finest();
         let mut dt_tmp = Vec::with_capacity(finest + 1);
         for lev in 0..=finest {
@@ -855,7 +846,7 @@ impl AmrCoreAdv {
 
     /// One step of one level with the tutorial's fluxes (`AdvancePhiAtLevel`): the
     /// new state, and the fluxes into the flux registers when refluxing.
-    fn advance_phi_at_level(&mut self, lev: usize, time: f64, dt_lev: f64) -> Result<(), AmrError> {
+    fn advance_phi_at_level(&mut self, lev: usize, time: f64, dt_lev: f64) -> Result<(), Error> {
         core::mem::swap(&mut self.phi_old[lev], &mut self.phi_new[lev]);
         let geom = *self.mesh.geom(lev);
         let dx = geom.cell_size();
@@ -894,14 +885,14 @@ impl AmrCoreAdv {
                 && let Some(fr) = self.flux_reg[lev + 1].as_mut()
             {
                 for (d, f) in fluxes.iter().enumerate() {
-                    fr.crse_init(f, d, 0, 0, 1, -1.0, CopyOp::Copy)?;
+                    fr.crse_init(f, d, Comps::first(1), -1.0, CopyOp::Copy)?;
                 }
             }
             if lev > 0
                 && let Some(fr) = self.flux_reg[lev].as_mut()
             {
                 for (d, f) in fluxes.iter().enumerate() {
-                    fr.fine_add(f, d, 0, 0, 1, 1.0)?;
+                    fr.fine_add(f, d, Comps::first(1), 1.0)?;
                 }
             }
         }
@@ -910,25 +901,19 @@ impl AmrCoreAdv {
         // The tutorial's CFL check.
         let vel = self.facevel[lev].as_ref().expect("level data");
         for (d, v) in vel.iter().enumerate() {
-            let umax = v.norm0(0..1, 0).map_err(|e| user_err("facevel", e))?;
+            let umax = v.norm0(0..1, 0)?;
             if umax * dt_lev > dx[d] {
-                return Err(user_err(
-                    "adv.cfl",
-                    format!(
-                        "CFL violation on level {lev}: |u| {umax} dt {dt_lev} > dx {}; use a smaller adv.cfl",
-                        dx[d]
-                    ),
-                ));
+                return Err(format!(
+                    "CFL violation on level {lev}: |u| {umax} dt {dt_lev} > dx {}; use a smaller adv.cfl",
+                    dx[d]
+                )
+                .into());
             }
         }
         Ok(())
     }
 
-    fn time_step_with_subcycling(
-        &mut self,
-        lev: usize,
-        time: f64,
-    ) -> Result<(), Box<dyn core::error::Error>> {
+    fn time_step_with_subcycling(&mut self, lev: usize, time: f64) -> Result<(), Error> {
         let max_level = self.mesh.max_level();
         if self.p.regrid_int > 0
             && lev < max_level
@@ -982,7 +967,7 @@ impl AmrCoreAdv {
                 let fr = self.flux_reg[lev + 1].as_ref().expect("a flux register");
                 let state = self.phi_new[lev].as_mut().expect("level data");
                 timed(&mut self.timers.reflux, || {
-                    fr.reflux(state, 1.0, 0, 0, 1, &geom)
+                    fr.reflux(state, 1.0, Comps::first(1), &geom)
                 })?;
             }
             let t0 = std::time::Instant::now();
@@ -992,7 +977,7 @@ impl AmrCoreAdv {
         Ok(())
     }
 
-    fn time_step_no_subcycling(&mut self, time: f64) -> Result<(), Box<dyn core::error::Error>> {
+    fn time_step_no_subcycling(&mut self, time: f64) -> Result<(), Error> {
         if self.mesh.max_level() > 0
             && self.p.regrid_int > 0
             && self.istep[0] % self.p.regrid_int == 0
@@ -1041,7 +1026,7 @@ impl AmrCoreAdv {
 
     /// Every level one step of `dt` (`AdvancePhiAllLevels`): fluxes on every level, the
     /// fine fluxes averaged onto the coarse faces beneath them, then the updates.
-    fn advance_phi_all_levels(&mut self, time: f64, dt: f64) -> Result<(), AmrError> {
+    fn advance_phi_all_levels(&mut self, time: f64, dt: f64) -> Result<(), Error> {
         let finest = self.finest();
         let mut all_fluxes = Vec::new();
         for lev in 0..=finest {
@@ -1092,17 +1077,17 @@ impl AmrCoreAdv {
         let (lo, hi) = self.phi_new.split_at_mut(crse + 1);
         let fine = hi[0].as_ref().expect("level data");
         let c = lo[crse].as_mut().expect("level data");
-        average_down_geom(fine, c, &fg, &cg, 0, 1, ratio)
+        average_down_geom(fine, c, &fg, &cg, 0..1, ratio)
     }
 
-    fn write_plot_file(&mut self) -> Result<(), Box<dyn core::error::Error>> {
+    fn write_plot_file(&mut self) -> Result<(), Error> {
         let t0 = std::time::Instant::now();
         let r = self.write_plot_file_untimed();
         self.timers.plotfile += t0.elapsed().as_secs_f64();
         r
     }
 
-    fn write_plot_file_untimed(&self) -> Result<(), Box<dyn core::error::Error>> {
+    fn write_plot_file_untimed(&self) -> Result<(), Error> {
         let name = format!("{}{:05}", self.p.plot_file, self.istep[0]);
         self.say(&format!("Writing plotfile {name}"));
         let finest = self.finest();
@@ -1120,7 +1105,7 @@ impl AmrCoreAdv {
         Ok(())
     }
 
-    fn evolve(&mut self) -> Result<(), Box<dyn core::error::Error>> {
+    fn evolve(&mut self) -> Result<(), Error> {
         let t_start = std::time::Instant::now();
         let mut cur_time = self.t_new[0];
         let mut last_plot_file_step = 0;
@@ -1134,7 +1119,7 @@ impl AmrCoreAdv {
                 self.time_step_no_subcycling(cur_time)?;
             }
             cur_time += self.dt[0];
-            let sum_phi = self.state(0).sum(0..1, 0).map_err(|e| user_err("sum", e))?;
+            let sum_phi = self.state(0).sum(0..1, 0)?;
             self.say(&format!(
                 "Coarse STEP {} ends. TIME = {} DT = {} Sum(Phi) = {}",
                 step + 1,
@@ -1309,6 +1294,8 @@ fn g10(x: f64) -> String {
 }
 
 impl AmrCore for AmrCoreAdv {
+    type Error = Error;
+
     fn mesh(&self) -> &AmrMesh {
         &self.mesh
     }
@@ -1322,7 +1309,7 @@ impl AmrCore for AmrCoreAdv {
         tags: &mut TagBoxArray,
         _time: f64,
         _ngrow: usize,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), Error> {
         let Some(&phierr) = self.p.phierr.get(lev) else {
             return Ok(());
         };
@@ -1347,7 +1334,7 @@ impl AmrCore for AmrCoreAdv {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), Error> {
         self.define_level(lev, time, ba, dm, 0)?;
         let mut state = MultiFab::new(ba, dm, 1, IntVect::ZERO);
         let geom = *self.mesh.geom(lev);
@@ -1368,7 +1355,7 @@ impl AmrCore for AmrCoreAdv {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), Error> {
         let ng = self.state(lev - 1).n_grow()[0];
         self.define_level(lev, time, ba, dm, ng)?;
         let mut state = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
@@ -1378,11 +1365,7 @@ impl AmrCore for AmrCoreAdv {
             time,
             &self.get_data(lev - 1, time),
             &self.bcs[lev],
-            0,
-            0,
-            0,
-            1,
-            self.mesh.ref_ratio(lev - 1),
+            Comps::first(1),
             &CellConsLinear::CELL_CONS_INTERP,
         )?;
         self.phi_new[lev] = Some(state);
@@ -1395,7 +1378,7 @@ impl AmrCore for AmrCoreAdv {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), Error> {
         let ng = self.state(lev).n_grow()[0];
         let mut new_state = MultiFab::new(ba, dm, 1, IntVect::splat(ng));
         self.fill_patch(lev, time, &mut new_state)?;
@@ -1413,7 +1396,7 @@ impl AmrCore for AmrCoreAdv {
     }
 }
 
-fn run() -> Result<(), Box<dyn core::error::Error>> {
+fn run() -> Result<(), Error> {
     let _parallel = amrex::init()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(inputs) = args.first() else {

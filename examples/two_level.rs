@@ -30,7 +30,8 @@
 use amrex::amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex::amr::fill_patch::Source;
 use amrex::amr::{
-    CellConsLinear, FluxRegister, average_down, fill_patch_single_level, fill_patch_two_levels,
+    CellConsLinear, Comps, FluxRegister, average_down, fill_patch_single_level,
+    fill_patch_two_levels,
 };
 use amrex::geometry::{CoordSys, Geometry, RealBox};
 use amrex::multifab::{
@@ -166,7 +167,7 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     let fba = BoxArray::from_domain(fine_region.refine_iv(ratio), 32);
     let mut crse = Level::new(cgeom, &cba);
     let mut fine = Level::new(fgeom, &fba);
-    average_down(&fine.state, &mut crse.state, 0, 1, ratio)?;
+    average_down(&fine.state, &mut crse.state, 0..1, ratio)?;
     say!(
         "two levels: {N}^3 coarse cells in {} boxes, {}^3 fine cells in {} boxes (ratio 2), {} rank(s)",
         cba.len(),
@@ -188,10 +189,16 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
         let mut fr = FluxRegister::new(&fba, fine.state.distribution_map(), ratio, 1, 1)?;
         // Level 0.
         let mut q = crse.with_ghosts();
-        fill_patch_single_level(&mut q, 1, time, &Source::at(&crse.state, &crse.bc), 0, 0, 1)?;
+        fill_patch_single_level(
+            &mut q,
+            1,
+            time,
+            &Source::at(&crse.state, &crse.bc),
+            Comps::first(1),
+        )?;
         let cflux = [0, 1, 2].map(|d| fluxes(&q, &cgeom, d, dt));
         for (d, f) in cflux.iter().enumerate() {
-            fr.crse_init(f, d, 0, 0, 1, -1.0, CopyOp::Copy)?;
+            fr.crse_init(f, d, Comps::first(1), -1.0, CopyOp::Copy)?;
         }
         let crse_new = update(&crse.state, &cflux, &cgeom);
 
@@ -207,23 +214,20 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
                 t,
                 &coarse,
                 &Source::at(&fine.state, &fine.bc),
-                0,
-                0,
-                1,
-                ratio,
+                Comps::first(1),
                 &mapper,
             )?;
             let fflux = [0, 1, 2].map(|d| fluxes(&q, &fgeom, d, dt_fine));
             for (d, f) in fflux.iter().enumerate() {
-                fr.fine_add(f, d, 0, 0, 1, 1.0)?;
+                fr.fine_add(f, d, Comps::first(1), 1.0)?;
             }
             fine.state = update(&fine.state, &fflux, &fgeom);
         }
 
         // Synchronise the levels: reflux, then average the fine level down.
         crse.state = crse_new;
-        fr.reflux(&mut crse.state, 1.0, 0, 0, 1, &cgeom)?;
-        average_down(&fine.state, &mut crse.state, 0, 1, ratio)?;
+        fr.reflux(&mut crse.state, 1.0, Comps::first(1), &cgeom)?;
+        average_down(&fine.state, &mut crse.state, 0..1, ratio)?;
         time += dt;
         if step % 10 == 0 {
             // Reductions are collective: every rank computes them, rank 0 prints.

@@ -115,8 +115,8 @@ impl AverageCase {
 
     /// Both paths give the same values (a check that the bench times working code).
     fn check(&mut self) {
-        average_down(&self.fine, &mut self.direct, 0, 1, RATIO).expect("average_down");
-        average_down(&self.fine, &mut self.copied, 0, 1, RATIO).expect("average_down");
+        average_down(&self.fine, &mut self.direct, 0..1, RATIO).expect("average_down");
+        average_down(&self.fine, &mut self.copied, 0..1, RATIO).expect("average_down");
         let last = self.n_crse - 1;
         for iv in [
             IntVect::ZERO,
@@ -182,10 +182,7 @@ impl FillPatchCase {
             0.0,
             &Source::at(&self.crse, &self.crse_bc),
             &Source::at(&self.fine, &self.fine_bc),
-            0,
-            0,
-            1,
-            IntVect::splat(RATIO),
+            Comps::first(1),
             &CellConsLinear::CELL_CONS_INTERP,
         )
         .expect("fill_patch_two_levels");
@@ -290,9 +287,10 @@ impl RefluxCase {
             cflux.set_val(1.0, .., 0).expect("set_val");
             let mut fflux = MultiFab::new(&fba.convert(faces), &fdm, 1, IntVect::ZERO);
             fflux.set_val(0.3, .., 0).expect("set_val");
-            fr.crse_init(&cflux, d, 0, 0, 1, -1.0, CopyOp::Copy)
+            fr.crse_init(&cflux, d, Comps::first(1), -1.0, CopyOp::Copy)
                 .expect("crse_init");
-            fr.fine_add(&fflux, d, 0, 0, 1, 1.0).expect("fine_add");
+            fr.fine_add(&fflux, d, Comps::first(1), 1.0)
+                .expect("fine_add");
         }
         let faces: u64 = (0..3)
             .flat_map(|d| [Side::Lo, Side::Hi].map(|s| fr.register(d, s).box_array().num_pts()))
@@ -307,7 +305,7 @@ impl RefluxCase {
 
     fn run(&mut self) {
         self.fr
-            .reflux(&mut self.state, 1.0, 0, 0, 1, &self.geom)
+            .reflux(&mut self.state, 1.0, Comps::first(1), &self.geom)
             .expect("reflux");
     }
 
@@ -379,10 +377,10 @@ fn bench(c: &mut Criterion) {
             triad(&mut a, &b, &cc, 3.0);
         });
         run("average_down", avg.bytes, &mut || {
-            average_down(&avg.fine, &mut avg.direct, 0, 1, RATIO).expect("average_down");
+            average_down(&avg.fine, &mut avg.direct, 0..1, RATIO).expect("average_down");
         });
         run("average_down_copy", avg.bytes, &mut || {
-            average_down(&avg.fine, &mut avg.copied, 0, 1, RATIO).expect("average_down");
+            average_down(&avg.fine, &mut avg.copied, 0..1, RATIO).expect("average_down");
         });
         run("fill_patch_two_levels", fp.bytes, &mut || fp.run());
         run("cell_cons_interp", ip.bytes, &mut || ip.run());

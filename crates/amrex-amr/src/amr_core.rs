@@ -30,6 +30,11 @@ use crate::tags::TagBoxArray;
 /// collective); an error returned (or, with `std`, a panic) in
 /// [`error_est`](Self::error_est) on any rank becomes an error on every rank.
 pub trait AmrCore {
+    /// The error the simulation's methods return: its own type (an enum of the
+    /// simulation, `Box<dyn Error>`, or [`AmrError`] itself). The drivers' own
+    /// failures (grids, tags, MPI) reach the caller through `From<AmrError>`.
+    type Error: From<AmrError> + core::fmt::Display;
+
     /// The hierarchy's layout.
     fn mesh(&self) -> &AmrMesh;
 
@@ -50,7 +55,7 @@ pub trait AmrCore {
         tags: &mut TagBoxArray,
         time: f64,
         ngrow: usize,
-    ) -> Result<(), AmrError>;
+    ) -> Result<(), Self::Error>;
 
     /// Makes level `lev`'s data on `ba`/`dm` from the initial conditions (at start-up).
     ///
@@ -62,7 +67,7 @@ pub trait AmrCore {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError>;
+    ) -> Result<(), Self::Error>;
 
     /// Makes the new level `lev` on `ba`/`dm`, its data interpolated from level
     /// `lev - 1` (typically [`interp_from_coarse_level`](crate::interp_from_coarse_level)).
@@ -75,7 +80,7 @@ pub trait AmrCore {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError>;
+    ) -> Result<(), Self::Error>;
 
     /// Moves the existing level `lev` onto `ba`/`dm`, its data from the old level where
     /// it was and from level `lev - 1` elsewhere (typically
@@ -90,7 +95,7 @@ pub trait AmrCore {
         time: f64,
         ba: &BoxArray,
         dm: &DistributionMapping,
-    ) -> Result<(), AmrError>;
+    ) -> Result<(), Self::Error>;
 
     /// Drops level `lev`'s data (the level no longer exists).
     fn clear_level(&mut self, lev: usize);
@@ -102,7 +107,7 @@ pub trait AmrCore {
     ///
     /// # Errors
     /// Those of the methods above, and of [`make_new_grids`].
-    fn init_from_scratch(&mut self, time: f64) -> Result<(), AmrError>
+    fn init_from_scratch(&mut self, time: f64) -> Result<(), Self::Error>
     where
         Self: Sized,
     {
@@ -117,7 +122,7 @@ pub trait AmrCore {
     ///
     /// # Errors
     /// Those of the methods above, and of [`make_new_grids`].
-    fn regrid(&mut self, lbase: usize, time: f64) -> Result<(), AmrError>
+    fn regrid(&mut self, lbase: usize, time: f64) -> Result<(), Self::Error>
     where
         Self: Sized,
     {
@@ -143,25 +148,25 @@ fn say_new_dm(mesh: &AmrMesh, comm: &Communicator, lev: usize) {
 }
 
 /// Runs `error_est` and makes every rank agree on whether it worked anywhere: a failure
-/// (an error, or with `std` a panic) on any rank is an error on every rank.
+/// (an error, or with `std` a panic) on any rank is an error on every rank. The rank
+/// whose `error_est` returned an error gets that error back; the others (and a rank that
+/// panicked) get [`AmrErrorKind::ErrorEstFailed`].
 fn error_est_agreed<C: AmrCore>(
     core: &mut C,
     comm: &Communicator,
     lev: usize,
     tags: &mut TagBoxArray,
     time: f64,
-) -> Result<(), AmrError> {
+) -> Result<(), C::Error> {
     #[cfg(feature = "std")]
-    let local: Result<(), String> =
+    let local: Result<(), Result<C::Error, String>> =
         match amrex_runtime::catch_panic(|| core.error_est(lev, tags, time, 0)) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(format!("{e}")),
-            Err(p) => Err(format!("panicked: {p}")),
+            Ok(r) => r.map_err(Ok),
+            Err(p) => Err(Err(format!("panicked: {p}"))),
         };
     #[cfg(not(feature = "std"))]
-    let local: Result<(), String> = core
-        .error_est(lev, tags, time, 0)
-        .map_err(|e| format!("{e}"));
+    let local: Result<(), Result<C::Error, String>> =
+        core.error_est(lev, tags, time, 0).map_err(Ok);
     let agreed = crate::check::Agreement::new("AmrCore::error_est")
         .words(&[lev])
         .reals(&[time])
@@ -170,16 +175,20 @@ fn error_est_agreed<C: AmrCore>(
     if failed == 0 {
         return Ok(());
     }
+    let message = match local {
+        Err(Ok(own)) => return Err(own),
+        Err(Err(panic)) => panic,
+        Ok(()) => String::from("failed on another rank"),
+    };
     Err(AmrError::new(
         "AmrCore::error_est",
         AmrErrorKind::ErrorEstFailed {
             level: lev,
             ranks: failed,
-            message: local
-                .err()
-                .unwrap_or_else(|| String::from("failed on another rank")),
+            message,
         },
-    ))
+    )
+    .into())
 }
 
 /// The proper-nesting domains of AMReX's `MakeNewGrids`, per level `lbase..=max_crse`
@@ -256,7 +265,7 @@ pub fn make_new_grids<C: AmrCore>(
     lbase: usize,
     time: f64,
     new_grids: &mut Vec<BoxArray>,
-) -> Result<usize, AmrError> {
+) -> Result<usize, C::Error> {
     let mesh = core.mesh().clone();
     let info = mesh.info();
     let finest = mesh.finest_level().unwrap_or(0);
@@ -271,7 +280,8 @@ pub fn make_new_grids<C: AmrCore>(
                     mesh.finest_level()
                 ),
             },
-        ));
+        )
+        .into());
     }
     let comm = comm_of(&mesh);
     let nprocs = comm.size();
@@ -389,7 +399,7 @@ pub fn make_new_grids<C: AmrCore>(
     clippy::needless_range_loop,
     reason = "levels are indices into the mesh and new_grids alike"
 )]
-fn init_from_scratch<C: AmrCore>(core: &mut C, time: f64) -> Result<(), AmrError> {
+fn init_from_scratch<C: AmrCore>(core: &mut C, time: f64) -> Result<(), C::Error> {
     let comm = Communicator::current();
     let ba = core.mesh().make_base_grids(comm.size());
     let dm = DistributionMapping::new(&ba);
@@ -450,7 +460,7 @@ fn init_from_scratch<C: AmrCore>(core: &mut C, time: f64) -> Result<(), AmrError
     clippy::needless_range_loop,
     reason = "levels are indices into the mesh and new_grids alike"
 )]
-fn regrid<C: AmrCore>(core: &mut C, lbase: usize, time: f64) -> Result<(), AmrError> {
+fn regrid<C: AmrCore>(core: &mut C, lbase: usize, time: f64) -> Result<(), C::Error> {
     if lbase >= core.mesh().max_level() {
         return Ok(());
     }
@@ -461,7 +471,8 @@ fn regrid<C: AmrCore>(core: &mut C, lbase: usize, time: f64) -> Result<(), AmrEr
                 key: String::from("lbase"),
                 detail: String::from("the hierarchy has no levels yet (init_from_scratch first)"),
             },
-        ));
+        )
+        .into());
     };
     let comm = comm_of(core.mesh());
     let mut new_grids = vec![BoxArray::new(Vec::new()); finest + 2];

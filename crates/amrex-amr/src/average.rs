@@ -4,6 +4,7 @@
 use amrex_box::IntVect;
 use amrex_geometry::{CoordSys, Geometry};
 use amrex_multifab::{CopyOp, MultiFab, Periodicity};
+use core::ops::Range;
 
 use crate::check;
 #[cfg(doc)]
@@ -18,11 +19,11 @@ fn check_cells(
     op: &'static str,
     fine: &MultiFab,
     crse: &MultiFab,
-    scomp: usize,
-    ncomp: usize,
+    comps: Range<usize>,
     ratio: IntVect,
     nodal_ok: bool,
 ) -> Result<(), AmrError> {
+    let (scomp, ncomp) = (comps.start, comps.len());
     check::ratio(op, ratio)?;
     check::comps(op, Operand::Fine, scomp, ncomp, fine.ncomp())?;
     check::comps(op, Operand::Crse, scomp, ncomp, crse.ncomp())?;
@@ -39,7 +40,7 @@ fn check_cells(
 
 /// The valid cells of `crse` covered by `fine` become the mean of the fine cells they
 /// cover, components `scomp..scomp + ncomp` (AMReX's
-/// `average_down(S_fine, S_crse, scomp, ncomp, ratio)`): conservative for Cartesian
+/// `average_down(S_fine, S_crse, scomp..scomp + ncomp, ratio)`): conservative for Cartesian
 /// cells, where each coarse cell's volume is the sum of its fine cells'.
 ///
 /// Any ratio of at least 1 per direction; any BoxArrays and distributions. As in AMReX,
@@ -61,20 +62,20 @@ fn check_cells(
 ///
 /// ```
 /// use amrex_amr::average_down;
-/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 ///
 /// // A fine level over the coarse cells (2..=5)³, ratio 2, holding i + j + k.
 /// let fine_ba = BoxArray::from_domain(IndexBox::new(IntVect::splat(4), IntVect::splat(11)), 4);
 /// let mut fine = MultiFab::new(&fine_ba, &DistributionMapping::single(&fine_ba), 1, IntVect::ZERO);
-/// for l in 0..fine.local_size() {
-///     let bx = fine.box_of(fine.global_index(l));
-///     fine.array_mut_at(l).for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
-/// }
+/// fine.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+///     let bx = t.region();
+///     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(i + j + k));
+/// });
 /// // The coarse level: 8³ cells in one box.
 /// let crse_ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
 /// let mut crse = MultiFab::new(&crse_ba, &DistributionMapping::single(&crse_ba), 1, IntVect::ZERO);
 ///
-/// average_down(&fine, &mut crse, 0, 1, 2)?;
+/// average_down(&fine, &mut crse, 0..1, 2)?;
 /// // Coarse cell (2, 3, 4) covers fine i in 4..=5, j in 6..=7, k in 8..=9: mean 19.5.
 /// assert_eq!(crse.value_at(IntVect::new(2, 3, 4), 0), Some(19.5));
 /// // Uncovered coarse cells keep their value.
@@ -95,10 +96,10 @@ fn check_cells(
 pub fn average_down(
     fine: &MultiFab,
     crse: &mut MultiFab,
-    scomp: usize,
-    ncomp: usize,
+    comps: Range<usize>,
     ratio: impl Into<IntVect>,
 ) -> Result<(), AmrError> {
+    let (scomp, ncomp) = (comps.start, comps.len());
     const OP: &str = "average_down";
     let ratio = ratio.into();
     check::Agreement::new(OP)
@@ -107,7 +108,7 @@ pub fn average_down(
         .words(&[scomp, ncomp])
         .iv(ratio)
         .check(crse.communicator())?;
-    check_cells(OP, fine, crse, scomp, ncomp, ratio, true)?;
+    check_cells(OP, fine, crse, comps.clone(), ratio, true)?;
     let plan = copy_plan();
     let comps = scomp..scomp + ncomp;
     if fine.box_array().ix_type().cell_centered() {
@@ -153,7 +154,7 @@ pub fn average_down(
 /// let cba = BoxArray::from_domain(cdom, 8);
 /// let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
 ///
-/// average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0, 1, ratio)?;
+/// average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0..1, ratio)?;
 /// // The inner ring has a third of the outer one's volume (r² from 0 to 1/8 against
 /// // 1/8 to 2/8): (9·1 + 1·3 + 1·(1 + 3)) / 8 = 2 in the coarse cell at the axis.
 /// assert!((crse.value_at(IntVect::ZERO, 0).unwrap() - 2.0).abs() < 1e-14);
@@ -170,10 +171,10 @@ pub fn average_down_geom(
     crse: &mut MultiFab,
     fine_geom: &Geometry,
     crse_geom: &Geometry,
-    scomp: usize,
-    ncomp: usize,
+    comps: Range<usize>,
     ratio: impl Into<IntVect>,
 ) -> Result<(), AmrError> {
+    let (scomp, ncomp) = (comps.start, comps.len());
     const OP: &str = "average_down_geom";
     let ratio = ratio.into();
     check::Agreement::new(OP)
@@ -184,7 +185,7 @@ pub fn average_down_geom(
         .words(&[scomp, ncomp])
         .iv(ratio)
         .check(crse.communicator())?;
-    check_cells(OP, fine, crse, scomp, ncomp, ratio, false)?;
+    check_cells(OP, fine, crse, comps.clone(), ratio, false)?;
     check::geometries(OP, fine_geom, crse_geom, ratio)?;
     let plan = copy_plan();
     let comps = scomp..scomp + ncomp;

@@ -243,6 +243,22 @@ pub(crate) fn weights(
 
 /// `fine` is `crse` refined by `ratio`: the same coordinate system, and the coarse
 /// domain refined is the fine one.
+/// The refinement ratio between two levels' geometries: the fine domain's length over
+/// the coarse one's, per direction, when the fine geometry is the coarse one refined by
+/// it (AMReX passes this ratio alongside the geometries and asserts that they agree;
+/// here it is read off them).
+pub(crate) fn ratio_of(
+    op: &'static str,
+    fine: &Geometry,
+    crse: &Geometry,
+) -> Result<IntVect, AmrError> {
+    let (f, c) = (fine.domain().length(), crse.domain().length());
+    let ratio = IntVect::new(f[0] / c[0].max(1), f[1] / c[1].max(1), f[2] / c[2].max(1));
+    self::ratio(op, ratio)?;
+    geometries(op, fine, crse, ratio)?;
+    Ok(ratio)
+}
+
 pub(crate) fn geometries(
     op: &'static str,
     fine: &Geometry,

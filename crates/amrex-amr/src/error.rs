@@ -320,7 +320,7 @@ const fn amrex_only_code(code: i32) -> Option<&'static str> {
 /// let fine = MultiFab::new(&fine_ba, &DistributionMapping::single(&fine_ba), 1, IntVect::ZERO);
 /// let mut crse = MultiFab::new(&crse_ba, &DistributionMapping::single(&crse_ba), 1, IntVect::ZERO);
 ///
-/// let err = average_down(&fine, &mut crse, 0, 1, IntVect::new(2, 0, 2)).unwrap_err();
+/// let err = average_down(&fine, &mut crse, 0..1, IntVect::new(2, 0, 2)).unwrap_err();
 /// assert_eq!(err.kind(), &AmrErrorKind::BadRatio { ratio: IntVect::new(2, 0, 2) });
 /// assert_eq!(err.to_string(), "average_down: expected a refinement ratio of at least 1 in every direction, got (2,0,2)");
 /// ```

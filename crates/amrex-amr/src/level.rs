@@ -154,15 +154,15 @@ mod tests {
         let fba = BoxArray::from_domain_iv(cdom.refine_iv(ratio), IntVect::new(10, 9, 5));
         let fdm = DistributionMapping::single(&fba);
         let mut fine = MultiFab::new(&fba, &fdm, 2, IntVect::ZERO);
-        for l in 0..fine.local_size() {
-            let bx = fine.box_of(fine.global_index(l));
-            fine.array_mut_at(l).for_each_mut(bx, |i, j, k, n, v| {
+        fine.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+            let bx = t.region();
+            t.array_mut().for_each_mut(bx, |i, j, k, n, v| {
                 *v = 1.0 / f64::from(3 + (i * 7 + j * 13 + k * 5 + n as i32 * 11).rem_euclid(97));
             });
-        }
+        });
         let cba = fba.coarsen(ratio);
         let mut direct = MultiFab::new(&cba, &fdm, 2, IntVect::ZERO);
-        average_down(&fine, &mut direct, 0, 2, ratio).unwrap();
+        average_down(&fine, &mut direct, 0..2, ratio).unwrap();
         let other = BoxArray::from_domain_iv(cdom, IntVect::new(7, 4, 3));
         let plan = Plan {
             ng: IntVect::ZERO,
@@ -173,7 +173,7 @@ mod tests {
         let single = DistributionMapping::single(&other);
         let mut pieces = MultiFab::new(&other, &single, 2, IntVect::ZERO);
         assert!(owners_match(&fine, &pieces, &cba, &plan));
-        average_down(&fine, &mut pieces, 0, 2, ratio).unwrap();
+        average_down(&fine, &mut pieces, 0..2, ratio).unwrap();
         // A periodicity whose images meet nothing makes the same copy go through the
         // temporary and its `ParallelCopy`.
         let far = Plan {

@@ -9,7 +9,7 @@
 //!
 //! | AMReX | here |
 //! |---|---|
-//! | `average_down(S_fine, S_crse, scomp, ncomp, ratio)` | [`average_down`] |
+//! | `average_down(S_fine, S_crse, scomp..scomp + ncomp, ratio)` | [`average_down`] |
 //! | `average_down(S_fine, S_crse, fgeom, cgeom, scomp, ncomp, ratio)` | [`average_down_geom`] |
 //! | `sum_fine_to_coarse` | [`sum_fine_to_coarse`] |
 //! | `average_down_faces(fine, crse, ratio, ngcrse)` | [`average_down_faces`] |
@@ -78,18 +78,19 @@
 //! // Conservative interpolation, fab by fab: each fine box needs the coarse cells of
 //! // `coarse_box`, which here lie inside one coarse fab with its ghost cells.
 //! let interp = CellConsLinear::CELL_CONS_INTERP;
-//! for l in 0..fine.local_size() {
-//!     let fbx = fine.box_of(fine.global_index(l));
+//! for mfi in fine.mfiter(Tiling::None) {
+//!     let fbx = mfi.validbox();
 //!     let need = interp.coarse_box(&fbx, ratio);
-//!     let c = (0..crse.local_size())
-//!         .find(|&c| crse.fabbox(crse.global_index(c)).contains_box(&need))
+//!     let c = crse
+//!         .mfiter(Tiling::None)
+//!         .find(|c| c.fabbox().contains_box(&need))
 //!         .expect("one coarse fab holds it");
-//!     interp.interp(crse.array_at(c), fine.array_mut_at(l), &fbx, Comps::first(1), ratio, None)?;
+//!     interp.interp(crse.array(&c), fine.array_mut(&mfi), &fbx, Comps::first(1), ratio, None)?;
 //! }
 //!
 //! // Averaging back down gives the coarse values again, to round-off.
 //! let mut back = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
-//! average_down(&fine, &mut back, 0, 1, ratio)?;
+//! average_down(&fine, &mut back, 0..1, ratio)?;
 //! for iv in IndexBox::new(IntVect::splat(4), IntVect::splat(11)) {
 //!     let (a, b) = (back.value_at(iv, 0).unwrap(), crse.value_at(iv, 0).unwrap());
 //!     assert!((a - b).abs() < 1e-14 * (1.0 + b.abs()));
@@ -121,6 +122,7 @@ mod average;
 pub mod boundary;
 mod check;
 mod cluster;
+mod comps;
 mod error;
 mod faces;
 pub mod fill_patch;
@@ -137,12 +139,13 @@ pub use amr_mesh::{AmrInfo, AmrMesh, geometry_from_parm_parse};
 pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
 pub use cluster::ClusterList;
+pub use comps::Comps;
 pub use error::{AmrError, AmrErrorKind, Operand};
 pub use faces::average_down_faces;
 pub use fill_patch::{fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level};
 pub use flux_register::FluxRegister;
 pub use interp::{
-    CellBilinear, CellConsLinear, Centring, Comps, FaceLinear, Interpolater, NodeBilinear, PcInterp,
+    CellBilinear, CellConsLinear, Centring, FaceLinear, Interpolater, NodeBilinear, PcInterp,
 };
 pub use nodal::average_down_nodal;
 pub use sum::sum_fine_to_coarse;

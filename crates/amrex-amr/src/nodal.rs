@@ -19,17 +19,17 @@ use crate::kernels;
 ///
 /// ```
 /// use amrex_amr::average_down_nodal;
-/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab, Tiling};
 ///
 /// let nodes = IndexType::new(true, true, true);
 /// let cells = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
 /// let fba = cells.convert(nodes);
 /// let cba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(3, 3, 1)), 4).convert(nodes);
 /// let mut fine = MultiFab::new(&fba, &DistributionMapping::single(&fba), 1, IntVect::ZERO);
-/// for l in 0..fine.local_size() {
-///     let bx = fine.box_of(fine.global_index(l));
-///     fine.array_mut_at(l).for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(100 * i + 10 * j + k));
-/// }
+/// fine.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+///     let bx = t.region();
+///     t.array_mut().for_each_mut(bx, |i, j, k, _n, v| *v = f64::from(100 * i + 10 * j + k));
+/// });
 /// let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
 ///
 /// average_down_nodal(&fine, &mut crse, IntVect::new(2, 2, 4), 0)?;

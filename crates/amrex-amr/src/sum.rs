@@ -4,6 +4,7 @@
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
 use amrex_multifab::{CopyOp, MultiFab};
+use core::ops::Range;
 
 use crate::check;
 #[cfg(doc)]
@@ -42,7 +43,7 @@ use crate::level::{Plan, coarsen_into};
 /// let mut crse = MultiFab::new(&cba, &DistributionMapping::single(&cba), 1, IntVect::ZERO);
 /// crse.set_val(1.0, .., 0)?;
 ///
-/// sum_fine_to_coarse(&fine, &mut crse, 0, 1, 2, &cgeom)?;
+/// sum_fine_to_coarse(&fine, &mut crse, 0..1, 2, &cgeom)?;
 /// assert_eq!(crse.value_at(IntVect::splat(2), 0), Some(5.0)); // 1 + mean 4
 /// assert_eq!(crse.value_at(IntVect::splat(0), 0), Some(1.0)); // not covered
 /// # Ok::<(), Box<dyn core::error::Error>>(())
@@ -58,11 +59,11 @@ use crate::level::{Plan, coarsen_into};
 pub fn sum_fine_to_coarse(
     fine: &MultiFab,
     crse: &mut MultiFab,
-    scomp: usize,
-    ncomp: usize,
+    comps: Range<usize>,
     ratio: impl Into<IntVect>,
     crse_geom: &Geometry,
 ) -> Result<(), AmrError> {
+    let (scomp, ncomp) = (comps.start, comps.len());
     const OP: &str = "sum_fine_to_coarse";
     let ratio = ratio.into();
     check::Agreement::new(OP)

@@ -5,7 +5,9 @@ use alloc::vec::Vec;
 
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, BoxList, DistributionMapping, FabArrayError, FabError, iMultiFab};
+use amrex_multifab::{
+    BoxArray, BoxList, DistributionMapping, FabArrayError, FabError, Tiling, iMultiFab,
+};
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
 
@@ -89,31 +91,24 @@ impl TagBoxArray {
     /// Sets the cells (ghost cells included) that lie in a box of `ba` to `tag` (AMReX's
     /// `TagBoxArray::setVal(ba, val)`).
     pub fn set_val_in(&mut self, ba: &BoxArray, tag: TagType) {
-        for l in 0..self.fa.local_size() {
-            let fbx = self.fa.fabbox(self.fa.global_index(l));
-            let isects = ba.intersections(&fbx);
-            let mut a = self.fa.array_mut_at(l);
-            for (_, b) in isects {
-                for p in b.iter() {
-                    a[(p[0], p[1], p[2])] = tag;
-                }
+        let ng = self.fa.n_grow();
+        self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
+            for (_, b) in ba.intersections(&t.region()) {
+                t.array_mut().fill(b, tag);
             }
-        }
+        });
     }
 
     /// As [`set_val_in`](Self::set_val_in) for the boxes of a [`BoxList`].
     pub fn set_val_in_list(&mut self, bl: &BoxList, tag: TagType) {
-        for l in 0..self.fa.local_size() {
-            let fbx = self.fa.fabbox(self.fa.global_index(l));
-            let mut a = self.fa.array_mut_at(l);
+        let ng = self.fa.n_grow();
+        self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
             for b in bl {
-                if let Some(b) = b.intersection(&fbx) {
-                    for p in b.iter() {
-                        a[(p[0], p[1], p[2])] = tag;
-                    }
+                if let Some(b) = b.intersection(&t.region()) {
+                    t.array_mut().fill(b, tag);
                 }
             }
-        }
+        });
     }
 
     /// Marks as [`BUF`](Self::BUF) every [`CLEAR`](Self::CLEAR) cell of a fab (ghost
@@ -137,19 +132,18 @@ impl TagBoxArray {
         if nbuf == IntVect::ZERO {
             return Ok(());
         }
-        for l in 0..self.fa.local_size() {
-            let fbx = self.fa.fabbox(self.fa.global_index(l));
+        self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
+            let fbx = t.region();
             let len = fbx.length();
             let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
             // `near[n]`: a SET cell lies within `nbuf` of cell `n` in every direction.
             // The neighbourhood is a box, so it is three one-direction dilations of the
             // SET cells in turn (x, then y, then z), each a running window per line.
-            let mut near: Vec<bool> = {
-                let a = self.fa.array_at(l);
-                fbx.iter()
-                    .map(|p| a[(p[0], p[1], p[2])] == Self::SET)
-                    .collect()
-            };
+            let mut a = t.array_mut();
+            let mut near: Vec<bool> = fbx
+                .iter()
+                .map(|p| a[(p[0], p[1], p[2])] == Self::SET)
+                .collect();
             let strides = [1, nx, nx * ny];
             let lens = [nx, ny, nz];
             for d in 0..3 {
@@ -179,14 +173,13 @@ impl TagBoxArray {
                     }
                 }
             }
-            let mut a = self.fa.array_mut_at(l);
             for (n, p) in fbx.iter().enumerate() {
                 let t = &mut a[(p[0], p[1], p[2])];
                 if *t == Self::CLEAR && near[n] {
                     *t = Self::BUF;
                 }
             }
-        }
+        });
         Ok(())
     }
 
@@ -208,21 +201,18 @@ impl TagBoxArray {
                 .sum_boundary(geom.periodicity())
                 .map_err(|e| mf_err(OP, e))?;
         }
-        for l in 0..self.fa.local_size() {
-            let g = self.fa.global_index(l);
-            let (fbx, vbx) = (self.fa.fabbox(g), self.fa.box_of(g));
-            let mut a = self.fa.array_mut_at(l);
-            for p in fbx.iter() {
-                let v = &mut a[(p[0], p[1], p[2])];
-                *v = if !vbx.contains(p) || *v <= Self::CLEAR {
+        self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
+            let (vbx, region) = (t.validbox(), t.region());
+            t.array_mut().for_each_mut(region, |i, j, k, _n, v| {
+                *v = if !vbx.contains(IntVect::new(i, j, k)) || *v <= Self::CLEAR {
                     Self::CLEAR
                 } else if *v >= Self::SET {
                     Self::SET
                 } else {
                     Self::BUF
                 };
-            }
-        }
+            });
+        });
         Ok(())
     }
 
@@ -248,21 +238,20 @@ impl TagBoxArray {
         let dm = self.fa.distribution_map().clone();
         let mut c = iMultiFab::new(&cba, &dm, 1, cng);
         c.set_val(Self::CLEAR, .., cng).map_err(|e| mf_err(OP, e))?;
-        for l in 0..self.fa.local_size() {
-            let g = self.fa.global_index(l);
-            let fbx = self.fa.fabbox(g);
-            let cbx = c.fabbox(g);
-            let f = self.fa.array_at(l);
-            let mut a = c.array_mut_at(l);
+        let fine = &self.fa;
+        c.par_for_each_tile(Tiling::None, cng, |mut t| {
+            let (cbx, fbx) = (t.region(), fine.fabbox(t.index()));
+            let f = fine.array(t.mfi());
+            let mut a = t.array_mut();
             for p in fbx.iter() {
-                let t = f[(p[0], p[1], p[2])];
+                let tag = f[(p[0], p[1], p[2])];
                 let q = p.coarsen(ratio);
-                if t != Self::CLEAR && cbx.contains(q) {
+                if tag != Self::CLEAR && cbx.contains(q) {
                     let v = &mut a[(q[0], q[1], q[2])];
-                    *v = (*v).max(t);
+                    *v = (*v).max(tag);
                 }
             }
-        }
+        });
         self.fa = c;
         Ok(())
     }
@@ -271,16 +260,16 @@ impl TagBoxArray {
     /// rank.
     #[must_use]
     pub fn num_tags_local(&self) -> usize {
-        let mut n = 0;
-        for l in 0..self.fa.local_size() {
-            let vbx = self.fa.box_of(self.fa.global_index(l));
-            let a = self.fa.array_at(l);
-            n += vbx
-                .iter()
-                .filter(|p| a[(p[0], p[1], p[2])] != Self::CLEAR)
-                .count();
-        }
-        n
+        self.fa
+            .mfiter(Tiling::None)
+            .map(|mfi| {
+                let a = self.fa.array(&mfi);
+                mfi.validbox()
+                    .iter()
+                    .filter(|p| a[(p[0], p[1], p[2])] != Self::CLEAR)
+                    .count()
+            })
+            .sum()
     }
 
     /// Every rank's tagged valid cells, in the same order on every rank: sorted with `z`
@@ -293,10 +282,9 @@ impl TagBoxArray {
     pub fn collate(&self) -> Result<Vec<IntVect>, AmrError> {
         const OP: &str = "TagBoxArray::collate";
         let mut bytes = Vec::new();
-        for l in 0..self.fa.local_size() {
-            let vbx = self.fa.box_of(self.fa.global_index(l));
-            let a = self.fa.array_at(l);
-            for p in vbx.iter() {
+        for mfi in self.fa.mfiter(Tiling::None) {
+            let a = self.fa.array(&mfi);
+            for p in mfi.validbox().iter() {
                 if a[(p[0], p[1], p[2])] != Self::CLEAR {
                     for d in 0..3 {
                         bytes.extend_from_slice(&p[d].to_le_bytes());

@@ -8,7 +8,7 @@
 
 use amrex_amr::{AmrCore, AmrError, AmrErrorKind, AmrInfo, AmrMesh, TagBoxArray};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, Tiling};
 use amrex_runtime::ParmParse;
 
 fn geom(n: [i32; 3], periodic: [bool; 3]) -> Geometry {
@@ -233,7 +233,33 @@ impl Toy {
     }
 }
 
+/// The toy's own error: its `error_est` refusal, or the drivers'.
+#[derive(Debug)]
+enum ToyError {
+    /// `error_est` refused level `.0`.
+    Refused(usize),
+    /// The drivers (grids, tags, MPI).
+    Amr(AmrError),
+}
+
+impl From<AmrError> for ToyError {
+    fn from(e: AmrError) -> Self {
+        Self::Amr(e)
+    }
+}
+
+impl core::fmt::Display for ToyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Refused(lev) => write!(f, "toy error_est refused level {lev}"),
+            Self::Amr(e) => write!(f, "{e}"),
+        }
+    }
+}
+
 impl AmrCore for Toy {
+    type Error = ToyError;
+
     fn mesh(&self) -> &AmrMesh {
         &self.mesh
     }
@@ -246,36 +272,27 @@ impl AmrCore for Toy {
         tags: &mut TagBoxArray,
         time: f64,
         _ng: usize,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), ToyError> {
         match self.fail {
-            Some("error") => {
-                return Err(AmrError::new(
-                    "toy",
-                    AmrErrorKind::BadParameter {
-                        key: "tags".into(),
-                        detail: "refused".into(),
-                    },
-                ));
-            }
+            Some("error") => return Err(ToyError::Refused(lev)),
             Some("panic") => panic!("toy error_est panics on level {lev}"),
             _ => {}
         }
         let g = *self.mesh.geom(lev);
-        let fa = tags.fab_array_mut();
-        for l in 0..fa.local_size() {
-            let gi = fa.global_index(l);
-            let bx = if self.tag_ghosts {
-                fa.fabbox(gi)
-            } else {
-                fa.box_of(gi)
-            };
-            let mut a = fa.array_mut_at(l);
-            for p in bx.iter() {
-                if (self.tag)(g.cell_centre(p), time) {
-                    a[p] = TagBoxArray::SET;
-                }
-            }
-        }
+        let ng = if self.tag_ghosts {
+            tags.fab_array_mut().n_grow()
+        } else {
+            IntVect::ZERO
+        };
+        tags.fab_array_mut()
+            .par_for_each_tile(Tiling::None, ng, |mut t| {
+                let bx = t.region();
+                t.array_mut().for_each_mut(bx, |i, j, k, _n, v| {
+                    if (self.tag)(g.cell_centre(IntVect::new(i, j, k)), time) {
+                        *v = TagBoxArray::SET;
+                    }
+                });
+            });
         Ok(())
     }
     fn make_new_level_from_scratch(
@@ -284,7 +301,7 @@ impl AmrCore for Toy {
         _t: f64,
         ba: &BoxArray,
         _dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), ToyError> {
         self.made.push((lev, "scratch", ba.len()));
         Ok(())
     }
@@ -294,7 +311,7 @@ impl AmrCore for Toy {
         _t: f64,
         ba: &BoxArray,
         _dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), ToyError> {
         self.made.push((lev, "coarse", ba.len()));
         Ok(())
     }
@@ -304,7 +321,7 @@ impl AmrCore for Toy {
         _t: f64,
         ba: &BoxArray,
         _dm: &DistributionMapping,
-    ) -> Result<(), AmrError> {
+    ) -> Result<(), ToyError> {
         self.made.push((lev, "remake", ba.len()));
         Ok(())
     }
@@ -435,23 +452,19 @@ fn failing_or_panicking_error_est_is_an_error() {
                 blob,
             )
         };
-        let e = toy.init_from_scratch(0.0).unwrap_err();
-        match e.kind() {
-            AmrErrorKind::ErrorEstFailed {
-                level: 0,
-                ranks: 1,
-                message,
-            } => {
-                assert!(
-                    message.contains(if how == "panic" {
-                        "panics on level 0"
-                    } else {
-                        "refused"
-                    }),
-                    "{message}"
-                );
-            }
-            k => panic!("{how}: {k:?}"),
+        // The rank whose error_est failed gets its own error back; a panic is the
+        // drivers' ErrorEstFailed.
+        match (how, toy.init_from_scratch(0.0).unwrap_err()) {
+            ("error", ToyError::Refused(0)) => {}
+            ("panic", ToyError::Amr(e)) => match e.kind() {
+                AmrErrorKind::ErrorEstFailed {
+                    level: 0,
+                    ranks: 1,
+                    message,
+                } => assert!(message.contains("panics on level 0"), "{message}"),
+                k => panic!("{how}: {k:?}"),
+            },
+            (how, e) => panic!("{how}: {e}"),
         }
         // Level 0 exists; nothing above it was made.
         assert_eq!(toy.mesh.finest_level(), Some(0));

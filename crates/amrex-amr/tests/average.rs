@@ -36,7 +36,7 @@ fn check_average_down(r: IntVect) {
     let cba = coarse_level();
     let mut crse = mf(&cba, 3, 1);
     fill(&mut crse, |_, _| -7.0);
-    average_down(&fine, &mut crse, 1, 2, r).unwrap();
+    average_down(&fine, &mut crse, 1..3, r).unwrap();
     let covered = fba.coarsen(r);
     for (p, v) in points(&crse, 0) {
         assert_eq!(v, -7.0, "component 0 untouched at {p}");
@@ -94,10 +94,10 @@ fn direct_path_matches_parallel_copy_path() {
     fill(&mut fine, noise);
     // The coarsened fine layout with the fine map: the values go straight in.
     let mut direct = MultiFab::new(&fba.coarsen(r), &dm, 2, IntVect::ZERO);
-    average_down(&fine, &mut direct, 0, 2, r).unwrap();
+    average_down(&fine, &mut direct, 0..2, r).unwrap();
     // Another layout: through the temporary and ParallelCopy.
     let mut copied = mf(&coarse_level(), 2, 0);
-    average_down(&fine, &mut copied, 0, 2, r).unwrap();
+    average_down(&fine, &mut copied, 0..2, r).unwrap();
     for n in 0..2 {
         for (p, v) in points(&direct, n) {
             assert_eq!(v.to_bits(), at(&copied, p, n).to_bits(), "{p}");
@@ -113,7 +113,7 @@ fn average_down_is_conservative() {
     let mut fine = mf(&fba, 1, 0);
     fill(&mut fine, |p, _| noise(p, 0) * 10.0 - 3.0);
     let mut crse = mf(&coarse_level(), 1, 0);
-    average_down(&fine, &mut crse, 0, 1, r).unwrap();
+    average_down(&fine, &mut crse, 0..1, r).unwrap();
     // Cartesian cells: a coarse cell's volume is r0 r1 r2 fine volumes.
     let vf = 1.0 / 4096.0;
     let vc = vf * f64::from(r[0] * r[1] * r[2]);
@@ -158,7 +158,7 @@ fn average_down_geom_conserves_volume_integrals() {
             let mut fine = mf(&fba, 2, 0);
             fill(&mut fine, |p, n| noise(p, n) + 1.0);
             let mut crse = mf(&BoxArray::from_domain(cgeom.domain(), 4), 2, 0);
-            average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0, 2, ratio).unwrap();
+            average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0..2, ratio).unwrap();
             let covered = fba.coarsen(ratio);
             for n in 0..2 {
                 let fsum: f64 = points(&fine, n)
@@ -178,7 +178,7 @@ fn average_down_geom_conserves_volume_integrals() {
             if coord == CoordSys::Cartesian {
                 // Cartesian is the plain mean, bit for bit.
                 let mut plain = mf(&BoxArray::from_domain(cgeom.domain(), 4), 2, 0);
-                average_down(&fine, &mut plain, 0, 2, ratio).unwrap();
+                average_down(&fine, &mut plain, 0..2, ratio).unwrap();
                 for (p, v) in points(&plain, 1) {
                     assert_eq!(v.to_bits(), at(&crse, p, 1).to_bits());
                 }
@@ -200,10 +200,10 @@ fn average_down_geom_rz_weights_by_hand() {
     let mut fine = mf(&fba, 1, 0);
     fill(&mut fine, |p, _| if p[0] == 0 { 4.0 } else { 8.0 });
     let mut crse = mf(&BoxArray::from_domain(cdom, 8), 1, 0);
-    average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0, 1, ratio).unwrap();
+    average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 0..1, ratio).unwrap();
     assert!(close(at(&crse, IntVect::ZERO, 0), 7.0, 1e-15));
     // The plain mean would be 6.
-    average_down(&fine, &mut crse, 0, 1, ratio).unwrap();
+    average_down(&fine, &mut crse, 0..1, ratio).unwrap();
     assert_eq!(at(&crse, IntVect::ZERO, 0), 6.0);
 }
 
@@ -216,7 +216,7 @@ fn average_down_of_nodal_data_injects() {
     let mut fine = mf(&fba, 1, 0);
     fill(&mut fine, |p, _| noise(p, 0));
     let mut crse = mf(&coarse_level().convert(nodes), 1, 0);
-    average_down(&fine, &mut crse, 0, 1, r).unwrap();
+    average_down(&fine, &mut crse, 0..1, r).unwrap();
     for p in cells.convert(nodes) {
         assert_eq!(at(&crse, p, 0), at(&fine, p.refine(r), 0), "{p}");
     }
@@ -241,7 +241,7 @@ fn sum_fine_to_coarse_adds_the_means_with_ghosts_and_periodic_images() {
     fill(&mut fine, |p, _| f64::from(p[0] + 2 * p[1]));
     let mut crse = mf(&BoxArray::from_domain(cdom, 4), 1, 0);
     fill(&mut crse, |_, _| 100.0);
-    sum_fine_to_coarse(&fine, &mut crse, 0, 1, r, &cgeom).unwrap();
+    sum_fine_to_coarse(&fine, &mut crse, 0..1, r, &cgeom).unwrap();
     let grown = fcells.grow(1);
     for (p, v) in points(&crse, 0) {
         // The coarse cell's own image and its periodic image in x.
@@ -268,7 +268,7 @@ fn sum_fine_to_coarse_rounds_fine_ghosts_down_to_whole_coarse_cells() {
     let mut fine = mf(&fba, 1, IntVect::new(3, 2, 1));
     fill(&mut fine, |_, _| 1.0);
     let mut crse = mf(&BoxArray::from_domain(cdom, 8), 1, 0);
-    sum_fine_to_coarse(&fine, &mut crse, 0, 1, r, &cgeom).unwrap();
+    sum_fine_to_coarse(&fine, &mut crse, 0..1, r, &cgeom).unwrap();
     let grown = fcells.grow_iv(IntVect::new(1, 0, 1));
     for (p, v) in points(&crse, 0) {
         assert_eq!(v, if grown.contains(p) { 1.0 } else { 0.0 }, "{p}");

@@ -96,17 +96,17 @@ fn bad_ratios() {
     ] {
         let kind = bad_ratio(r);
         let msg = format!("got {r}");
-        refused(&mut crse, |c| average_down(&fine, c, 0, 1, r), &kind, &msg);
+        refused(&mut crse, |c| average_down(&fine, c, 0..1, r), &kind, &msg);
         let g = cartesian();
         refused(
             &mut crse,
-            |c| sum_fine_to_coarse(&fine, c, 0, 1, r, &g),
+            |c| sum_fine_to_coarse(&fine, c, 0..1, r, &g),
             &kind,
             &msg,
         );
         refused(
             &mut crse,
-            |c| average_down_geom(&fine, c, &g, &g, 0, 1, r),
+            |c| average_down_geom(&fine, c, &g, &g, 0..1, r),
             &kind,
             &msg,
         );
@@ -134,27 +134,27 @@ fn components_out_of_range() {
     let small = mf(fine.box_array(), 1, 0);
     refused(
         &mut crse,
-        |c| average_down(&fine, c, 1, 2, 2),
+        |c| average_down(&fine, c, 1..3, 2),
         &outside(Operand::Fine, 1, 3, 2),
         "components 1..3 are not within the fine data's 2 components",
     );
     refused(
         &mut crse,
-        |c| average_down(&small, c, 0, 2, 2),
+        |c| average_down(&small, c, 0..2, 2),
         &outside(Operand::Fine, 0, 2, 1),
         "fine data's 1 components",
     );
     let mut crse1 = mf(crse.box_array(), 1, 0);
     refused(
         &mut crse1,
-        |c| average_down(&fine, c, 0, 2, 2),
+        |c| average_down(&fine, c, 0..2, 2),
         &outside(Operand::Crse, 0, 2, 1),
         "coarse data's 1 components",
     );
     refused(
         &mut crse,
-        |c| average_down(&fine, c, usize::MAX, 2, 2),
-        &outside(Operand::Fine, usize::MAX, usize::MAX, 2),
+        |c| average_down(&fine, c, usize::MAX - 1..usize::MAX, 2),
+        &outside(Operand::Fine, usize::MAX - 1, usize::MAX, 2),
         "components",
     );
     // Face and nodal averages take every component: the counts must match.
@@ -182,7 +182,7 @@ fn fine_boxes_that_do_not_coarsen() {
     let fine = mf(&odd, 2, 0);
     refused(
         &mut crse,
-        |c| average_down(&fine, c, 0, 2, 2),
+        |c| average_down(&fine, c, 0..2, 2),
         &not_coarsenable(1, odd.get(1), IntVect::splat(2)),
         "fine box 1 ((8,0,0) (12,7,7) (0,0,0)) does not coarsen by (2,2,2)",
     );
@@ -190,7 +190,7 @@ fn fine_boxes_that_do_not_coarsen() {
     let (fine, _) = pair(CELL, 0, 0);
     refused(
         &mut crse,
-        |c| average_down(&fine, c, 0, 1, 3),
+        |c| average_down(&fine, c, 0..1, 3),
         &not_coarsenable(0, fine.box_array().get(0), IntVect::splat(3)),
         "does not coarsen",
     );
@@ -244,7 +244,7 @@ fn index_types() {
     let (_, mut cf) = pair(XFACE, 0, 0);
     refused(
         &mut cf,
-        |c| average_down(&fine, c, 0, 1, 2),
+        |c| average_down(&fine, c, 0..1, 2),
         &AmrErrorKind::IndexTypeMismatch {
             operand: Operand::Crse,
             found: XFACE,
@@ -256,7 +256,7 @@ fn index_types() {
     let (ff, mut cf) = pair(XFACE, 0, 0);
     refused(
         &mut cf,
-        |c| average_down(&ff, c, 0, 1, 2),
+        |c| average_down(&ff, c, 0..1, 2),
         &wrong_type("cell-centred or nodal", XFACE),
         "expected cell-centred or nodal fine data, got index type (N,C,C)",
     );
@@ -278,13 +278,13 @@ fn index_types() {
     let gf = g.refine(2).unwrap();
     refused(
         &mut cnd,
-        |c| average_down_geom(&fnd, c, &gf, &g, 0, 1, 2),
+        |c| average_down_geom(&fnd, c, &gf, &g, 0..1, 2),
         &wrong_type("cell-centred", NODE),
         "expected cell-centred fine data",
     );
     refused(
         &mut cnd,
-        |c| sum_fine_to_coarse(&fnd, c, 0, 1, 2, &g),
+        |c| sum_fine_to_coarse(&fnd, c, 0..1, 2, &g),
         &wrong_type("cell-centred", NODE),
         "cell-centred",
     );
@@ -307,7 +307,7 @@ fn mismatched_geometries() {
     };
     refused(
         &mut crse,
-        |c| average_down_geom(&fine, c, &rz, &g, 0, 1, 2),
+        |c| average_down_geom(&fine, c, &rz, &g, 0..1, 2),
         &kind,
         "the fine geometry (RZ, domain",
     );
@@ -315,7 +315,7 @@ fn mismatched_geometries() {
     let g4 = g.refine(4).unwrap();
     refused(
         &mut crse,
-        |c| average_down_geom(&fine, c, &g4, &g, 0, 1, 2),
+        |c| average_down_geom(&fine, c, &g4, &g, 0..1, 2),
         &AmrErrorKind::GeometryMismatch {
             fine_domain: g4.domain(),
             fine_coord: CoordSys::Cartesian,
@@ -335,7 +335,7 @@ fn a_refused_parallel_copy_is_reported() {
     let dm = DistributionMapping::with_ranks(&cba, 2);
     let mut crse = MultiFab::new(&cba, &dm, 2, IntVect::ZERO);
     let before = snapshot(&crse);
-    let err = average_down(&fine, &mut crse, 0, 2, 2).unwrap_err();
+    let err = average_down(&fine, &mut crse, 0..2, 2).unwrap_err();
     assert!(matches!(err.kind(), AmrErrorKind::MultiFab(_)), "{err}");
     assert!(
         err.to_string()
@@ -504,11 +504,11 @@ fn interpolation_errors() {
 fn empty_inputs_do_nothing() {
     let (fine, mut crse) = pair(CELL, 0, 0);
     let before = snapshot(&crse);
-    average_down(&fine, &mut crse, 0, 0, 2).unwrap();
-    average_down(&fine, &mut crse, 2, 0, 2).unwrap();
+    average_down(&fine, &mut crse, 0..0, 2).unwrap();
+    average_down(&fine, &mut crse, 2..2, 2).unwrap();
     assert_eq!(snapshot(&crse), before);
     let empty = mf(&BoxArray::new(vec![]), 2, 0);
-    average_down(&empty, &mut crse, 0, 2, 2).unwrap();
+    average_down(&empty, &mut crse, 0..2, 2).unwrap();
     assert_eq!(snapshot(&crse), before);
     // An empty interpolation region.
     let fbx = IndexBox::new(IntVect::ZERO, IntVect::splat(3));

@@ -6,6 +6,7 @@
 
 mod common;
 
+use amrex_amr::Comps;
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex_amr::fill_patch::Source;
 use amrex_amr::{
@@ -13,7 +14,7 @@ use amrex_amr::{
     fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level,
 };
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, IndexBox, IndexType, IntVect, MultiFab};
+use amrex_multifab::{BoxArray, IndexBox, IndexType, IntVect, MultiFab, Tiling};
 use common::{close, fill, mf, noise, snapshot};
 
 type Ext = fn([f64; 3], f64, usize) -> f64;
@@ -46,9 +47,9 @@ fn walls_on(g: Geometry, bc: BCType, ncomp: usize) -> PhysBcFunct<Ext> {
 }
 
 fn every_point(m: &MultiFab, grow: IntVect, mut f: impl FnMut(IntVect, usize, f64)) {
-    for l in 0..m.local_size() {
-        let bx = m.box_of(m.global_index(l)).grow_iv(grow);
-        let a = m.array_at(l);
+    for mfi in m.mfiter(Tiling::None) {
+        let bx = mfi.validbox().grow_iv(grow);
+        let a = m.array(&mfi);
         for n in 0..m.ncomp() {
             for p in bx {
                 f(p, n, a[(p, n)]);
@@ -75,7 +76,7 @@ fn single_level_in_time_takes_each_end_exactly_and_weights_the_middle() {
         ] {
             let mut m = mf(dst_ba, 3, 1);
             m.set_val(-9.0, .., 1).unwrap();
-            fill_patch_single_level(&mut m, 1, t, &src, 0, 1, 2).unwrap();
+            fill_patch_single_level(&mut m, 1, t, &src, Comps::new(0, 1, 2)).unwrap();
             // Component 0 is not one of the filled ones.
             assert_eq!(m.min(0..1, 1).unwrap(), -9.0);
             every_point(&m, IntVect::ZERO, |p, n, v| {
@@ -133,7 +134,7 @@ fn single_level_from_one_state_copies_and_fills_boundaries_with_the_records_from
     let mut m = mf(&ba, 2, 2);
     // Components 0..2 of the state into 0..2 of m with records 1 and 2.
     let src = Source::at(&s, &bc).with_bc_comp(1);
-    fill_patch_single_level(&mut m, 2, 0.0, &src, 0, 0, 2).unwrap();
+    fill_patch_single_level(&mut m, 2, 0.0, &src, Comps::first(2)).unwrap();
     let a = m.array_at(0);
     let p = IntVect::new(0, 1, 1);
     assert_eq!(a[(p.with(0, -1), 0)], -a[(p, 0)]);
@@ -142,7 +143,7 @@ fn single_level_from_one_state_copies_and_fills_boundaries_with_the_records_from
     // Only `nghost` is filled: with 1, the second ghost layer keeps its value.
     let mut m = mf(&ba, 2, 2);
     m.set_val(5.0, .., 2).unwrap();
-    fill_patch_single_level(&mut m, 1, 0.0, &src, 0, 0, 2).unwrap();
+    fill_patch_single_level(&mut m, 1, 0.0, &src, Comps::first(2)).unwrap();
     let a = m.array_at(0);
     assert_eq!(a[(p.with(0, -1), 0)], -a[(p, 0)]);
     assert_eq!(a[(p.with(0, -2), 0)], 5.0);
@@ -203,10 +204,7 @@ fn check_two_levels<I: Interpolater>(mapper: &I, ix: IndexType, r: IntVect) {
         0.0,
         &Source::at(&crse, &cbc),
         &Source::at(&fstate, &fbc),
-        0,
-        0,
-        2,
-        r,
+        Comps::first(2),
         mapper,
     )
     .unwrap();
@@ -268,7 +266,7 @@ fn two_levels_interpolate_the_coarse_level_in_time() {
         (0.5, 3.0, -3.0),
     ] {
         let mut m = mf(&lv.fba, 1, 1);
-        fill_patch_two_levels(&mut m, 1, t, &crse, &fine, 0, 0, 1, r, &PcInterp).unwrap();
+        fill_patch_two_levels(&mut m, 1, t, &crse, &fine, Comps::first(1), &PcInterp).unwrap();
         every_point(&m, IntVect::splat(1), |p, _, v| {
             let want = if lv.fba.contains(p) { fw } else { cw };
             assert_eq!(v, want, "t {t} at {p}");
@@ -297,11 +295,7 @@ fn a_new_level_is_interpolated_from_the_coarse_one_with_the_fine_boundaries() {
         0.0,
         &Source::at(&crse, &cbc),
         &fbc,
-        0,
-        0,
-        0,
-        1,
-        r,
+        Comps::first(1),
         &CellConsLinear::CELL_CONS_INTERP,
     )
     .unwrap();
@@ -353,7 +347,7 @@ fn refusals_name_the_problem_and_change_nothing() {
         };
     expect(
         "ghost too wide",
-        fill_patch_two_levels(&mut m, 2, 0.0, &c, &f, 0, 0, 1, r, pc),
+        fill_patch_two_levels(&mut m, 2, 0.0, &c, &f, Comps::first(1), pc),
         &|k| {
             matches!(
                 k,
@@ -366,12 +360,12 @@ fn refusals_name_the_problem_and_change_nothing() {
     );
     expect(
         "negative ghost",
-        fill_patch_single_level(&mut m, -1, 0.0, &f, 0, 0, 1),
+        fill_patch_single_level(&mut m, -1, 0.0, &f, Comps::first(1)),
         &|k| matches!(k, AmrErrorKind::GhostTooWide { .. }),
     );
     expect(
         "dest components",
-        fill_patch_single_level(&mut m, 1, 0.0, &f, 0, 2, 2),
+        fill_patch_single_level(&mut m, 1, 0.0, &f, Comps::new(0, 2, 2)),
         &|k| {
             matches!(
                 k,
@@ -384,7 +378,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     );
     expect(
         "source components",
-        fill_patch_single_level(&mut m, 1, 0.0, &f, 1, 0, 2),
+        fill_patch_single_level(&mut m, 1, 0.0, &f, Comps::new(1, 0, 2)),
         &|k| {
             matches!(
                 k,
@@ -403,10 +397,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             0.0,
             &Source::at(&mf(&lv.cba, 1, 0), &cbc),
             &f,
-            0,
-            0,
-            2,
-            r,
+            Comps::first(2),
             pc,
         ),
         &|k| {
@@ -426,9 +417,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             1,
             0.5,
             &Source::between((&fstate, 0.0), (&other, 1.0), &fbc),
-            0,
-            0,
-            1,
+            Comps::first(1),
         ),
         &|k| {
             matches!(
@@ -441,7 +430,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     );
     expect(
         "time",
-        fill_patch_single_level(&mut m, 1, f64::NAN, &f, 0, 0, 1),
+        fill_patch_single_level(&mut m, 1, f64::NAN, &f, Comps::first(1)),
         &|k| matches!(k, AmrErrorKind::NotFinite { what: "time", .. }),
     );
     expect(
@@ -451,9 +440,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             1,
             0.5,
             &Source::between((&fstate, 0.0), (&fstate, f64::INFINITY), &fbc),
-            0,
-            0,
-            1,
+            Comps::first(1),
         ),
         &|k| {
             matches!(
@@ -467,7 +454,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     );
     expect(
         "records",
-        fill_patch_single_level(&mut m, 1, 0.0, &f.with_bc_comp(1), 0, 0, 2),
+        fill_patch_single_level(&mut m, 1, 0.0, &f.with_bc_comp(1), Comps::first(2)),
         &|k| {
             matches!(
                 k,
@@ -478,14 +465,27 @@ fn refusals_name_the_problem_and_change_nothing() {
             )
         },
     );
-    expect(
-        "ratio",
-        fill_patch_two_levels(&mut m, 1, 0.0, &c, &f, 0, 0, 1, IntVect::new(2, 0, 2), pc),
-        &|k| matches!(k, AmrErrorKind::BadRatio { .. }),
-    );
+    // The ratio is read off the geometries: a fine geometry that is no refinement of
+    // the coarse one (one more cell in x) is refused.
+    let odd = Geometry::new(
+        lv.fg.domain().grow_hi(0, 1),
+        lv.fg.real_box(),
+        lv.fg.coord(),
+        lv.fg.periodic_flags(),
+    )
+    .unwrap();
+    let odd_bc = walls_on(odd, BCType::FoExtrap, 2);
     expect(
         "geometry",
-        fill_patch_two_levels(&mut m, 1, 0.0, &c, &f, 0, 0, 1, IntVect::splat(4), pc),
+        fill_patch_two_levels(
+            &mut m,
+            1,
+            0.0,
+            &c,
+            &Source::at(&fstate, &odd_bc),
+            Comps::first(1),
+            pc,
+        ),
         &|k| matches!(k, AmrErrorKind::GeometryMismatch { .. }),
     );
     let node_crse = mf(&lv.cba.convert(IndexType::NODE), 2, 0);
@@ -497,10 +497,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             0.0,
             &Source::at(&node_crse, &cbc),
             &f,
-            0,
-            0,
-            1,
-            r,
+            Comps::first(1),
             pc,
         ),
         &|k| {
@@ -527,10 +524,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             0.0,
             &Source::at(&nc, &cbc),
             &Source::at(&nf, &fbc),
-            0,
-            0,
-            1,
-            r,
+            Comps::first(1),
             &CellConsLinear::CELL_CONS_INTERP,
         ),
         &|k| matches!(k, AmrErrorKind::WrongIndexType { .. }),
@@ -553,10 +547,7 @@ fn refusals_name_the_problem_and_change_nothing() {
             0.0,
             &Source::at(&sparse, &cbc),
             &f,
-            0,
-            0,
-            1,
-            r,
+            Comps::first(1),
             pc,
         ),
         &|k| matches!(k, AmrErrorKind::NotCovered { .. }),
@@ -585,7 +576,7 @@ fn refusals_name_the_problem_and_change_nothing() {
     let mut outside = outside;
     expect(
         "box outside the domain",
-        fill_patch_two_levels(&mut outside, 1, 0.0, &c, &f, 0, 0, 1, r, pc),
+        fill_patch_two_levels(&mut outside, 1, 0.0, &c, &f, Comps::first(1), pc),
         &|k| matches!(k, AmrErrorKind::BoxOutsideDomain { .. }),
     );
     assert_eq!(snapshot(&m), before);
@@ -614,7 +605,7 @@ fn two_levels_take_periodic_images_of_fine_data_before_coarse_data() {
     );
     let mut m = mf(&fba, 1, 2);
     let (c, f) = (Source::at(&crse, &cbc), Source::at(&fstate, &fbc));
-    fill_patch_two_levels(&mut m, 2, 0.0, &c, &f, 0, 0, 1, r, &PcInterp).unwrap();
+    fill_patch_two_levels(&mut m, 2, 0.0, &c, &f, Comps::first(1), &PcInterp).unwrap();
     let mut images = 0;
     every_point(&m, IntVect::splat(2), |p, _, v| {
         let q = IntVect::new(p[0], p[1].rem_euclid(16), p[2].rem_euclid(16));

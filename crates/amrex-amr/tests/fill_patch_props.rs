@@ -21,11 +21,12 @@
 
 mod common;
 
+use amrex_amr::Comps;
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex_amr::fill_patch::Source;
 use amrex_amr::{CellBilinear, CellConsLinear, Interpolater, PcInterp, fill_patch_two_levels};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, IndexBox, IntVect, MultiFab};
+use amrex_multifab::{BoxArray, IndexBox, IntVect, MultiFab, Tiling};
 use common::{close, fill, mf, noise};
 use proptest::prelude::*;
 
@@ -265,10 +266,7 @@ fn run(c: &Case) -> Result<(usize, usize), TestCaseError> {
         0.0,
         &Source::at(&crse, &cbc),
         &Source::at(&fstate, &fbc),
-        c.scomp,
-        c.dcomp,
-        c.ncomp,
-        r,
+        Comps::new(c.scomp, c.dcomp, c.ncomp),
         mapper,
     )
     .unwrap();
@@ -278,10 +276,10 @@ fn run(c: &Case) -> Result<(usize, usize), TestCaseError> {
     let interior = c.domain.grow(-2);
     let dst = c.dcomp..c.dcomp + c.ncomp;
     let (mut fine_cells, mut interp_cells) = (0, 0);
-    for l in 0..m.local_size() {
-        let valid = m.box_of(m.global_index(l));
+    for mfi in m.mfiter(Tiling::None) {
+        let valid = mfi.validbox();
         let filled = valid.grow_iv(c.nghost);
-        let a = m.array_at(l);
+        let a = m.array(&mfi);
         for n in 0..NDEST {
             for p in valid.grow_iv(c.grow) {
                 let v = a[(p, n)];
@@ -461,17 +459,14 @@ proptest! {
             0.0,
             &Source::at(&crse, &cbc),
             &Source::at(&fstate, &fbc),
-            c.scomp,
-            c.dcomp,
-            c.ncomp,
-            r,
+            Comps::new(c.scomp, c.dcomp, c.ncomp),
             mappers()[c.mapper],
         )
         .unwrap();
         let dst = c.dcomp..c.dcomp + c.ncomp;
-        for l in 0..m.local_size() {
-            let valid = m.box_of(m.global_index(l));
-            let a = m.array_at(l);
+        for mfi in m.mfiter(Tiling::None) {
+            let valid = mfi.validbox();
+            let a = m.array(&mfi);
             for n in 0..NDEST {
                 for p in valid.grow_iv(c.grow) {
                     let want = if dst.contains(&n) && valid.contains(p) {

@@ -4,11 +4,12 @@
 //! `fine_add` sums and `reflux` signs, `crse_init`/`crse_add`, `clear_internal_borders`,
 //! `overwrite_flux`, and every error.
 
+use amrex_amr::Comps;
 use amrex_amr::flux_register::Side;
 use amrex_amr::{AmrError, AmrErrorKind as K, FluxRegister, Operand};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
-    BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
+    BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab, Tiling,
 };
 
 // ----- helpers --------------------------------------------------------------------
@@ -32,17 +33,17 @@ fn faces(dir: usize) -> IndexType {
 }
 
 /// Sets every valid point of `mf` (every component) to `f(point, component)`.
-fn fill(mf: &mut MultiFab, f: impl Fn(IntVect, usize) -> f64) {
+fn fill(mf: &mut MultiFab, f: impl Fn(IntVect, usize) -> f64 + Sync) {
     let nc = mf.ncomp();
-    for l in 0..mf.local_size() {
-        let bx = mf.box_of(mf.global_index(l));
-        let mut a = mf.array_mut_at(l);
+    mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+        let bx = t.region();
+        let mut a = t.array_mut();
         for p in bx {
             for n in 0..nc {
                 a[(p[0], p[1], p[2], n)] = f(p, n);
             }
         }
-    }
+    });
 }
 
 /// Every value of every local fab of `mf`, ghost cells included.
@@ -105,10 +106,10 @@ fn face_flux(
 /// cell (the fluxes on the state's BoxArray and distribution).
 fn update(u: &mut MultiFab, fluxes: &[MultiFab; 3], dt: f64, g: &Geometry) {
     let inv = g.inv_cell_size();
-    for l in 0..u.local_size() {
-        let bx = u.box_of(u.global_index(l));
-        let f: Vec<_> = fluxes.iter().map(|f| f.array_at(l)).collect();
-        let mut a = u.array_mut_at(l);
+    u.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+        let bx = t.region();
+        let f: Vec<_> = fluxes.iter().map(|f| f.array(t.mfi())).collect();
+        let mut a = t.array_mut();
         for c in bx {
             let mut div = 0.0;
             for d in 0..3 {
@@ -117,7 +118,7 @@ fn update(u: &mut MultiFab, fluxes: &[MultiFab; 3], dt: f64, g: &Geometry) {
             }
             a[(c[0], c[1], c[2], 0)] -= dt * div;
         }
-    }
+    });
 }
 
 /// The total `Σ u V` over the coarse cells the fine level does not cover and every fine
@@ -215,7 +216,7 @@ fn coarse_step(lv: &Levels, step: Step) -> (MultiFab, MultiFab, FluxRegister) {
     let cflux: [MultiFab; 3] = core::array::from_fn(|d| face_flux(&lv.cba, &lv.cdm, d, &lv.cg, 1));
     update(&mut uc, &cflux, dt, &lv.cg);
     for (d, f) in cflux.iter().enumerate() {
-        fr.crse_init(f, d, 0, 0, 1, -dt * area(&lv.cg, d), CopyOp::Copy)
+        fr.crse_init(f, d, Comps::first(1), -dt * area(&lv.cg, d), CopyOp::Copy)
             .unwrap();
     }
 
@@ -226,7 +227,7 @@ fn coarse_step(lv: &Levels, step: Step) -> (MultiFab, MultiFab, FluxRegister) {
             core::array::from_fn(|d| face_flux(&lv.fba, &lv.fdm, d, &lv.fg, 10 + s as u64));
         update(&mut uf, &fflux, dt * sub, &lv.fg);
         for (d, f) in fflux.iter().enumerate() {
-            fr.fine_add(f, d, 0, 0, 1, sub * dt * area(&lv.fg, d))
+            fr.fine_add(f, d, Comps::first(1), sub * dt * area(&lv.fg, d))
                 .unwrap();
         }
     }
@@ -234,7 +235,7 @@ fn coarse_step(lv: &Levels, step: Step) -> (MultiFab, MultiFab, FluxRegister) {
         fr.clear_internal_borders(&lv.cg);
     }
     if step.reflux {
-        fr.reflux(&mut uc, 1.0, 0, 0, 1, &lv.cg).unwrap();
+        fr.reflux(&mut uc, 1.0, Comps::first(1), &lv.cg).unwrap();
     }
     (uc, uf, fr)
 }
@@ -372,16 +373,17 @@ fn any_box_arrays_give_the_same_result() {
     let other_fdm = DistributionMapping::single(&other_fba);
     let mut fr2 = FluxRegister::new(&lv.fba, &lv.fdm, lv.ratio, 1, 1).unwrap();
     for (d, cf) in cflux.iter().enumerate() {
-        fr2.crse_init(cf, d, 0, 0, 1, -dt * area(&lv.cg, d), CopyOp::Copy)
+        fr2.crse_init(cf, d, Comps::first(1), -dt * area(&lv.cg, d), CopyOp::Copy)
             .unwrap();
         let f = face_flux(&other_fba, &other_fdm, d, &lv.fg, 10);
-        fr2.fine_add(&f, d, 0, 0, 1, dt * area(&lv.fg, d)).unwrap();
+        fr2.fine_add(&f, d, Comps::first(1), dt * area(&lv.fg, d))
+            .unwrap();
     }
     assert_eq!(register_values(&fr), register_values(&fr2));
 
     // reflux into a state on other boxes.
     let mut a = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
-    fr.reflux(&mut a, 1.0, 0, 0, 1, &lv.cg).unwrap();
+    fr.reflux(&mut a, 1.0, Comps::first(1), &lv.cg).unwrap();
     let small = BoxArray::from_domain(lv.cg.domain(), 4);
     let mut b = MultiFab::new(
         &small,
@@ -389,7 +391,7 @@ fn any_box_arrays_give_the_same_result() {
         1,
         IntVect::splat(1),
     );
-    fr.reflux(&mut b, 1.0, 0, 0, 1, &lv.cg).unwrap();
+    fr.reflux(&mut b, 1.0, Comps::first(1), &lv.cg).unwrap();
     for c in lv.cg.domain() {
         assert_eq!(at(&a, c, 0), at(&b, c, 0), "cell {c}");
     }
@@ -459,14 +461,14 @@ fn overwritten_coarse_fluxes_conserve_without_reflux() {
             core::array::from_fn(|d| face_flux(&lv.fba, &lv.fdm, d, &lv.fg, 10));
         // The register holds the mean of the fine fluxes on each coarse face.
         for (d, f) in fflux.iter().enumerate() {
-            fr.fine_add(f, d, 0, 0, 1, area(&lv.fg, d) / area(&lv.cg, d))
+            fr.fine_add(f, d, Comps::first(1), area(&lv.fg, d) / area(&lv.cg, d))
                 .unwrap();
         }
         let mut cflux: [MultiFab; 3] =
             core::array::from_fn(|d| face_flux(&lv.cba, &lv.cdm, d, &lv.cg, 1));
         let before: Vec<Vec<f64>> = cflux.iter().map(values).collect();
         let [c0, c1, c2] = &mut cflux;
-        fr.overwrite_flux([c0, c1, c2], 1.0, 0, 0, 1, &lv.cg)
+        fr.overwrite_flux([c0, c1, c2], 1.0, Comps::first(1), &lv.cg)
             .unwrap();
 
         // Only interface faces changed, each to the mean of its fine faces.
@@ -561,7 +563,7 @@ fn fine_add_sums_the_covered_fine_faces() {
                 1e9
             }
         });
-        fr.fine_add(&f, d, 1, 0, 1, 0.5).unwrap();
+        fr.fine_add(&f, d, Comps::new(1, 0, 1), 0.5).unwrap();
     }
     // x, low side: coarse face (2, 2, 3) covers fine faces i = 4, j = 4..=5, k = 6..=7:
     // 0.5 (644 + 654 + 744 + 754) = 1398.
@@ -593,7 +595,7 @@ fn fine_add_sums_the_covered_fine_faces() {
     // A second fine_add accumulates.
     let mut f = MultiFab::new(&fba.convert(faces(0)), &fdm, 1, IntVect::ZERO);
     f.set_val(1.0, .., 0).unwrap();
-    fr.fine_add(&f, 0, 0, 0, 1, 0.25).unwrap();
+    fr.fine_add(&f, 0, Comps::first(1), 0.25).unwrap();
     assert_eq!(
         at(fr.register(0, Side::Lo), IntVect::new(2, 2, 3), 0),
         1399.0
@@ -614,7 +616,7 @@ fn fine_add_matches_brute_force_for_every_ratio() {
             fill(&mut f, |p, _| {
                 noise(7, [d as i64, p[0].into(), p[1].into(), p[2].into()])
             });
-            fr.fine_add(&f, d, 0, 1, 1, 0.75).unwrap();
+            fr.fine_add(&f, d, Comps::new(0, 1, 1), 0.75).unwrap();
             for s in Side::BOTH {
                 let reg = fr.register(d, s);
                 let rbox = reg.box_of(0);
@@ -648,8 +650,8 @@ fn fine_add_area_weighs_each_fine_face() {
         });
         let mut a = MultiFab::new(&ba, &fdm, 1, IntVect::ZERO);
         a.set_val(0.125, .., 0).unwrap();
-        fr.fine_add_area(&f, &a, d, 0, 0, 1, 2.0).unwrap();
-        plain.fine_add(&f, d, 0, 0, 1, 2.0 * 0.125).unwrap();
+        fr.fine_add_area(&f, &a, d, Comps::first(1), 2.0).unwrap();
+        plain.fine_add(&f, d, Comps::first(1), 2.0 * 0.125).unwrap();
     }
     assert_eq!(register_values(&fr), register_values(&plain));
 
@@ -660,7 +662,8 @@ fn fine_add_area_weighs_each_fine_face() {
     let mut a = MultiFab::new(&ba, &fdm, 1, IntVect::ZERO);
     fill(&mut a, |p, _| f64::from(p[0]));
     fr.set_val(0.0);
-    fr.fine_add_area(&f, &a, 2, 0, 1, 1, 1.0).unwrap();
+    fr.fine_add_area(&f, &a, 2, Comps::new(0, 1, 1), 1.0)
+        .unwrap();
     // Coarse face (3, 2, 2) low z: fine i = 6, 7 twice each.
     assert_eq!(at(fr.register(2, Side::Lo), IntVect::new(3, 2, 2), 1), 26.0);
 }
@@ -690,7 +693,7 @@ fn reflux_signs_on_each_side_and_direction() {
             let l = 0;
             reg.array_mut_at(l)[(p[0], p[1], p[2], 0)] = 3.0;
             let mut u = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
-            fr.reflux(&mut u, 2.0, 0, 0, 1, &lv.cg).unwrap();
+            fr.reflux(&mut u, 2.0, Comps::first(1), &lv.cg).unwrap();
             // Low side: the cell below the face loses scale·r/V; high side: the cell
             // above gains it.
             let (cell, want) = match side {
@@ -710,11 +713,11 @@ fn reflux_volume_and_curvilinear_volumes() {
     let lv = levels(IntVect::splat(2), true, middle(), IntVect::splat(8));
     let (_, _, fr) = coarse_step(&lv, Step::REGISTERS_ONLY);
     let mut a = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
-    fr.reflux(&mut a, 1.0, 0, 0, 1, &lv.cg).unwrap();
+    fr.reflux(&mut a, 1.0, Comps::first(1), &lv.cg).unwrap();
     let mut vol = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
     vol.set_val(lv.cg.volume(IntVect::ZERO), .., 0).unwrap();
     let mut b = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
-    fr.reflux_volume(&mut b, &vol, 1.0, 0, 0, 1, &lv.cg)
+    fr.reflux_volume(&mut b, &vol, 1.0, Comps::first(1), &lv.cg)
         .unwrap();
     assert_eq!(values(&a), values(&b));
 
@@ -738,7 +741,7 @@ fn reflux_volume_and_curvilinear_volumes() {
     .unwrap();
     fr.register_mut(0, Side::Lo).set_val(1.0, .., 0).unwrap();
     let mut u = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
-    fr.reflux(&mut u, 1.0, 0, 0, 1, &g).unwrap();
+    fr.reflux(&mut u, 1.0, Comps::first(1), &g).unwrap();
     for j in 4..8 {
         let c = IntVect::new(3, j, 0);
         assert_eq!(at(&u, c, 0), -1.0 / g.volume(c));
@@ -768,7 +771,8 @@ fn crse_init_copy_add_and_crse_add() {
         f
     });
     for (d, f) in f.iter().enumerate() {
-        fr.crse_init(f, d, 1, 0, 1, -2.0, CopyOp::Copy).unwrap();
+        fr.crse_init(f, d, Comps::new(1, 0, 1), -2.0, CopyOp::Copy)
+            .unwrap();
     }
     let lo =
         |fr: &FluxRegister, d: usize| at(fr.register(d, Side::Lo), IntVect::splat(3).with(d, 2), 0);
@@ -781,21 +785,24 @@ fn crse_init_copy_add_and_crse_add() {
     // Copy again overwrites; Add adds once per face even where coarse boxes share it
     // (face 4 is shared by the coarse boxes 0..=3 and 4..=7).
     for (d, fd) in f.iter().enumerate() {
-        fr.crse_init(fd, d, 1, 0, 1, -1.0, CopyOp::Copy).unwrap();
-        fr.crse_init(fd, d, 0, 0, 1, 1.0, CopyOp::Add).unwrap();
+        fr.crse_init(fd, d, Comps::new(1, 0, 1), -1.0, CopyOp::Copy)
+            .unwrap();
+        fr.crse_init(fd, d, Comps::first(1), 1.0, CopyOp::Add)
+            .unwrap();
         assert_eq!(lo(&fr, d), -102.0 + 2.0);
         assert_eq!(hi(&fr, d), -104.0 + 4.0);
-        fr.crse_add(fd, d, 0, 0, 1, 1.0, &cg).unwrap();
+        fr.crse_add(fd, d, Comps::first(1), 1.0, &cg).unwrap();
         assert_eq!(lo(&fr, d), -102.0 + 4.0);
         assert_eq!(hi(&fr, d), -104.0 + 8.0);
     }
     // Area forms: mult · flux · area.
     let mut a = MultiFab::new(f[1].box_array(), &cdm, 1, IntVect::ZERO);
     a.set_val(0.5, .., 0).unwrap();
-    fr.crse_init_area(&f[1], &a, 1, 0, 1, 1, 4.0, CopyOp::Copy)
+    fr.crse_init_area(&f[1], &a, 1, Comps::new(0, 1, 1), 4.0, CopyOp::Copy)
         .unwrap();
     assert_eq!(at(fr.register(1, Side::Lo), IntVect::new(3, 2, 3), 1), 4.0);
-    fr.crse_add_area(&f[1], &a, 1, 0, 1, 1, 4.0, &cg).unwrap();
+    fr.crse_add_area(&f[1], &a, 1, Comps::new(0, 1, 1), 4.0, &cg)
+        .unwrap();
     assert_eq!(at(fr.register(1, Side::Hi), IntVect::new(3, 4, 3), 1), 16.0);
 }
 
@@ -985,11 +992,11 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
 
     // Direction, faces, components.
     assert_eq!(
-        kind(fr.crse_init(&x, 3, 0, 0, 1, -1.0, CopyOp::Copy)),
+        kind(fr.crse_init(&x, 3, Comps::first(1), -1.0, CopyOp::Copy)),
         K::BadDirection { dir: 3 }
     );
     assert_eq!(
-        kind(fr.crse_init(&x, 1, 0, 0, 1, -1.0, CopyOp::Copy)),
+        kind(fr.crse_init(&x, 1, Comps::first(1), -1.0, CopyOp::Copy)),
         K::WrongFaces {
             operand: Operand::Flux,
             dir: 1,
@@ -997,7 +1004,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
         }
     );
     assert_eq!(
-        kind(fr.crse_init(&cells, 0, 0, 0, 1, -1.0, CopyOp::Add)),
+        kind(fr.crse_init(&cells, 0, Comps::first(1), -1.0, CopyOp::Add)),
         K::WrongFaces {
             operand: Operand::Flux,
             dir: 0,
@@ -1005,19 +1012,19 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
         }
     );
     assert!(matches!(
-        kind(fr.crse_add(&edges, 0, 0, 0, 1, 1.0, &lv.cg)),
+        kind(fr.crse_add(&edges, 0, Comps::first(1), 1.0, &lv.cg)),
         K::WrongFaces { .. }
     ));
     assert_eq!(
-        kind(fr.crse_init(&x, 0, 1, 0, 1, -1.0, CopyOp::Copy)),
+        kind(fr.crse_init(&x, 0, Comps::new(1, 0, 1), -1.0, CopyOp::Copy)),
         outside(Operand::Flux, 1, 2, 1)
     );
     assert_eq!(
-        kind(fr.crse_init(&x, 0, 0, 1, 1, -1.0, CopyOp::Copy)),
+        kind(fr.crse_init(&x, 0, Comps::new(0, 1, 1), -1.0, CopyOp::Copy)),
         outside(Operand::Register, 1, 2, 1)
     );
     assert!(matches!(
-        kind(fr.crse_init(&x, 0, usize::MAX, 0, 2, -1.0, CopyOp::Copy)),
+        kind(fr.crse_init(&x, 0, Comps::new(usize::MAX, 0, 2), -1.0, CopyOp::Copy)),
         K::ComponentsOutside {
             operand: Operand::Flux,
             ..
@@ -1025,15 +1032,15 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     ));
     let fx = fflux(0);
     assert_eq!(
-        kind(fr.fine_add(&fx, 5, 0, 0, 1, 1.0)),
+        kind(fr.fine_add(&fx, 5, Comps::first(1), 1.0)),
         K::BadDirection { dir: 5 }
     );
     assert!(matches!(
-        kind(fr.fine_add(&fx, 2, 0, 0, 1, 1.0)),
+        kind(fr.fine_add(&fx, 2, Comps::first(1), 1.0)),
         K::WrongFaces { dir: 2, .. }
     ));
     assert!(matches!(
-        kind(fr.fine_add(&fx, 0, 0, 0, 2, 1.0)),
+        kind(fr.fine_add(&fx, 0, Comps::first(2), 1.0)),
         K::ComponentsOutside {
             operand: Operand::Flux,
             start: 0,
@@ -1045,7 +1052,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     // Areas: on the flux's layout, with a component.
     let wrong_area = MultiFab::new(&lv.fba.convert(faces(1)), &lv.fdm, 1, IntVect::ZERO);
     assert_eq!(
-        kind(fr.fine_add_area(&fx, &wrong_area, 0, 0, 0, 1, 1.0)),
+        kind(fr.fine_add_area(&fx, &wrong_area, 0, Comps::first(1), 1.0)),
         K::LayoutMismatch {
             operand: Operand::Area,
             of: Operand::Flux
@@ -1053,19 +1060,19 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     );
     let no_comp = MultiFab::new(fx.box_array(), &lv.fdm, 0, IntVect::ZERO);
     assert_eq!(
-        kind(fr.fine_add_area(&fx, &no_comp, 0, 0, 0, 1, 1.0)),
+        kind(fr.fine_add_area(&fx, &no_comp, 0, Comps::first(1), 1.0)),
         outside(Operand::Area, 0, 1, 0)
     );
     let cell_area = MultiFab::new(&lv.cba, &lv.cdm, 1, IntVect::ZERO);
     assert!(matches!(
-        kind(fr.crse_init_area(&x, &cell_area, 0, 0, 0, 1, 1.0, CopyOp::Copy)),
+        kind(fr.crse_init_area(&x, &cell_area, 0, Comps::first(1), 1.0, CopyOp::Copy)),
         K::LayoutMismatch {
             operand: Operand::Area,
             ..
         }
     ));
     assert!(matches!(
-        kind(fr.crse_add_area(&x, &cell_area, 0, 0, 0, 1, 1.0, &lv.cg)),
+        kind(fr.crse_add_area(&x, &cell_area, 0, Comps::first(1), 1.0, &lv.cg)),
         K::LayoutMismatch {
             operand: Operand::Area,
             ..
@@ -1075,7 +1082,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     // Reflux: a cell-centred state, components, volumes on the state's layout.
     let mut nodal = MultiFab::new(&lv.cba.convert(IndexType::NODE), &lv.cdm, 1, IntVect::ZERO);
     assert_eq!(
-        kind(fr.reflux(&mut nodal, 1.0, 0, 0, 1, &lv.cg)),
+        kind(fr.reflux(&mut nodal, 1.0, Comps::first(1), &lv.cg)),
         K::WrongIndexType {
             operand: Operand::State,
             expected: "cell-centred",
@@ -1083,11 +1090,11 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
         }
     );
     assert_eq!(
-        kind(fr.reflux(&mut uc, 1.0, 1, 0, 1, &lv.cg)),
+        kind(fr.reflux(&mut uc, 1.0, Comps::new(1, 0, 1), &lv.cg)),
         outside(Operand::Register, 1, 2, 1)
     );
     assert_eq!(
-        kind(fr.reflux(&mut uc, 1.0, 0, 1, 1, &lv.cg)),
+        kind(fr.reflux(&mut uc, 1.0, Comps::new(0, 1, 1), &lv.cg)),
         outside(Operand::State, 1, 2, 1)
     );
     let other = BoxArray::from_domain(lv.cg.domain(), 4);
@@ -1098,7 +1105,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
         IntVect::ZERO,
     );
     assert_eq!(
-        kind(fr.reflux_volume(&mut uc, &vol, 1.0, 0, 0, 1, &lv.cg)),
+        kind(fr.reflux_volume(&mut uc, &vol, 1.0, Comps::first(1), &lv.cg)),
         K::LayoutMismatch {
             operand: Operand::Volume,
             of: Operand::State
@@ -1109,7 +1116,7 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     let (mut f0, mut f1, mut f2) = (cflux(0), cflux(1), cflux(2));
     let flux_before: Vec<Vec<f64>> = [&f0, &f1, &f2].iter().map(|f| values(f)).collect();
     assert_eq!(
-        kind(fr.overwrite_flux([&mut f1, &mut f0, &mut f2], 1.0, 0, 0, 1, &lv.cg)),
+        kind(fr.overwrite_flux([&mut f1, &mut f0, &mut f2], 1.0, Comps::first(1), &lv.cg)),
         K::WrongFaces {
             operand: Operand::Flux,
             dir: 0,
@@ -1117,11 +1124,21 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
         }
     );
     assert_eq!(
-        kind(fr.overwrite_flux([&mut f0, &mut f1, &mut f2], 1.0, 0, 1, 1, &lv.cg)),
+        kind(fr.overwrite_flux(
+            [&mut f0, &mut f1, &mut f2],
+            1.0,
+            Comps::new(0, 1, 1),
+            &lv.cg
+        )),
         outside(Operand::Flux, 1, 2, 1)
     );
     assert_eq!(
-        kind(fr.overwrite_flux([&mut f0, &mut f1, &mut f2], 1.0, 1, 0, 1, &lv.cg)),
+        kind(fr.overwrite_flux(
+            [&mut f0, &mut f1, &mut f2],
+            1.0,
+            Comps::new(1, 0, 1),
+            &lv.cg
+        )),
         outside(Operand::Register, 1, 2, 1)
     );
     assert_eq!(
@@ -1136,9 +1153,11 @@ fn operations_refuse_bad_arguments_and_change_nothing() {
     assert_eq!(flux_after, flux_before);
 
     // Zero components are fine and do nothing.
-    fr.crse_init(&x, 0, 1, 1, 0, -1.0, CopyOp::Copy).unwrap();
-    fr.fine_add(&fx, 0, 1, 1, 0, 1.0).unwrap();
-    fr.reflux(&mut uc, 1.0, 1, 1, 0, &lv.cg).unwrap();
+    fr.crse_init(&x, 0, Comps::new(1, 1, 0), -1.0, CopyOp::Copy)
+        .unwrap();
+    fr.fine_add(&fx, 0, Comps::new(1, 1, 0), 1.0).unwrap();
+    fr.reflux(&mut uc, 1.0, Comps::new(1, 1, 0), &lv.cg)
+        .unwrap();
     assert_eq!(register_values(&fr), before);
     assert_eq!(values(&uc), state_before);
 }

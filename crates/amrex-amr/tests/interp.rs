@@ -387,7 +387,7 @@ fn average_down_of_cons_interp_gives_the_coarse_data_back() {
             let (crse, mut fine) = levels(r);
             interp_level(&interp, &crse, &mut fine, r, None);
             let mut back = mf(crse.box_array(), 2, 0);
-            average_down(&fine, &mut back, 0, 2, r).unwrap();
+            average_down(&fine, &mut back, 0..2, r).unwrap();
             let covered = fine.box_array().coarsen(r);
             for n in 0..2 {
                 for (p, v) in points(&back, n) {
@@ -420,7 +420,7 @@ fn average_down_geom_of_rz_cons_interp_gives_the_coarse_data_back() {
     ] {
         interp_level(&interp, &crse, &mut fine, r, Some(&fgeom));
         let mut back = mf(crse.box_array(), 1, 0);
-        average_down_geom(&fine, &mut back, &fgeom, &cgeom, 0, 1, r).unwrap();
+        average_down_geom(&fine, &mut back, &fgeom, &cgeom, 0..1, r).unwrap();
         for p in fcells {
             assert!(
                 close(at(&back, p, 0), at(&crse, p, 0), 1e-14),
@@ -442,7 +442,7 @@ fn pc_and_bilinear_through_multifabs() {
         }
         // PcInterp is conservative too: averaging down gives the coarse data exactly.
         let mut back = mf(crse.box_array(), 2, 0);
-        average_down(&fine, &mut back, 0, 2, r).unwrap();
+        average_down(&fine, &mut back, 0..2, r).unwrap();
         for (p, v) in points(&back, 1) {
             if fine.box_array().coarsen(r).contains(p) {
                 assert!(close(v, at(&crse, p, 1), 1e-15));

@@ -19,6 +19,7 @@
 //!
 //! Given check names as arguments, it runs those instead of the default list.
 
+use amrex_amr::Comps;
 use amrex_amr::TagBoxArray;
 use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct, fill_physical_boundary};
 use amrex_amr::fill_patch::{
@@ -32,7 +33,7 @@ use amrex_amr::{
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, FabArrayError, IndexBox, IndexType, IntVect, MultiFab,
-    Strategy,
+    Strategy, Tiling,
 };
 use amrex_runtime::{Communicator, ReduceOp};
 
@@ -243,7 +244,8 @@ fn average_down_ratios_and_components(c: &Communicator) {
                     fill(&mut fine, seed + 2);
                     let mut crse = MultiFab::new(&cba, &map(&cba, seed + 3), 3, IntVect::splat(1));
                     fill(&mut crse, seed + 4);
-                    average_down(&fine, &mut crse, scomp, ncomp, ratio).expect("average_down");
+                    average_down(&fine, &mut crse, scomp..scomp + ncomp, ratio)
+                        .expect("average_down");
                     // A coarse cell under the fine level holds the mean of its fine cells.
                     let cell = fba.coarsen(ratio).get(0).lo();
                     let fcells = IndexBox::new(cell, cell).refine_iv(ratio);
@@ -256,7 +258,7 @@ fn average_down_ratios_and_components(c: &Communicator) {
                     let mut direct =
                         MultiFab::new(&cfba, fine.distribution_map(), 3, IntVect::ZERO);
                     fill(&mut direct, seed + 5);
-                    average_down(&fine, &mut direct, scomp, ncomp, ratio)
+                    average_down(&fine, &mut direct, scomp..scomp + ncomp, ratio)
                         .expect("average_down (direct)");
                     vec![("crse".into(), crse), ("direct".into(), direct)]
                 },
@@ -284,7 +286,7 @@ fn average_down_geom_rz(c: &Communicator) {
             fill(&mut fine, seed + 2);
             let mut crse = MultiFab::new(&cba, &map(&cba, seed + 3), 2, IntVect::ZERO);
             fill(&mut crse, seed + 4);
-            average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 1, 1, ratio)
+            average_down_geom(&fine, &mut crse, &fgeom, &cgeom, 1..2, ratio)
                 .expect("average_down_geom");
             vec![("crse".into(), crse)]
         });
@@ -339,7 +341,7 @@ fn average_down_nodal_with_ghosts(c: &Communicator) {
             // Nodal average_down injects too, onto valid nodes only.
             let mut inj = MultiFab::new(&cn, &map(&cn, seed + 5), 1, IntVect::ZERO);
             fill(&mut inj, seed + 6);
-            average_down(&fine, &mut inj, 0, 1, ratio).expect("average_down (nodal)");
+            average_down(&fine, &mut inj, 0..1, ratio).expect("average_down (nodal)");
             vec![("crse".into(), crse), ("injected".into(), inj)]
         });
     }
@@ -370,7 +372,7 @@ fn sum_fine_to_coarse_periodic(c: &Communicator) {
                 // fine level's ghost cells.
                 let far = IndexBox::new(IntVect::new(15, 8, 4), IntVect::new(15, 12, 10));
                 let before = read(&crse, 0..2, far);
-                sum_fine_to_coarse(&fine, &mut crse, 0, 2, ratio, &cgeom)
+                sum_fine_to_coarse(&fine, &mut crse, 0..2, ratio, &cgeom)
                     .expect("sum_fine_to_coarse");
                 let after = read(&crse, 0..2, far);
                 assert!(
@@ -463,9 +465,9 @@ fn face_flux(
     let fb = ba.convert(faces(dir));
     let mut mf = MultiFab::new(&fb, dm, 1, IntVect::ZERO);
     let (lo, len) = (g.domain().lo(), g.domain().length());
-    for l in 0..mf.local_size() {
-        let bx = mf.box_of(mf.global_index(l));
-        mf.array_mut_at(l).for_each_mut(bx, |i, j, k, _, v| {
+    mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+        let bx = t.region();
+        t.array_mut().for_each_mut(bx, |i, j, k, _, v| {
             let wrap = |d: usize, x: i32| {
                 if g.is_periodic(d) {
                     (x - lo[d]).rem_euclid(len[d])
@@ -475,7 +477,7 @@ fn face_flux(
             };
             *v = value(IntVect::new(wrap(0, i), wrap(1, j), wrap(2, k)), dir, seed);
         });
-    }
+    });
     mf
 }
 
@@ -483,10 +485,10 @@ fn face_flux(
 /// state's BoxArray and map).
 fn update(u: &mut MultiFab, fluxes: &[MultiFab; 3], dt: f64, g: &Geometry) {
     let inv = g.inv_cell_size();
-    for l in 0..u.local_size() {
-        let bx = u.box_of(u.global_index(l));
-        let f: Vec<_> = fluxes.iter().map(|f| f.array_at(l)).collect();
-        let mut a = u.array_mut_at(l);
+    u.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+        let bx = t.region();
+        let f: Vec<_> = fluxes.iter().map(|f| f.array(t.mfi())).collect();
+        let mut a = t.array_mut();
         for p in bx {
             let mut div = 0.0;
             for d in 0..3 {
@@ -495,7 +497,7 @@ fn update(u: &mut MultiFab, fluxes: &[MultiFab; 3], dt: f64, g: &Geometry) {
             }
             a[(p, 0)] -= dt * div;
         }
-    }
+    });
 }
 
 /// `Σ u V` over the coarse cells outside `covered` and every fine cell, over every rank,
@@ -574,7 +576,7 @@ fn flux_register_subcycled_cycle(c: &Communicator) {
                     core::array::from_fn(|d| face_flux(&cba, &cdm, d, &cg, seed + 5));
                 update(&mut uc, &cflux, dt, &cg);
                 for (d, f) in cflux.iter().enumerate() {
-                    fr.crse_init(f, d, 0, 0, 1, -dt * area(&cg, d), CopyOp::Copy)
+                    fr.crse_init(f, d, Comps::first(1), -dt * area(&cg, d), CopyOp::Copy)
                         .expect("crse_init");
                 }
                 for step in 0..2 {
@@ -582,7 +584,7 @@ fn flux_register_subcycled_cycle(c: &Communicator) {
                         core::array::from_fn(|d| face_flux(&fba, &fdm, d, &fg, seed + 10 + step));
                     update(&mut uf, &fflux, 0.5 * dt, &fg);
                     for (d, f) in fflux.iter().enumerate() {
-                        fr.fine_add(f, d, 0, 0, 1, 0.5 * dt * area(&fg, d))
+                        fr.fine_add(f, d, Comps::first(1), 0.5 * dt * area(&fg, d))
                             .expect("fine_add");
                     }
                 }
@@ -592,7 +594,8 @@ fn flux_register_subcycled_cycle(c: &Communicator) {
                     "without reflux the interface leaks: {leaky:e} against {:e}",
                     start.0
                 );
-                fr.reflux(&mut uc, 1.0, 0, 0, 1, &cg).expect("reflux");
+                fr.reflux(&mut uc, 1.0, Comps::first(1), &cg)
+                    .expect("reflux");
                 let (m, scale) = mass(&uc, &uf, &covered, &cg, &fg);
                 assert!(
                     (m - start.0).abs() <= 1e-12 * scale,
@@ -668,11 +671,13 @@ fn flux_register_crse_add(c: &Communicator) {
                         FluxRegister::new(&fba, &fdm, ratio, 1, 2).expect("FluxRegister::new");
                     for d in 0..3 {
                         let f = face_flux(&cba, &cdm, d, &cg, seed + 3);
-                        fr.crse_init(&f, d, 0, 1, 1, -0.5, CopyOp::Copy)
+                        fr.crse_init(&f, d, Comps::new(0, 1, 1), -0.5, CopyOp::Copy)
                             .expect("crse_init");
                         let g = face_flux(&cba, &cdm, d, &cg, seed + 4);
-                        fr.crse_add(&g, d, 0, 1, 1, 2.0, &cg).expect("crse_add");
-                        fr.crse_add(&g, d, 0, 0, 1, -1.0, &cg).expect("crse_add");
+                        fr.crse_add(&g, d, Comps::new(0, 1, 1), 2.0, &cg)
+                            .expect("crse_add");
+                        fr.crse_add(&g, d, Comps::first(1), -1.0, &cg)
+                            .expect("crse_add");
                     }
                     // Component 0 of a register face is -g there, taken once: check one
                     // low-x face against the flux itself.
@@ -716,7 +721,7 @@ fn flux_register_overwrite_flux(c: &Communicator) {
                         for step in 0..2 {
                             for d in 0..3 {
                                 let f = face_flux(&fba, &fdm, d, &fg, seed + 3 + step);
-                                fr.fine_add(&f, d, 0, 0, 1, 0.5 * area(&fg, d))
+                                fr.fine_add(&f, d, Comps::first(1), 0.5 * area(&fg, d))
                                     .expect("fine_add");
                             }
                         }
@@ -724,7 +729,7 @@ fn flux_register_overwrite_flux(c: &Communicator) {
                             core::array::from_fn(|d| face_flux(&cba, &cdm, d, &cg, seed + 5));
                         let before: Vec<MultiFab> = fl.iter().map(copy_of).collect();
                         let [f0, f1, f2] = &mut fl;
-                        fr.overwrite_flux([f0, f1, f2], 1.0, 0, 0, 1, &cg)
+                        fr.overwrite_flux([f0, f1, f2], 1.0, Comps::first(1), &cg)
                             .expect("overwrite_flux");
                         let changed: u64 = fl
                             .iter()
@@ -772,10 +777,11 @@ fn flux_register_clear_internal_borders(c: &Communicator) {
                             FluxRegister::new(&fba, &fdm, ratio, 1, 1).expect("FluxRegister::new");
                         for d in 0..3 {
                             let f = face_flux(&cba, &cdm, d, &cg, seed + 3);
-                            fr.crse_init(&f, d, 0, 0, 1, -area(&cg, d), CopyOp::Copy)
+                            fr.crse_init(&f, d, Comps::first(1), -area(&cg, d), CopyOp::Copy)
                                 .expect("crse_init");
                             let f = face_flux(&fba, &fdm, d, &fg, seed + 4);
-                            fr.fine_add(&f, d, 0, 0, 1, area(&fg, d)).expect("fine_add");
+                            fr.fine_add(&f, d, Comps::first(1), area(&fg, d))
+                                .expect("fine_add");
                         }
                         if clear {
                             fr.clear_internal_borders(&cg);
@@ -783,7 +789,8 @@ fn flux_register_clear_internal_borders(c: &Communicator) {
                         let mut uc = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
                         fill(&mut uc, seed + 5);
                         let before = copy_of(&uc);
-                        fr.reflux(&mut uc, 1.0, 0, 0, 1, &cg).expect("reflux");
+                        fr.reflux(&mut uc, 1.0, Comps::first(1), &cg)
+                            .expect("reflux");
                         let mut touched = 0;
                         for l in 0..uc.local_size() {
                             let (a, b) = (uc.array_at(l), before.array_at(l));
@@ -842,11 +849,12 @@ fn fill_patch_single_and_two_levels(c: &Communicator) {
                 let mut mf = MultiFab::new(&dba, &map(&dba, seed + 4), ncomp, IntVect::splat(2));
                 fill(&mut mf, seed + 5);
                 let src = Source::between((&old, 0.0), (&new, 1.0), &cbc);
-                fill_patch_single_level(&mut mf, 2, 0.25, &src, 0, 0, ncomp).expect("single level");
+                fill_patch_single_level(&mut mf, 2, 0.25, &src, Comps::first(ncomp))
+                    .expect("single level");
                 // The same layout as the states: the direct path.
                 let mut same = MultiFab::new(&cba, &sdm, ncomp, IntVect::splat(1));
                 fill(&mut same, seed + 6);
-                fill_patch_single_level(&mut same, 1, 0.75, &src, 1, 0, ncomp - 1)
+                fill_patch_single_level(&mut same, 1, 0.75, &src, Comps::new(1, 0, ncomp - 1))
                     .expect("single level (state layout)");
                 vec![("mf".into(), mf), ("same layout".into(), same)]
             },
@@ -879,10 +887,7 @@ fn fill_patch_single_and_two_levels(c: &Communicator) {
                         0.5,
                         &Source::between((&c0, 0.0), (&c1, 1.0), &cbc),
                         &Source::between((&f0, 0.0), (&f1, 1.0), &fbc),
-                        0,
-                        0,
-                        ncomp,
-                        ratio,
+                        Comps::first(ncomp),
                         mapper,
                     )
                     .expect("two levels");
@@ -941,11 +946,7 @@ fn interp_from_coarse_level_every_bc(c: &Communicator) {
                         0.25,
                         &Source::between((&c0, 0.0), (&c1, 1.0), &cbc),
                         &fbc,
-                        0,
-                        0,
-                        1,
-                        ncomp,
-                        ratio,
+                        Comps::new(0, 1, ncomp),
                         mapper,
                     )
                     .expect("interp_from_coarse_level");
@@ -1006,19 +1007,19 @@ fn mismatched_components_and_ratios(c: &Communicator) {
     expect_disagreement(
         "average_down, components",
         c,
-        average_down(&fine, &mut crse, scomp, 1, 2),
+        average_down(&fine, &mut crse, scomp..scomp + 1, 2),
     );
     let ratio = if root { 4 } else { 2 };
     expect_disagreement(
         "average_down, ratio",
         c,
-        average_down(&fine, &mut crse, 0, 1, ratio),
+        average_down(&fine, &mut crse, 0..1, ratio),
     );
     let cgeom = cartesian(crse.box_array().minimal_box(), [true; 3]);
     expect_disagreement(
         "sum_fine_to_coarse, ratio",
         c,
-        sum_fine_to_coarse(&fine, &mut crse, 0, 2, ratio, &cgeom),
+        sum_fine_to_coarse(&fine, &mut crse, 0..2, ratio, &cgeom),
     );
     // A register built with another ratio on rank 0: its coarse faces differ, so the
     // coarse flux's copy into it disagrees.
@@ -1027,7 +1028,7 @@ fn mismatched_components_and_ratios(c: &Communicator) {
     let flux = face_flux(crse.box_array(), crse.distribution_map(), 0, &cgeom, 9002);
     match (
         c.size(),
-        fr.crse_init(&flux, 0, 0, 0, 1, -1.0, CopyOp::Copy),
+        fr.crse_init(&flux, 0, Comps::first(1), -1.0, CopyOp::Copy),
     ) {
         (1, Ok(())) => {}
         (n, Err(e)) if n > 1 && matches!(e.kind(), AmrErrorKind::MultiFab(_)) => {}
@@ -1042,7 +1043,7 @@ fn mismatched_components_and_ratios(c: &Communicator) {
 fn refusal_on_one_rank_reaches_the_others(c: &Communicator) {
     let (fine, mut crse) = mismatch_levels(c);
     let scomp = if c.rank() == 0 { 5 } else { 0 };
-    let r = average_down(&fine, &mut crse, scomp, 1, 2);
+    let r = average_down(&fine, &mut crse, scomp..scomp + 1, 2);
     match r {
         Err(e) if c.size() == 1 && matches!(e.kind(), AmrErrorKind::ComponentsOutside { .. }) => {}
         r if c.size() > 1 => expect_disagreement("average_down, refused on rank 0", c, r),
@@ -1063,7 +1064,7 @@ fn mismatched_ratio_on_the_direct_path(c: &Communicator) {
     expect_disagreement(
         "average_down, ratio, direct path",
         c,
-        average_down(&fine, &mut crse, 0, 1, ratio),
+        average_down(&fine, &mut crse, 0..1, ratio),
     );
 }
 
@@ -1081,7 +1082,10 @@ fn mismatched_reflux_components(c: &Communicator) {
     let mut state = MultiFab::new(crse.box_array(), crse.distribution_map(), 1, IntVect::ZERO);
     let cgeom = cartesian(crse.box_array().minimal_box(), [true; 3]);
     let srccomp = usize::from(c.rank() == 0);
-    match (c.size(), fr.reflux(&mut state, 1.0, srccomp, 0, 1, &cgeom)) {
+    match (
+        c.size(),
+        fr.reflux(&mut state, 1.0, Comps::new(srccomp, 0, 1), &cgeom),
+    ) {
         (1, Ok(())) => {}
         (n, Err(e)) if n > 1 && matches!(e.kind(), AmrErrorKind::MultiFab(_)) => {}
         (n, other) => panic!(
@@ -1166,6 +1170,8 @@ fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
         panic_on: Option<usize>,
     }
     impl AmrCore for Blob {
+        type Error = AmrError;
+
         fn mesh(&self) -> &AmrMesh {
             &self.mesh
         }
@@ -1184,9 +1190,9 @@ fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
             }
             let g = *self.mesh.geom(lev);
             let fa = tags.fab_array_mut();
-            for l in 0..fa.local_size() {
-                let bx = fa.box_of(fa.global_index(l));
-                let mut a = fa.array_mut_at(l);
+            fa.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut tile| {
+                let bx = tile.region();
+                let mut a = tile.array_mut();
                 for p in bx.iter() {
                     let x = g.cell_centre(p);
                     let r2 = (x[0] - 0.3 - t).powi(2) + (x[1] - 0.6).powi(2) + (x[2] - 0.5).powi(2);
@@ -1194,7 +1200,7 @@ fn amr_core_regrid_and_panicking_error_est(c: &Communicator) {
                         a[p] = TagBoxArray::SET;
                     }
                 }
-            }
+            });
             Ok(())
         }
         fn make_new_level_from_scratch(

@@ -64,7 +64,7 @@ proptest! {
         fill(&mut fine, |p, n| noise(p, n) - 0.5);
         let mut crse = mf(&BoxArray::from_domain(l.domain, l.crse_max), 2, 0);
         fill(&mut crse, |_, _| 9.0);
-        average_down(&fine, &mut crse, 0, 2, r).unwrap();
+        average_down(&fine, &mut crse, 0..2, r).unwrap();
         let nf = f64::from(r[0] * r[1] * r[2]);
         for n in 0..2 {
             let mut csum = 0.0;
@@ -92,7 +92,7 @@ proptest! {
         let interp = CellConsLinear::new(lincc);
         interp_level(&interp, &crse, &mut fine, r, None);
         let mut back = mf(crse.box_array(), 1, 0);
-        average_down(&fine, &mut back, 0, 1, r).unwrap();
+        average_down(&fine, &mut back, 0..1, r).unwrap();
         for p in l.region {
             let (a, b) = (at(&back, p, 0), at(&crse, p, 0));
             prop_assert!(close(a, b, 1e-14), "{}: {} vs {}", p, a, b);

@@ -10,7 +10,7 @@ use amrex_arena::HostAccessible;
 use amrex_array4::{Array4Mut, for_each_cell};
 use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
-use amrex_multifab::MultiFab;
+use amrex_multifab::{MultiFab, Tiling};
 
 use super::bcrec::{BCRec, BCType};
 use crate::check;
@@ -374,17 +374,17 @@ fn check<A: HostAccessible>(
 /// ```
 /// use amrex_amr::boundary::{BCRec, BCType, fill_physical_boundary};
 /// use amrex_geometry::{CoordSys, Geometry, RealBox};
-/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 ///
 /// // 8 cells over [0, 1] in x, periodic in y and z (one cell each), one ghost cell.
 /// let domain = IndexBox::new(IntVect::ZERO, IntVect::new(7, 0, 0));
 /// let geom = Geometry::new(domain, RealBox::UNIT, CoordSys::Cartesian, [false, true, true])?;
 /// let ba = BoxArray::from_domain(domain, 4);
 /// let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::new(1, 0, 0));
-/// for l in 0..mf.local_size() {
-///     let vbx = mf.box_of(mf.global_index(l));
-///     mf.array_mut_at(l).for_each_mut(vbx, |i, _, _, _, v| *v = f64::from(i));
-/// }
+/// mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+///     let vbx = t.region();
+///     t.array_mut().for_each_mut(vbx, |i, _, _, _, v| *v = f64::from(i));
+/// });
 /// mf.fill_boundary(geom.periodicity()).unwrap();
 ///
 /// // A wall held at 5 on the left (the value at the ghost cell's centre, x = -1/16),
@@ -485,12 +485,12 @@ pub(crate) fn fill_checked<A, F>(
     }
     let nodal = ix.node_centered();
     let frames: Vec<Frame> = recs.iter().map(|rec| Frame::new(dom, rec, geom)).collect();
-    for l in 0..mf.local_size() {
-        let ext = mf.box_of(mf.global_index(l)).grow_iv(ng);
+    for mfi in mf.mfiter(Tiling::None) {
+        let ext = mfi.validbox().grow_iv(ng);
         if covered.contains_box(&ext) {
             continue;
         }
-        let mut q = mf.array_mut_at(l);
+        let mut q = mf.array_mut(&mfi);
         for (m, (n, fr)) in comps.clone().zip(&frames).enumerate() {
             let at = (n, first_rec + m);
             if nodal {
@@ -541,6 +541,31 @@ pub struct PhysBcFunct<F> {
     ext_dir: F,
 }
 
+/// A level's boundary conditions read from record `first` on: record `first + c` for
+/// the `c`-th component filled (AMReX's `bcfcomp`). `&PhysBcFunct` converts to one that
+/// starts at record 0; [`PhysBcFunct::from_record`] starts elsewhere.
+#[derive(Debug)]
+pub struct BcRecords<'a, F: 'a> {
+    /// The boundary conditions.
+    pub bc: &'a PhysBcFunct<F>,
+    /// The record of the first component filled.
+    pub first: usize,
+}
+
+impl<F> Clone for BcRecords<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F> Copy for BcRecords<'_, F> {}
+
+impl<'a, F> From<&'a PhysBcFunct<F>> for BcRecords<'a, F> {
+    fn from(bc: &'a PhysBcFunct<F>) -> Self {
+        Self { bc, first: 0 }
+    }
+}
+
 impl<F> PhysBcFunct<F>
 where
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
@@ -566,6 +591,13 @@ where
     #[must_use]
     pub fn bcrecs(&self) -> &[BCRec] {
         &self.bcrecs
+    }
+
+    /// These boundary conditions read from record `first` on, for a fill whose first
+    /// component is not record 0's (AMReX's `bcfcomp`).
+    #[must_use]
+    pub fn from_record(&self, first: usize) -> BcRecords<'_, F> {
+        BcRecords { bc: self, first }
     }
 
     /// The `ext_dir` function.

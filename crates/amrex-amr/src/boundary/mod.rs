@@ -21,17 +21,17 @@
 //! ```
 //! use amrex_amr::boundary::{BCRec, BCType, fill_physical_boundary};
 //! use amrex_geometry::Geometry;
-//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+//! use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 //!
 //! // 4³ cells over [0, 1]³ in two boxes, two ghost cells, q = i + 10 j + 100 k.
 //! let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(3));
 //! let geom = Geometry::cartesian(domain, [0.0; 3], [1.0; 3])?;
 //! let ba = BoxArray::from_domain_iv(domain, IntVect::new(2, 4, 4));
 //! let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::splat(2));
-//! for l in 0..mf.local_size() {
-//!     let vbx = mf.box_of(mf.global_index(l));
-//!     mf.array_mut_at(l).for_each_mut(vbx, |i, j, k, _, v| *v = f64::from(i + 10 * j + 100 * k));
-//! }
+//! mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+//!     let vbx = t.region();
+//!     t.array_mut().for_each_mut(vbx, |i, j, k, _, v| *v = f64::from(i + 10 * j + 100 * k));
+//! });
 //! mf.fill_boundary(geom.periodicity())?;
 //!
 //! // Mirror planes in x, outflow in y, a fixed value of 7 below and above in z.
@@ -51,4 +51,4 @@ mod bcrec;
 mod fill;
 
 pub use bcrec::{BCRec, BCType};
-pub use fill::{PhysBcFunct, fill_physical_boundary};
+pub use fill::{BcRecords, PhysBcFunct, fill_physical_boundary};

@@ -23,12 +23,14 @@ mod source;
 
 pub use source::Source;
 
+use crate::comps::Comps;
 use alloc::vec::Vec;
 use amrex_box::{IndexBox, IntVect, SPACEDIM};
 use amrex_geometry::Geometry;
 use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, MultiFab, Periodicity, Tiling};
 use core::ops::Range;
 
+use crate::boundary::BcRecords;
 use crate::check;
 #[cfg(doc)]
 use crate::error::AmrErrorKind;
@@ -55,6 +57,7 @@ use source::States;
 ///
 /// ```
 /// use amrex_amr::boundary::{BCRec, BCType, PhysBcFunct};
+/// use amrex_amr::Comps;
 /// use amrex_amr::fill_patch::{Source, fill_patch_single_level};
 /// use amrex_geometry::{CoordSys, Geometry, RealBox};
 /// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
@@ -72,7 +75,7 @@ use source::States;
 ///
 /// // Halfway: every cell, ghost cells beyond the walls included, holds 2.
 /// let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(2));
-/// fill_patch_single_level(&mut mf, 2, 0.5, &Source::between((&old, 0.0), (&new, 1.0), &bc), 0, 0, 1)?;
+/// fill_patch_single_level(&mut mf, 2, 0.5, &Source::between((&old, 0.0), (&new, 1.0), &bc), Comps::first(1))?;
 /// assert_eq!(mf.min(.., 2)?, 2.0);
 /// assert_eq!(mf.max(.., 2)?, 2.0);
 /// # Ok::<(), Box<dyn core::error::Error>>(())
@@ -94,13 +97,16 @@ pub fn fill_patch_single_level<F>(
     nghost: impl Into<IntVect>,
     time: f64,
     src: &Source<'_, F>,
-    scomp: usize,
-    dcomp: usize,
-    ncomp: usize,
+    comps: impl Into<Comps>,
 ) -> Result<(), AmrError>
 where
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
 {
+    let Comps {
+        src: scomp,
+        dst: dcomp,
+        count: ncomp,
+    } = comps.into();
     const OP: &str = "fill_patch_single_level";
     let ng = nghost.into();
     src.hashed(dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]))
@@ -109,7 +115,7 @@ where
     let ix = mf.box_array().ix_type();
     src.check(OP, Operand::Source, ix, scomp, ncomp)?;
     check::boundary_type(OP, ix, src.geometry())?;
-    single_level(OP, mf, ng, time, src, scomp, dcomp, ncomp)
+    single_level(OP, mf, ng, time, src, Comps::new(scomp, dcomp, ncomp))
 }
 
 /// Fills components `dcomp .. dcomp + ncomp` of `mf` (on the fine level) over its valid
@@ -135,17 +141,13 @@ where
 /// for a box of `mf` outside the fine domain; [`NotCovered`](AmrErrorKind::NotCovered)
 /// when the coarse states do not hold coarse cells the interpolation needs (a fine
 /// level not properly nested in the coarse one).
-#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
 pub fn fill_patch_two_levels<FC, FF, I>(
     mf: &mut MultiFab,
     nghost: impl Into<IntVect>,
     time: f64,
     crse: &Source<'_, FC>,
     fine: &Source<'_, FF>,
-    scomp: usize,
-    dcomp: usize,
-    ncomp: usize,
-    ratio: IntVect,
+    comps: impl Into<Comps>,
     mapper: &I,
 ) -> Result<(), AmrError>
 where
@@ -153,16 +155,21 @@ where
     FF: Fn([f64; SPACEDIM], f64, usize) -> f64,
     I: Interpolater + ?Sized,
 {
+    let Comps {
+        src: scomp,
+        dst: dcomp,
+        count: ncomp,
+    } = comps.into();
     const OP: &str = "fill_patch_two_levels";
     let ng = nghost.into();
     let ag = dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]);
-    fine.hashed(crse.hashed(ag).iv(ratio).name(mapper.name()))
+    fine.hashed(crse.hashed(ag).name(mapper.name()))
         .check(mf.communicator())?;
     check_dest(OP, mf, ng, time, dcomp, ncomp)?;
     let ix = mf.box_array().ix_type();
     fine.check(OP, Operand::Fine, ix, scomp, ncomp)?;
     crse.check(OP, Operand::Crse, ix, scomp, ncomp)?;
-    check_levels(OP, mf, crse.geometry(), fine.geometry(), ratio, mapper)?;
+    let ratio = check_levels(OP, mf, crse.geometry(), fine.geometry(), mapper)?;
     let fstate = fine.first();
     let fine_layout =
         mf.box_array() == fstate.box_array() && mf.distribution_map() == fstate.distribution_map();
@@ -184,7 +191,7 @@ where
             )?;
         }
     }
-    single_level(OP, mf, ng, time, fine, scomp, dcomp, ncomp)
+    single_level(OP, mf, ng, time, fine, Comps::new(scomp, dcomp, ncomp))
 }
 
 /// Fills components `dcomp .. dcomp + ncomp` of a new fine level `mf` over its valid
@@ -197,32 +204,36 @@ where
 ///
 /// # Errors
 /// As [`fill_patch_two_levels`].
-#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
-pub fn interp_from_coarse_level<FC, FF, I>(
+pub fn interp_from_coarse_level<'b, FC, FF, I>(
     mf: &mut MultiFab,
     nghost: impl Into<IntVect>,
     time: f64,
     crse: &Source<'_, FC>,
-    fine_bc: &crate::boundary::PhysBcFunct<FF>,
-    fine_bc_comp: usize,
-    scomp: usize,
-    dcomp: usize,
-    ncomp: usize,
-    ratio: IntVect,
+    fine_bc: impl Into<BcRecords<'b, FF>>,
+    comps: impl Into<Comps>,
     mapper: &I,
 ) -> Result<(), AmrError>
 where
     FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
     FF: Fn([f64; SPACEDIM], f64, usize) -> f64,
+    FF: 'b,
     I: Interpolater + ?Sized,
 {
+    let Comps {
+        src: scomp,
+        dst: dcomp,
+        count: ncomp,
+    } = comps.into();
     const OP: &str = "interp_from_coarse_level";
     let ng = nghost.into();
+    let BcRecords {
+        bc: fine_bc,
+        first: fine_bc_comp,
+    } = fine_bc.into();
     crse.hashed(dest_agreement(OP, mf, ng, time, [scomp, dcomp, ncomp]))
         .geom(fine_bc.geometry())
         .bcrecs(fine_bc.bcrecs())
         .words(&[fine_bc_comp])
-        .iv(ratio)
         .name(mapper.name())
         .check(mf.communicator())?;
     check_dest(OP, mf, ng, time, dcomp, ncomp)?;
@@ -230,7 +241,7 @@ where
     crse.check(OP, Operand::Crse, ix, scomp, ncomp)?;
     check::bc_records(OP, fine_bc.bcrecs().len(), fine_bc_comp, ncomp)?;
     let fgeom = *fine_bc.geometry();
-    check_levels(OP, mf, crse.geometry(), &fgeom, ratio, mapper)?;
+    let ratio = check_levels(OP, mf, crse.geometry(), &fgeom, mapper)?;
     let fdom = fine_bc.geometry().grow_periodic_domain(ng).convert(ix);
     let ba = mf.box_array().clone();
     let pieces: Vec<(IndexBox, usize)> = (0..ba.len())
@@ -284,41 +295,42 @@ fn check_dest(
     check::finite(op, "time", time)
 }
 
-/// Checks what a two-level fill adds: the ratio, the geometries, the interpolater's
-/// index types, the destination's boxes inside the fine domain, and the boundary
-/// fills' index types.
+/// Checks what a two-level fill adds: the geometries (the fine one the coarse one
+/// refined), the interpolater's index types, the destination's boxes inside the fine
+/// domain, and the boundary fills' index types. Returns the ratio.
 fn check_levels<I: Interpolater + ?Sized>(
     op: &'static str,
     mf: &MultiFab,
     cgeom: &Geometry,
     fgeom: &Geometry,
-    ratio: IntVect,
     mapper: &I,
-) -> Result<(), AmrError> {
-    check::ratio(op, ratio)?;
-    check::geometries(op, fgeom, cgeom, ratio)?;
+) -> Result<IntVect, AmrError> {
+    let ratio = check::ratio_of(op, fgeom, cgeom)?;
     let ix = mf.box_array().ix_type();
     check::centring(op, Operand::Dest, ix, mapper.centring())?;
     check::boundary_type(op, ix, fgeom)?;
     check::boundary_type(op, ix, cgeom)?;
-    check::boxes_in_domain(op, mf.box_array(), fgeom)
+    check::boxes_in_domain(op, mf.box_array(), fgeom)?;
+    Ok(ratio)
 }
 
 /// The single-level fill, arguments checked.
-#[expect(clippy::too_many_arguments, reason = "AMReX's argument list")]
 fn single_level<F>(
     op: &'static str,
     mf: &mut MultiFab,
     ng: IntVect,
     time: f64,
     src: &Source<'_, F>,
-    scomp: usize,
-    dcomp: usize,
-    ncomp: usize,
+    comps: impl Into<Comps>,
 ) -> Result<(), AmrError>
 where
     F: Fn([f64; SPACEDIM], f64, usize) -> f64,
 {
+    let Comps {
+        src: scomp,
+        dst: dcomp,
+        count: ncomp,
+    } = comps.into();
     if ncomp == 0 {
         return Ok(());
     }
@@ -437,9 +449,7 @@ where
         IntVect::ZERO,
         time,
         crse,
-        scomp,
-        0,
-        ncomp,
+        Comps::new(scomp, 0, ncomp),
     )?;
     // Per box of `mf`: its local pieces, each with its coarse patch's local index.
     let mut by_box: Vec<Vec<(IndexBox, usize)>> = Vec::new();

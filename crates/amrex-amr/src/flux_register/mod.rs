@@ -49,9 +49,9 @@
 //! `AmrCoreAdv` tutorial), one coarse step is
 //!
 //! ```text
-//! fr.crse_init(&crse_flux[d], d, 0, 0, n, -1.0, CopyOp::Copy)   // every direction d
-//! fr.fine_add(&fine_flux[d], d, 0, 0, n, 1.0)                   // every fine substep, every d
-//! fr.reflux(&mut crse_state, 1.0, 0, 0, n, &crse_geom)
+//! fr.crse_init(&crse_flux[d], d, Comps::first(n), -1.0, CopyOp::Copy)   // every direction d
+//! fr.fine_add(&fine_flux[d], d, Comps::first(n), 1.0)                   // every fine substep, every d
+//! fr.reflux(&mut crse_state, 1.0, Comps::first(n), &crse_geom)
 //! ```
 //!
 //! and [`reflux`](FluxRegister::reflux) adds `-scale * r / V` to the coarse cell below
@@ -79,6 +79,7 @@
 
 mod kernels;
 
+use crate::comps::Comps;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -120,7 +121,7 @@ impl Side {
 /// convention and the differences from AMReX.
 ///
 /// ```
-/// use amrex_amr::FluxRegister;
+/// use amrex_amr::{Comps, FluxRegister};
 /// use amrex_amr::flux_register::Side;
 /// use amrex_geometry::Geometry;
 /// use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab};
@@ -140,8 +141,8 @@ impl Side {
 /// cflux.set_val(1.0, .., 0)?;
 /// let mut fflux = MultiFab::new(&fba.convert(xfaces), &fdm, 1, IntVect::ZERO);
 /// fflux.set_val(0.3, .., 0)?;
-/// fr.crse_init(&cflux, 0, 0, 0, 1, -1.0, CopyOp::Copy)?;
-/// fr.fine_add(&fflux, 0, 0, 0, 1, 1.0)?;
+/// fr.crse_init(&cflux, 0, Comps::first(1), -1.0, CopyOp::Copy)?;
+/// fr.fine_add(&fflux, 0, Comps::first(1), 1.0)?;
 ///
 /// // Each coarse face of the interface covers 4 fine faces: -1 + 4 * 0.3.
 /// let r = fr.register(0, Side::Lo).value_at(IntVect::new(2, 3, 3), 0).unwrap();
@@ -149,7 +150,7 @@ impl Side {
 ///
 /// // Refluxing moves that into the coarse cell just below (cell volume 1/512).
 /// let mut state = MultiFab::new(&cba, &cdm, 1, IntVect::ZERO);
-/// fr.reflux(&mut state, 1.0, 0, 0, 1, &cgeom)?;
+/// fr.reflux(&mut state, 1.0, Comps::first(1), &cgeom)?;
 /// let s = state.value_at(IntVect::new(1, 3, 3), 0).unwrap();
 /// assert!((s + 0.2 * 512.0).abs() < 1e-10);
 /// # Ok::<(), Box<dyn core::error::Error>>(())
@@ -446,20 +447,14 @@ impl FluxRegister {
     /// `crse_init`, `crse_add` and their area forms: the checks, `mult * flux` (times
     /// the areas) on the flux's layout, then copied or added (`how`) into the registers
     /// through `ParallelCopy` with periodicity `period`.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the operation, then AMReX's flux, area, direction, components and factor, \
-                  then how to land the values"
-    )]
     fn crse_impl(
         &mut self,
-        op: &'static str,
+        (op, how, period): (&'static str, CopyOp, Periodicity),
         flux: &MultiFab,
         area: Option<&MultiFab>,
         dir: usize,
         (srccomp, destcomp, numcomp): (usize, usize, usize),
         mult: f64,
-        (how, period): (CopyOp, Periodicity),
     ) -> Result<(), AmrError> {
         let mut ag = self.agreement(op).mf(flux);
         if let Some(a) = area {
@@ -517,28 +512,26 @@ impl FluxRegister {
     /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the flux or the
     /// register, [`MultiFab`](AmrErrorKind::MultiFab) if the `ParallelCopy` is
     /// refused.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: flux, direction, components, factor, op"
-    )]
     pub fn crse_init(
         &mut self,
         flux: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
         op: CopyOp,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.crse_impl(
-            "FluxRegister::crse_init",
+            ("FluxRegister::crse_init", op, Periodicity::non_periodic()),
             flux,
             None,
             dir,
             (srccomp, destcomp, numcomp),
             mult,
-            (op, Periodicity::non_periodic()),
         )
     }
 
@@ -550,29 +543,31 @@ impl FluxRegister {
     /// As [`crse_init`](Self::crse_init);
     /// [`LayoutMismatch`](AmrErrorKind::LayoutMismatch) or
     /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the area.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: flux, area, direction, components, factor, op"
-    )]
     pub fn crse_init_area(
         &mut self,
         flux: &MultiFab,
         area: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
         op: CopyOp,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.crse_impl(
-            "FluxRegister::crse_init_area",
+            (
+                "FluxRegister::crse_init_area",
+                op,
+                Periodicity::non_periodic(),
+            ),
             flux,
             Some(area),
             dir,
             (srccomp, destcomp, numcomp),
             mult,
-            (op, Periodicity::non_periodic()),
         )
     }
 
@@ -584,28 +579,30 @@ impl FluxRegister {
     ///
     /// # Errors
     /// As [`crse_init`](Self::crse_init).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: flux, direction, components, factor, geometry"
-    )]
     pub fn crse_add(
         &mut self,
         flux: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.crse_impl(
-            "FluxRegister::crse_add",
+            (
+                "FluxRegister::crse_add",
+                CopyOp::Add,
+                crse_geom.periodicity(),
+            ),
             flux,
             None,
             dir,
             (srccomp, destcomp, numcomp),
             mult,
-            (CopyOp::Add, crse_geom.periodicity()),
         )
     }
 
@@ -614,29 +611,31 @@ impl FluxRegister {
     ///
     /// # Errors
     /// As [`crse_init_area`](Self::crse_init_area).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: flux, area, direction, components, factor, geometry"
-    )]
     pub fn crse_add_area(
         &mut self,
         flux: &MultiFab,
         area: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.crse_impl(
-            "FluxRegister::crse_add_area",
+            (
+                "FluxRegister::crse_add_area",
+                CopyOp::Add,
+                crse_geom.periodicity(),
+            ),
             flux,
             Some(area),
             dir,
             (srccomp, destcomp, numcomp),
             mult,
-            (CopyOp::Add, crse_geom.periodicity()),
         )
     }
 
@@ -655,11 +654,14 @@ impl FluxRegister {
         &mut self,
         flux: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.fine_add_impl(
             "FluxRegister::fine_add",
             flux,
@@ -677,20 +679,19 @@ impl FluxRegister {
     ///
     /// # Errors
     /// As [`crse_init_area`](Self::crse_init_area).
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: flux, area, direction, components, factor"
-    )]
     pub fn fine_add_area(
         &mut self,
         flux: &MultiFab,
         area: &MultiFab,
         dir: usize,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         mult: f64,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         self.fine_add_impl(
             "FluxRegister::fine_add_area",
             flux,
@@ -817,11 +818,14 @@ impl FluxRegister {
         &self,
         state: &mut MultiFab,
         scale: f64,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         const OP: &str = "FluxRegister::reflux";
         let comps = (srccomp, destcomp, numcomp);
         self.agreement(OP)
@@ -849,20 +853,19 @@ impl FluxRegister {
     /// As [`reflux`](Self::reflux);
     /// [`LayoutMismatch`](AmrErrorKind::LayoutMismatch) or
     /// [`ComponentsOutside`](AmrErrorKind::ComponentsOutside) for the volume.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "AMReX's argument list: state, volume, scale, components, geometry"
-    )]
     pub fn reflux_volume(
         &self,
         state: &mut MultiFab,
         volume: &MultiFab,
         scale: f64,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         const OP: &str = "FluxRegister::reflux_volume";
         let comps = (srccomp, destcomp, numcomp);
         self.agreement(OP)
@@ -984,8 +987,8 @@ impl FluxRegister {
                 (hi, &balo, domain.hi()[dir] + 1, period.map(|p| -p)),
             ];
             for (reg, other, edge, shift) in sides {
-                for l in 0..reg.local_size() {
-                    let bx = reg.box_of(reg.global_index(l));
+                reg.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+                    let bx = t.region();
                     let mut zero = Vec::new();
                     zero.extend(other.intersections(&bx).into_iter().map(|(_, b)| b));
                     if let Some(s) = shift
@@ -994,11 +997,11 @@ impl FluxRegister {
                         let images = other.intersections(&bx.shift(dir, s));
                         zero.extend(images.into_iter().map(|(_, b)| b.shift(dir, -s)));
                     }
-                    let mut a = reg.array_mut_at(l);
+                    let mut a = t.array_mut();
                     for b in zero {
                         a.fill(b, 0.0);
                     }
-                }
+                });
             }
         }
     }
@@ -1023,11 +1026,14 @@ impl FluxRegister {
         &self,
         crse_fluxes: [&mut MultiFab; 3],
         scale: f64,
-        srccomp: usize,
-        destcomp: usize,
-        numcomp: usize,
+        comps: impl Into<Comps>,
         crse_geom: &Geometry,
     ) -> Result<(), AmrError> {
+        let Comps {
+            src: srccomp,
+            dst: destcomp,
+            count: numcomp,
+        } = comps.into();
         const OP: &str = "FluxRegister::overwrite_flux";
         let mut ag = self.agreement(OP);
         for f in &crse_fluxes {
@@ -1321,12 +1327,12 @@ mod tests {
 
     /// Fills every valid cell of `mf` with `noise` of `seed`, the cell and the component.
     fn fill_noise(mf: &mut MultiFab, seed: i64) {
-        for l in 0..mf.local_size() {
-            let bx = mf.box_of(mf.global_index(l));
-            mf.array_mut_at(l).for_each_mut(bx, |i, j, k, n, v| {
+        mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+            let bx = t.region();
+            t.array_mut().for_each_mut(bx, |i, j, k, n, v| {
                 *v = noise([seed, i.into(), j.into(), k.into(), n as i64]);
             });
-        }
+        });
     }
 
     /// `reflux` as it was first written, over the whole state: for each orientation, a
@@ -1366,11 +1372,11 @@ mod tests {
                 );
                 corr.parallel_copy_with(&shadow, 0, 0, geom.periodicity(), CopyOp::Copy, .., 0)
                     .unwrap();
-                for l in 0..state.local_size() {
-                    let bx = state.box_of(state.global_index(l));
-                    let c = corr.array_at(l);
-                    let vol = volume.map(|v| v.array_at(l));
-                    state.array_mut_at(l).for_each_mut(bx, |i, j, k, n, s| {
+                state.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+                    let bx = t.region();
+                    let c = corr.array(t.mfi());
+                    let vol = volume.map(|v| v.array(t.mfi()));
+                    t.array_mut().for_each_mut(bx, |i, j, k, n, s| {
                         if n < destcomp || n >= destcomp + numcomp {
                             return;
                         }
@@ -1380,7 +1386,7 @@ mod tests {
                         };
                         *s += coef * c[(i, j, k, n - destcomp)] / v;
                     });
-                }
+                });
             }
         }
     }
@@ -1388,9 +1394,9 @@ mod tests {
     /// The bits of every valid value of `mf`, box by box.
     fn bits(mf: &MultiFab) -> Vec<u64> {
         let mut out = Vec::new();
-        for l in 0..mf.local_size() {
-            let bx = mf.box_of(mf.global_index(l));
-            let a = mf.array_at(l);
+        for mfi in mf.mfiter(Tiling::None) {
+            let bx = mfi.validbox();
+            let a = mf.array(&mfi);
             for n in 0..mf.ncomp() {
                 for p in bx.iter() {
                     out.push(a[(p[0], p[1], p[2], n)].to_bits());
@@ -1445,8 +1451,8 @@ mod tests {
             reflux_whole_state(&fr, &mut want, vol, 0.7, comps, &geom);
             let before = bits(&state);
             match vol {
-                Some(v) => fr.reflux_volume(&mut state, v, 0.7, 1, 2, 2, &geom),
-                None => fr.reflux(&mut state, 0.7, 1, 2, 2, &geom),
+                Some(v) => fr.reflux_volume(&mut state, v, 0.7, Comps::new(1, 2, 2), &geom),
+                None => fr.reflux(&mut state, 0.7, Comps::new(1, 2, 2), &geom),
             }
             .unwrap();
             let got = bits(&state);

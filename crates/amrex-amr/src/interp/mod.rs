@@ -7,6 +7,7 @@
 //! fine fab (an [`Array4Mut`]). Gathering the coarse data from a coarse MultiFab
 //! (AMReX's `FillPatch`) is not built yet.
 
+use crate::comps::Comps;
 use alloc::vec::Vec;
 
 use amrex_array4::{Array4, Array4Mut};
@@ -29,33 +30,6 @@ pub use cell_cons::CellConsLinear;
 pub use face_linear::FaceLinear;
 pub use node_bilinear::NodeBilinear;
 pub use pc::PcInterp;
-
-/// Which components an interpolation reads and writes: `count` components from
-/// `crse` in the coarse data go to `count` components from `fine` in the fine data
-/// (AMReX's `crse_comp`, `fine_comp`, `ncomp`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Comps {
-    /// The first coarse component.
-    pub crse: usize,
-    /// The first fine component.
-    pub fine: usize,
-    /// How many components.
-    pub count: usize,
-}
-
-impl Comps {
-    /// `count` components from `crse` to `count` components from `fine`.
-    #[must_use]
-    pub const fn new(crse: usize, fine: usize, count: usize) -> Self {
-        Self { crse, fine, count }
-    }
-
-    /// The first `count` components of both.
-    #[must_use]
-    pub const fn first(count: usize) -> Self {
-        Self::new(0, 0, count)
-    }
-}
 
 /// The index types an [`Interpolater`] takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -171,8 +145,8 @@ pub trait Interpolater: Sync {
         fine_geom: Option<&Geometry>,
     );
 
-    /// Fills `fine_region` of `fine` (components `comps.fine..`) from `crse` (components
-    /// `comps.crse..`), AMReX's `interp(crse, crse_comp, fine, fine_comp, ncomp,
+    /// Fills `fine_region` of `fine` (components `comps.dst..`) from `crse` (components
+    /// `comps.src..`), AMReX's `interp(crse, crse_comp, fine, fine_comp, ncomp,
     /// fine_region, ratio, crse_geom, fine_geom, ...)`. `fine_geom` is the fine level's
     /// geometry (only [`CellConsLinear`] reads it, for RZ coordinates); `None` stands
     /// for Cartesian. An empty `fine_region` does nothing.
@@ -198,8 +172,8 @@ pub trait Interpolater: Sync {
         let op = self.name();
         check::ratio(op, ratio)?;
         check::centring(op, Operand::Fine, fine_region.ix_type(), self.centring())?;
-        check::comps(op, Operand::Crse, comps.crse, comps.count, crse.ncomp())?;
-        check::comps(op, Operand::Fine, comps.fine, comps.count, fine.ncomp())?;
+        check::comps(op, Operand::Crse, comps.src, comps.count, crse.ncomp())?;
+        check::comps(op, Operand::Fine, comps.dst, comps.count, fine.ncomp())?;
         if fine_region.is_empty() || comps.count == 0 {
             return Ok(());
         }
@@ -207,8 +181,8 @@ pub trait Interpolater: Sync {
         let needed = self.coarse_box(fine_region, ratio);
         check::inside(op, Operand::Crse, &needed, crse.index_box())?;
         self.fill(
-            crse.components(comps.crse, comps.count),
-            fine.into_components(comps.fine, comps.count),
+            crse.components(comps.src, comps.count),
+            fine.into_components(comps.dst, comps.count),
             fine_region,
             ratio,
             fine_geom,

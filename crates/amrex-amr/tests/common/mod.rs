@@ -9,7 +9,7 @@
 
 use amrex_amr::{Comps, Interpolater};
 use amrex_geometry::{Geometry, Periodicity};
-use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, IndexBox, IntVect, MultiFab};
+use amrex_multifab::{BoxArray, CopyOp, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 
 /// A MultiFab on `ba` (one process) with `ncomp` components and ghost width `ng`.
 pub(crate) fn mf(ba: &BoxArray, ncomp: usize, ng: impl Into<IntVect>) -> MultiFab {
@@ -43,9 +43,9 @@ pub(crate) fn noise(p: IntVect, n: usize) -> f64 {
 /// by boxes appear once per box).
 pub(crate) fn points(m: &MultiFab, n: usize) -> Vec<(IntVect, f64)> {
     let mut out = Vec::new();
-    for l in 0..m.local_size() {
-        let bx = m.box_of(m.global_index(l));
-        let a = m.array_at(l);
+    for mfi in m.mfiter(Tiling::None) {
+        let bx = mfi.validbox();
+        let a = m.array(&mfi);
         for p in bx {
             out.push((p, a[(p, n)]));
         }
@@ -125,17 +125,17 @@ pub(crate) fn interp_level(
         0,
     )
     .expect("gather the coarse data");
-    for l in 0..fine.local_size() {
-        let fbx = fine.box_of(fine.global_index(l));
+    fine.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+        let fbx = t.region();
         interp
             .interp(
-                tmp.array_at(l),
-                fine.array_mut_at(l),
+                tmp.array(t.mfi()),
+                t.array_mut(),
                 &fbx,
                 Comps::first(ncomp),
                 ratio,
                 fine_geom,
             )
             .expect("interpolate");
-    }
+    });
 }

@@ -509,6 +509,8 @@ fn level_args<'py>(
 }
 
 impl<'py> AmrCore for Adapter<'py> {
+    type Error = AmrError;
+
     fn mesh(&self) -> &AmrMesh {
         &self.mesh
     }

@@ -35,7 +35,13 @@ fn average_down_py(
     match args.len() {
         3 => {
             let (scomp, ncomp, ratio): (usize, usize, Bound<'_, PyAny>) = args.extract()?;
-            average_down(fine, crse, scomp, ncomp, int_vect_of(&ratio)?).map_err(py_err)
+            average_down(
+                fine,
+                crse,
+                scomp..scomp.saturating_add(ncomp),
+                int_vect_of(&ratio)?,
+            )
+            .map_err(py_err)
         }
         5 => {
             let (fgeom, cgeom, scomp, ncomp, ratio): (
@@ -46,7 +52,15 @@ fn average_down_py(
                 Bound<'_, PyAny>,
             ) = args.extract()?;
             let ratio = int_vect_of(&ratio)?;
-            average_down_geom(fine, crse, &fgeom.0, &cgeom.0, scomp, ncomp, ratio).map_err(py_err)
+            average_down_geom(
+                fine,
+                crse,
+                &fgeom.0,
+                &cgeom.0,
+                scomp..scomp.saturating_add(ncomp),
+                ratio,
+            )
+            .map_err(py_err)
         }
         n => Err(PyTypeError::new_err(format!(
             "average_down takes (S_fine, S_crse, scomp, ncomp, ratio) or (S_fine, S_crse, \
@@ -89,8 +103,7 @@ fn sum_fine_to_coarse_py(
     sum_fine_to_coarse(
         fine.host()?,
         crse.host_mut()?,
-        scomp,
-        ncomp,
+        scomp..scomp.saturating_add(ncomp),
         ratio,
         &cgeom.0,
     )

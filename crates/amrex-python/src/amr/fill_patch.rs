@@ -9,10 +9,10 @@ use crate::amr::interp::PyInterpolater;
 use crate::error::py_err;
 use crate::geometry::int_vect_of;
 use crate::multifab::PyMultiFab;
-use amrex_amr::IntVect;
 use amrex_amr::fill_patch::{
     Source, fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level,
 };
+use amrex_amr::{Comps, IntVect};
 use amrex_multifab::MultiFab;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -118,8 +118,14 @@ fn fill_patch_single_level_py(
     let ng = nghost_of(nghost, dst)?;
     physbcf.0.with(py, |bc| {
         let s = Source::from_slices(&src, &stime, bc).map_err(py_err)?;
-        fill_patch_single_level(dst, ng, time, &s.with_bc_comp(bcfcomp), scomp, dcomp, ncomp)
-            .map_err(py_err)
+        fill_patch_single_level(
+            dst,
+            ng,
+            time,
+            &s.with_bc_comp(bcfcomp),
+            Comps::new(scomp, dcomp, ncomp),
+        )
+        .map_err(py_err)
     })
 }
 
@@ -174,7 +180,7 @@ fn fill_patch_two_levels_py(
     check_bcs(OP, bcs, bcscomp, ncomp)?;
     same_geometry(OP, "cgeom", cgeom, &cbc.0)?;
     same_geometry(OP, "fgeom", fgeom, &fbc.0)?;
-    let ratio = int_vect_of(ratio)?;
+    check_ratio(OP, int_vect_of(ratio)?, cgeom, fgeom)?;
     let (c_held, f_held) = (states(OP, mf, &cmf)?, states(OP, mf, &fmf)?);
     let (csrc, fsrc) = (hosts(&c_held)?, hosts(&f_held)?);
     let mut dst = mf.try_borrow_mut()?;
@@ -191,10 +197,7 @@ fn fill_patch_two_levels_py(
                 time,
                 &cs,
                 &fs,
-                scomp,
-                dcomp,
-                ncomp,
-                ratio,
+                Comps::new(scomp, dcomp, ncomp),
                 mapper.get(),
             )
             .map_err(py_err)
@@ -241,7 +244,7 @@ fn interp_from_coarse_level_py(
     check_bcs(OP, bcs, bcscomp, ncomp)?;
     same_geometry(OP, "cgeom", cgeom, &cbc.0)?;
     same_geometry(OP, "fgeom", fgeom, &fbc.0)?;
-    let ratio = int_vect_of(ratio)?;
+    check_ratio(OP, int_vect_of(ratio)?, cgeom, fgeom)?;
     let held = states(OP, mf, core::slice::from_ref(&cmf))?;
     let csrc = hosts(&held)?;
     let mut dst = mf.try_borrow_mut()?;
@@ -255,12 +258,8 @@ fn interp_from_coarse_level_py(
                 ng,
                 time,
                 &cs,
-                f,
-                fbccomp,
-                scomp,
-                dcomp,
-                ncomp,
-                ratio,
+                f.from_record(fbccomp),
+                Comps::new(scomp, dcomp, ncomp),
                 mapper.get(),
             )
             .map_err(py_err)
@@ -272,4 +271,17 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fill_patch_single_level_py, m)?)?;
     m.add_function(wrap_pyfunction!(fill_patch_two_levels_py, m)?)?;
     m.add_function(wrap_pyfunction!(interp_from_coarse_level_py, m)?)
+}
+
+/// AMReX takes the refinement ratio next to the two geometries; the Rust functions read
+/// it off them, so a `ratio` that disagrees with them is refused here, naming both.
+fn check_ratio(op: &str, ratio: IntVect, cgeom: &PyGeometry, fgeom: &PyGeometry) -> PyResult<()> {
+    let (c, f) = (cgeom.0.domain(), fgeom.0.domain());
+    if c.refine_iv(ratio) == f {
+        Ok(())
+    } else {
+        Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{op}: ratio {ratio} does not refine the coarse domain {c} into the fine domain {f}"
+        )))
+    }
 }

@@ -13,7 +13,7 @@ use crate::distribution::PyDistributionMapping;
 use crate::error::py_err;
 use crate::geometry::{PyIntVect, int_vect_of};
 use crate::multifab::PyMultiFab;
-use amrex_amr::FluxRegister;
+use amrex_amr::{Comps, FluxRegister};
 use amrex_multifab::CopyOp;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -145,11 +145,17 @@ impl PyFluxRegister {
         match area {
             None => self
                 .0
-                .crse_init(flux, dir, srccomp, destcomp, numcomp, mult, op),
+                .crse_init(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult, op),
             Some(a) => {
                 let area = a.host()?;
-                self.0
-                    .crse_init_area(flux, area, dir, srccomp, destcomp, numcomp, mult, op)
+                self.0.crse_init_area(
+                    flux,
+                    area,
+                    dir,
+                    Comps::new(srccomp, destcomp, numcomp),
+                    mult,
+                    op,
+                )
             }
         }
         .map_err(py_err)
@@ -178,11 +184,17 @@ impl PyFluxRegister {
         match area {
             None => self
                 .0
-                .crse_add(flux, dir, srccomp, destcomp, numcomp, mult, g),
+                .crse_add(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult, g),
             Some(a) => {
                 let area = a.host()?;
-                self.0
-                    .crse_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult, g)
+                self.0.crse_add_area(
+                    flux,
+                    area,
+                    dir,
+                    Comps::new(srccomp, destcomp, numcomp),
+                    mult,
+                    g,
+                )
             }
         }
         .map_err(py_err)
@@ -209,11 +221,18 @@ impl PyFluxRegister {
     ) -> PyResult<()> {
         let flux = mflx.host()?;
         match area {
-            None => self.0.fine_add(flux, dir, srccomp, destcomp, numcomp, mult),
+            None => self
+                .0
+                .fine_add(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult),
             Some(a) => {
                 let area = a.host()?;
-                self.0
-                    .fine_add_area(flux, area, dir, srccomp, destcomp, numcomp, mult)
+                self.0.fine_add_area(
+                    flux,
+                    area,
+                    dir,
+                    Comps::new(srccomp, destcomp, numcomp),
+                    mult,
+                )
             }
         }
         .map_err(py_err)
@@ -243,12 +262,18 @@ impl PyFluxRegister {
         match volume {
             None => {
                 let mut state = mf.try_borrow_mut()?;
-                self.0.reflux(state.host_mut()?, scale, scomp, dcomp, nc, g)
+                self.0
+                    .reflux(state.host_mut()?, scale, Comps::new(scomp, dcomp, nc), g)
             }
             Some(v) => {
                 let (v, mut state) = crate::amr::read_write("FluxRegister.reflux", v, mf)?;
-                self.0
-                    .reflux_volume(state.host_mut()?, v.host()?, scale, scomp, dcomp, nc, g)
+                self.0.reflux_volume(
+                    state.host_mut()?,
+                    v.host()?,
+                    scale,
+                    Comps::new(scomp, dcomp, nc),
+                    g,
+                )
             }
         }
         .map_err(py_err)
@@ -289,7 +314,12 @@ impl PyFluxRegister {
         );
         let fluxes = [bx.host_mut()?, by.host_mut()?, bz.host_mut()?];
         self.0
-            .overwrite_flux(fluxes, scale, srccomp, destcomp, numcomp, &crse_geom.0)
+            .overwrite_flux(
+                fluxes,
+                scale,
+                Comps::new(srccomp, destcomp, numcomp),
+                &crse_geom.0,
+            )
             .map_err(py_err)
     }
 
