@@ -15,10 +15,11 @@
 
 use crate::error::FabArrayError;
 use alloc::vec::Vec;
-use core::ops::{Range, RangeBounds};
+use core::convert::Infallible;
+use core::ops::{Bound, Range, RangeBounds};
 
 use crate::error::component_range;
-use amrex_arena::kernels::{Binary, Kernels, Reduce, Unary};
+use amrex_arena::kernels::{Binary, Kernels, MemorySpace, Reduce, Unary};
 use amrex_box::{IndexBox, IntVect};
 
 use crate::element::Element;
@@ -242,7 +243,8 @@ pub(crate) fn sqrt(x: f64) -> f64 {
     }
 }
 
-/// Which reduction: part of what the ranks check they agree on.
+/// Which reduction: part of what the ranks check they agree on, and the description of
+/// each reduction's kernel.
 #[derive(Clone, Copy)]
 enum Kind {
     Min,
@@ -252,6 +254,181 @@ enum Kind {
     Norm1,
     Norm2,
     Dot,
+}
+
+impl Kind {
+    /// The operation's name, in errors.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Min => "min",
+            Self::Max => "max",
+            Self::Sum => "sum",
+            Self::Norm0 => "norm0",
+            Self::Norm1 => "norm1",
+            Self::Norm2 => "norm2",
+            Self::Dot => "dot",
+        }
+    }
+
+    /// The arena's reduction for it and the `f64` it folds from; `None` for
+    /// [`Kind::Dot`], whose kernel is [`Kernels::dot`] (see [`FabArray::dot`]).
+    fn kernel<T: Element>(self) -> Option<(Reduce, f64)> {
+        Some(match self {
+            Self::Min => (Reduce::Min, T::acc_to_f64(T::HIGHEST.to_acc())),
+            Self::Max => (Reduce::Max, T::acc_to_f64(T::LOWEST.to_acc())),
+            Self::Sum => (Reduce::Sum, 0.0),
+            Self::Norm0 => (Reduce::MaxAbs, 0.0),
+            Self::Norm1 => (Reduce::SumAbs, 0.0),
+            Self::Norm2 => (Reduce::SumSquares, 0.0),
+            Self::Dot => return None,
+        })
+    }
+}
+
+/// An element-wise operation on one FabArray, `x = op(x)`, described once: its name (in
+/// errors), its arena kernel ([`Op1::kernel`]) and its host loop ([`FabArray::run1`]).
+#[derive(Clone, Copy)]
+enum Op1<T> {
+    /// `x = v` (`set_val`).
+    Set(T),
+    /// `x += v` (`plus`).
+    Plus(T),
+    /// `x *= v` (`mult`).
+    Mult(T),
+    /// `x = numerator / x` (`invert`).
+    Invert(T),
+    /// `x = -x` (`negate`).
+    Negate,
+    /// `x = |x|` (`abs`).
+    Abs,
+}
+
+impl<T: Copy> Op1<T> {
+    /// Its name, in errors.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Set(_) => "set_val",
+            Self::Plus(_) => "plus",
+            Self::Mult(_) => "mult",
+            Self::Invert(_) => "invert",
+            Self::Negate => "negate",
+            Self::Abs => "abs",
+        }
+    }
+
+    /// The arena's kernel for it, `None` where the arenas have none.
+    fn kernel(self) -> Option<Unary<T>> {
+        match self {
+            Self::Set(v) => Some(Unary::Set(v)),
+            Self::Plus(v) => Some(Unary::Add(v)),
+            Self::Mult(v) => Some(Unary::Scale(v)),
+            Self::Invert(_) | Self::Negate | Self::Abs => None,
+        }
+    }
+}
+
+/// An element-wise operation of a FabArray with another, `dst = op(dst, src)`,
+/// described once: its name, its arena kernel ([`Op2::kernel`]) and its host loop
+/// ([`FabArray::run2`]).
+#[derive(Clone, Copy)]
+enum Op2<T> {
+    /// `dst += src` (`add`).
+    Add,
+    /// `dst -= src` (`subtract`).
+    Subtract,
+    /// `dst *= src` (`multiply`).
+    Multiply,
+    /// `dst /= src` (`divide`).
+    Divide,
+    /// `dst = src` (`copy_from`).
+    Copy,
+    /// `dst += a * src` (`saxpy`).
+    Saxpy(T),
+    /// `dst = src + a * dst` (`xpay`).
+    Xpay(T),
+}
+
+impl<T: Copy> Op2<T> {
+    /// Its name, in errors.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Subtract => "subtract",
+            Self::Multiply => "multiply",
+            Self::Divide => "divide",
+            Self::Copy => "copy_from",
+            Self::Saxpy(_) => "saxpy",
+            Self::Xpay(_) => "xpay",
+        }
+    }
+
+    /// The arena's kernel for it, `None` where the arenas have none.
+    fn kernel(self) -> Option<Binary<T>> {
+        match self {
+            Self::Add => Some(Binary::Add),
+            Self::Copy => Some(Binary::Copy),
+            Self::Saxpy(a) => Some(Binary::Axpy(a)),
+            Self::Xpay(a) => Some(Binary::Xpay(a)),
+            Self::Subtract | Self::Multiply | Self::Divide => None,
+        }
+    }
+}
+
+/// An element-wise operation of a FabArray with two others, `dst = op(dst, x, y)`,
+/// described once: its name and its host loop ([`FabArray::run3`]). The arenas have no
+/// kernels of three operands.
+#[derive(Clone, Copy)]
+enum Op3<T> {
+    /// `dst = a * x + b * y` (`lin_comb`).
+    LinComb(T, T),
+    /// `dst += x * y` (`add_product`).
+    AddProduct,
+}
+
+impl<T: Copy> Op3<T> {
+    /// Its name, in errors.
+    fn name(self) -> &'static str {
+        match self {
+            Self::LinComb(..) => "lin_comb",
+            Self::AddProduct => "add_product",
+        }
+    }
+}
+
+/// Where [`FabArray::route`] sends an operation.
+enum Path<K> {
+    /// The tiled, threaded host loops of this file.
+    Host,
+    /// The arena's kernel `K` ([`crate::device`]).
+    Kernel(K),
+}
+
+/// An operand besides `self`, as [`FabArray::route`] sees it (in any arena).
+trait Operand {
+    /// Whether the host loops do the work on its memory ([`Kernels::host_loops`]).
+    fn host_loops(&self) -> bool;
+    /// Its memory space (asked only to word a refusal).
+    fn memory_space(&self) -> MemorySpace;
+}
+
+impl<T: Element, B: Kernels> Operand for FabArray<T, B> {
+    fn host_loops(&self) -> bool {
+        self.arena.host_loops()
+    }
+
+    fn memory_space(&self) -> MemorySpace {
+        self.arena.memory_space()
+    }
+}
+
+/// A component range as the operations pass it on: any [`RangeBounds`] as one type, so
+/// that each operation's host loop is compiled once, not once per range type of the
+/// callers.
+type Comps = (Bound<usize>, Bound<usize>);
+
+/// `r` as [`Comps`] (the same bounds, so the same components and the same refusals).
+fn bounds(r: impl RangeBounds<usize>) -> Comps {
+    (r.start_bound().cloned(), r.end_bound().cloned())
 }
 
 /// The reduction, its components (as resolved, or as asked for when refused), the other
@@ -604,6 +781,141 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         self.reduction
     }
 
+    // ----- the kernel dispatch --------------------------------------------------------
+
+    /// The one kernel dispatch of the operations of this file: [`Path::Host`] where this
+    /// FabArray's arena and every one of `others` run host loops
+    /// ([`Kernels::host_loops`]), else `op`'s arena `kernel`. Where `op` has none, it is
+    /// refused before any argument is checked: [`FabArrayError::DifferentMemory`] where
+    /// an operand's memory is not this arena's (a kernel would not help then), else
+    /// [`FabArrayError::NoKernel`].
+    fn route<K>(
+        &self,
+        op: &'static str,
+        kernel: Option<K>,
+        others: &[&dyn Operand],
+    ) -> Result<Path<K>, FabArrayError> {
+        if self.arena.host_loops() && others.iter().all(|o| o.host_loops()) {
+            return Ok(Path::Host);
+        }
+        kernel.map(Path::Kernel).ok_or_else(|| {
+            let spaces: Vec<MemorySpace> = others.iter().map(|o| o.memory_space()).collect();
+            self.no_kernel_with(op, &spaces)
+        })
+    }
+
+    /// Runs `op` on components `comps` over ghost width `ng` where
+    /// [`route`](Self::route) sends it: the arena's kernel, or the host loop specialised
+    /// for `op` (the match is outside the row loop, so each loop is compiled for its
+    /// operation alone).
+    fn run1(&mut self, op: Op1<T>, comps: Comps, ng: IntVect) -> Result<(), FabArrayError> {
+        if let Path::Kernel(k) = self.route(op.name(), op.kernel(), &[])? {
+            return self.kernel_unary(op.name(), comps, ng, k);
+        }
+        match op {
+            Op1::Set(v) => self.apply1(comps, ng, |r| r.fill(v)),
+            Op1::Plus(v) => self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x + v)),
+            Op1::Mult(v) => self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x * v)),
+            Op1::Invert(numerator) => self.apply1(comps, ng, |r| {
+                r.iter_mut().for_each(|x| *x = numerator / *x)
+            }),
+            Op1::Negate => self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = -*x)),
+            Op1::Abs => self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = x.abs())),
+        }
+    }
+
+    /// Runs `op` on components `comps` and components `scomp..` of `src` over ghost
+    /// width `ng`, as [`run1`](Self::run1).
+    fn run2<B: Kernels>(
+        &mut self,
+        op: Op2<T>,
+        src: &FabArray<T, B>,
+        scomp: usize,
+        comps: Comps,
+        ng: IntVect,
+    ) -> Result<(), FabArrayError> {
+        if let Path::Kernel(k) = self.route(op.name(), op.kernel(), &[src])? {
+            return self.kernel_binary(op.name(), src, scomp, comps, ng, k);
+        }
+        match op {
+            Op2::Add => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
+            }),
+            Op2::Subtract => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
+            }),
+            Op2::Multiply => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
+            }),
+            Op2::Divide => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
+            }),
+            Op2::Copy => self.apply2(src, scomp, comps, ng, <[T]>::copy_from_slice),
+            Op2::Saxpy(a) => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
+            }),
+            Op2::Xpay(a) => self.apply2(src, scomp, comps, ng, |d, s| {
+                d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
+            }),
+        }
+    }
+
+    /// Runs `op` on components `comps`, components `xcomp..` of `x` and `ycomp..` of `y`
+    /// over ghost width `ng`, as [`run1`](Self::run1) (on the host loops only: there is
+    /// no kernel of three operands).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the operation, two operands with their first components, the range, the width"
+    )]
+    fn run3<B: Kernels, C: Kernels>(
+        &mut self,
+        op: Op3<T>,
+        x: &FabArray<T, B>,
+        xcomp: usize,
+        y: &FabArray<T, C>,
+        ycomp: usize,
+        comps: Comps,
+        ng: IntVect,
+    ) -> Result<(), FabArrayError> {
+        let Path::Host = self.route::<Infallible>(op.name(), None, &[x, y])?;
+        match op {
+            Op3::LinComb(a, b) => self.apply3(x, xcomp, y, ycomp, comps, ng, |d, x, y| {
+                for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
+                    *d = a * x + b * y;
+                }
+            }),
+            Op3::AddProduct => self.apply3(x, xcomp, y, ycomp, comps, ng, |d, x, y| {
+                for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
+                    *d = *d + x * y;
+                }
+            }),
+        }
+    }
+
+    /// Reduction `kind` of components `comps` over ghost width `ng` where
+    /// [`route`](Self::route) sends it: the arena's kernel ([`Kind::kernel`]), its value
+    /// through `from_kernel`; or the host loops of [`reduce`](Self::reduce) with
+    /// `(id, f, combine)`, their value through `from_host`.
+    fn reduce1<R: bytemuck::Pod + Send + Sync, O>(
+        &self,
+        kind: Kind,
+        comps: Comps,
+        ng: IntVect,
+        (id, f, combine): (
+            R,
+            impl Fn(R, T) -> R + Sync + Send,
+            impl Fn(R, R) -> R + Sync + Send,
+        ),
+        (from_kernel, from_host): (impl FnOnce(f64) -> O, impl FnOnce(R) -> O),
+    ) -> Result<O, FabArrayError> {
+        match self.route(kind.name(), kind.kernel::<T>(), &[])? {
+            Path::Kernel((op, init)) => self
+                .kernel_reduce(kind.name(), op, init, comps, ng)
+                .map(from_kernel),
+            Path::Host => self.reduce(kind, comps, ng, id, f, combine).map(from_host),
+        }
+    }
+
     // ----- in-place scalar operations -------------------------------------------------
 
     /// Sets every element (all components, ghost cells included) to `v`.
@@ -613,12 +925,6 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     pub fn fill(&mut self, v: T) -> Result<(), FabArrayError> {
         let all = self.ngrow;
         self.set_val(v, .., all)
-    }
-
-    /// Whether this FabArray's operations go to its arena's kernels (device and managed
-    /// memory) rather than the host loops.
-    fn on_kernels(&self) -> bool {
-        !self.arena.host_loops()
     }
 
     /// Sets components `comps` over ghost width `ng` to `v` (AMReX's `setVal(v, comp,
@@ -643,11 +949,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self.kernel_unary("set_val", comps, ng, Unary::Set(v));
-        }
-        self.apply1(comps, ng, |r| r.fill(v))
+        self.run1(Op1::Set(v), bounds(comps), ng.into())
     }
 
     /// `x += v` (AMReX's `plus`).
@@ -657,11 +959,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self.kernel_unary("plus", comps, ng, Unary::Add(v));
-        }
-        self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x + v))
+        self.run1(Op1::Plus(v), bounds(comps), ng.into())
     }
 
     /// `x *= v` (AMReX's `mult`).
@@ -671,11 +969,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self.kernel_unary("mult", comps, ng, Unary::Scale(v));
-        }
-        self.apply1(comps, ng, |r| r.iter_mut().for_each(|x| *x = *x * v))
+        self.run1(Op1::Mult(v), bounds(comps), ng.into())
     }
 
     /// `x = numerator / x` (AMReX's `invert`).
@@ -685,12 +979,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() {
-            return Err(self.no_kernel("invert"));
-        }
-        self.apply1(comps, ng.into(), |r| {
-            r.iter_mut().for_each(|x| *x = numerator / *x)
-        })
+        self.run1(Op1::Invert(numerator), bounds(comps), ng.into())
     }
 
     /// `x = -x` (AMReX's `negate`).
@@ -699,10 +988,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() {
-            return Err(self.no_kernel("negate"));
-        }
-        self.apply1(comps, ng.into(), |r| r.iter_mut().for_each(|x| *x = -*x))
+        self.run1(Op1::Negate, bounds(comps), ng.into())
     }
 
     /// `x = |x|` (AMReX's `abs`).
@@ -711,12 +997,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() {
-            return Err(self.no_kernel("abs"));
-        }
-        self.apply1(comps, ng.into(), |r| {
-            r.iter_mut().for_each(|x| *x = x.abs())
-        })
+        self.run1(Op1::Abs, bounds(comps), ng.into())
     }
 
     // ----- element-wise with other FabArrays (same layout) ---------------------------
@@ -729,13 +1010,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() || !src.arena.host_loops() {
-            return self.kernel_binary("add", src, scomp, comps, ng, Binary::Add);
-        }
-        self.apply2(src, scomp, comps, ng, |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + s)
-        })
+        self.run2(Op2::Add, src, scomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] -= src[scomp..]` (AMReX's `MultiFab::Subtract`).
@@ -746,12 +1021,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel_with("subtract", &[src.arena.memory_space()]));
-        }
-        self.apply2(src, scomp, comps, ng.into(), |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d - s)
-        })
+        self.run2(Op2::Subtract, src, scomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] *= src[scomp..]` (AMReX's `MultiFab::Multiply`).
@@ -762,12 +1032,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel_with("multiply", &[src.arena.memory_space()]));
-        }
-        self.apply2(src, scomp, comps, ng.into(), |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d * s)
-        })
+        self.run2(Op2::Multiply, src, scomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] /= src[scomp..]` (AMReX's `MultiFab::Divide`).
@@ -778,12 +1043,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !src.arena.host_loops() {
-            return Err(self.no_kernel_with("divide", &[src.arena.memory_space()]));
-        }
-        self.apply2(src, scomp, comps, ng.into(), |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d / s)
-        })
+        self.run2(Op2::Divide, src, scomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] = src[scomp..]` (AMReX's `MultiFab::Copy`).
@@ -794,11 +1054,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() || !src.arena.host_loops() {
-            return self.kernel_binary("copy_from", src, scomp, comps, ng, Binary::Copy);
-        }
-        self.apply2(src, scomp, comps, ng, <[T]>::copy_from_slice)
+        self.run2(Op2::Copy, src, scomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] += a * x[xcomp..]` (AMReX's `MultiFab::Saxpy`).
@@ -810,13 +1066,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() || !x.arena.host_loops() {
-            return self.kernel_binary("saxpy", x, xcomp, comps, ng, Binary::Axpy(a));
-        }
-        self.apply2(x, xcomp, comps, ng, |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = *d + a * s)
-        })
+        self.run2(Op2::Saxpy(a), x, xcomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] = x[xcomp..] + a * self[comps]` (AMReX's `MultiFab::Xpay`).
@@ -828,13 +1078,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() || !x.arena.host_loops() {
-            return self.kernel_binary("xpay", x, xcomp, comps, ng, Binary::Xpay(a));
-        }
-        self.apply2(x, xcomp, comps, ng, |d, s| {
-            d.iter_mut().zip(s).for_each(|(d, &s)| *d = s + a * *d)
-        })
+        self.run2(Op2::Xpay(a), x, xcomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] = a * x[xcomp..] + b * y[ycomp..]` (AMReX's `MultiFab::LinComb`).
@@ -850,15 +1094,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !x.arena.host_loops() || !y.arena.host_loops() {
-            let others = [x.arena.memory_space(), y.arena.memory_space()];
-            return Err(self.no_kernel_with("lin_comb", &others));
-        }
-        self.apply3(x, xcomp, y, ycomp, comps, ng.into(), |d, x, y| {
-            for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
-                *d = a * x + b * y;
-            }
-        })
+        let op = Op3::LinComb(a, b);
+        self.run3(op, x, xcomp, y, ycomp, bounds(comps), ng.into())
     }
 
     /// `self[comps] += s1[comp1..] * s2[comp2..]` (AMReX's `MultiFab::AddProduct`).
@@ -871,15 +1108,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !s1.arena.host_loops() || !s2.arena.host_loops() {
-            let others = [s1.arena.memory_space(), s2.arena.memory_space()];
-            return Err(self.no_kernel_with("add_product", &others));
-        }
-        self.apply3(s1, comp1, s2, comp2, comps, ng.into(), |d, x, y| {
-            for ((d, &x), &y) in d.iter_mut().zip(x).zip(y) {
-                *d = *d + x * y;
-            }
-        })
+        let op = Op3::AddProduct;
+        self.run3(op, s1, comp1, s2, comp2, bounds(comps), ng.into())
     }
 
     /// Swaps `self[comps]` with `other[ocomp..]` (AMReX's `MultiFab::Swap`).
@@ -890,9 +1120,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<(), FabArrayError> {
-        if self.on_kernels() || !other.arena.host_loops() {
-            return Err(self.no_kernel_with("swap", &[other.arena.memory_space()]));
-        }
+        // The one operation that writes two FabArrays: no kernel, its own host loop.
+        let Path::Host = self.route::<Infallible>("swap", None, &[&*other])?;
         let ng = ng.into();
         let c = component_range(comps, self.ncomp)?;
         self.check_other(other, ocomp, c.len(), ng)?;
@@ -923,14 +1152,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            let init = T::acc_to_f64(T::HIGHEST.to_acc());
-            return self
-                .kernel_reduce("min", Reduce::Min, init, comps, ng)
-                .map(T::from_kernel_value);
-        }
-        self.reduce(Kind::Min, comps, ng, T::HIGHEST, T::min_of, T::min_of)
+        let host = (T::HIGHEST, T::min_of, T::min_of);
+        let out = (T::from_kernel_value, |m| m);
+        self.reduce1(Kind::Min, bounds(comps), ng.into(), host, out)
     }
 
     /// Largest value (AMReX's `max`); the element type's lowest value when there is no
@@ -940,14 +1164,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            let init = T::acc_to_f64(T::LOWEST.to_acc());
-            return self
-                .kernel_reduce("max", Reduce::Max, init, comps, ng)
-                .map(T::from_kernel_value);
-        }
-        self.reduce(Kind::Max, comps, ng, T::LOWEST, T::max_of, T::max_of)
+        let host = (T::LOWEST, T::max_of, T::max_of);
+        let out = (T::from_kernel_value, |m| m);
+        self.reduce1(Kind::Max, bounds(comps), ng.into(), host, out)
     }
 
     /// `Σ x`, accumulated in [`Element::Acc`] (AMReX's `sum`).
@@ -956,20 +1175,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self
-                .kernel_reduce("sum", Reduce::Sum, 0.0, comps, ng)
-                .map(T::acc_from_kernel_value);
-        }
-        self.reduce(
-            Kind::Sum,
-            comps,
-            ng,
-            T::Acc::default(),
-            |a, x| a + x.to_acc(),
-            |a, b| a + b,
-        )
+        let host = (T::Acc::default(), |a, x: T| a + x.to_acc(), |a, b| a + b);
+        let out = (T::acc_from_kernel_value, |s| s);
+        self.reduce1(Kind::Sum, bounds(comps), ng.into(), host, out)
     }
 
     /// `max |x|` (AMReX's `norm0`).
@@ -978,20 +1186,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self
-                .kernel_reduce("norm0", Reduce::MaxAbs, 0.0, comps, ng)
-                .map(T::from_kernel_value);
-        }
-        self.reduce(
-            Kind::Norm0,
-            comps,
-            ng,
-            T::ZERO,
-            |a, x| T::max_of(a, x.abs()),
-            T::max_of,
-        )
+        let host = (T::ZERO, |a, x: T| T::max_of(a, x.abs()), T::max_of);
+        let out = (T::from_kernel_value, |m| m);
+        self.reduce1(Kind::Norm0, bounds(comps), ng.into(), host, out)
     }
 
     /// `Σ |x|` (AMReX's `norm1`).
@@ -1000,20 +1197,13 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            return self
-                .kernel_reduce("norm1", Reduce::SumAbs, 0.0, comps, ng)
-                .map(T::acc_from_kernel_value);
-        }
-        self.reduce(
-            Kind::Norm1,
-            comps,
-            ng,
+        let host = (
             T::Acc::default(),
-            |a, x| a + x.abs().to_acc(),
+            |a, x: T| a + x.abs().to_acc(),
             |a, b| a + b,
-        )
+        );
+        let out = (T::acc_from_kernel_value, |s| s);
+        self.reduce1(Kind::Norm1, bounds(comps), ng.into(), host, out)
     }
 
     /// `sqrt(Σ x²)` (AMReX's `norm2`).
@@ -1022,20 +1212,13 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         comps: impl RangeBounds<usize>,
         ng: impl Into<IntVect>,
     ) -> Result<f64, FabArrayError> {
-        let ng = ng.into();
-        if self.on_kernels() {
-            let s = self.kernel_reduce("norm2", Reduce::SumSquares, 0.0, comps, ng)?;
-            return Ok(sqrt(s));
-        }
-        let s = self.reduce(
-            Kind::Norm2,
-            comps,
-            ng,
+        let host = (
             T::Acc::default(),
-            |a, x| a + (x * x).to_acc(),
+            |a, x: T| a + (x * x).to_acc(),
             |a, b| a + b,
-        )?;
-        Ok(sqrt(T::acc_to_f64(s)))
+        );
+        let out = (sqrt, |s| sqrt(T::acc_to_f64(s)));
+        self.reduce1(Kind::Norm2, bounds(comps), ng.into(), host, out)
     }
 
     /// `Σ self[comps] * y[ycomp..]` over ghost width `ng` (AMReX's `MultiFab::Dot`).
@@ -1047,7 +1230,8 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         ng: impl Into<IntVect>,
     ) -> Result<T::Acc, FabArrayError> {
         let ng = ng.into();
-        if self.on_kernels() || !y.arena.host_loops() {
+        // The one reduction of two FabArrays, with its own kernel ([`Kernels::dot`]).
+        if let Path::Kernel(()) = self.route(Kind::Dot.name(), Some(()), &[y])? {
             return self
                 .kernel_dot(y, ycomp, comps, ng)
                 .map(T::acc_from_kernel_value);
