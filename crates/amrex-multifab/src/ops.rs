@@ -931,13 +931,13 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// ncomp, nghost)`).
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`] or [`FabArrayError::GhostOutside`]; nothing is written
+    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside) or [`FabArrayError::GhostOutside`]; nothing is written
     /// then. The same holds for every operation below (binary ones also refuse
     /// [`FabArrayError::LayoutMismatch`]).
     ///
     /// Every operation runs on any arena: on host and pinned memory the tiled, threaded
     /// host loops do the work; on device and managed memory the arena's kernels (see
-    /// [`Kernels`]), which refuse with [`FabError::Arena`] where there are none.
+    /// [`Kernels`]), which refuse with [`FabError::Arena`](amrex_basefab::FabError::Arena) where there are none.
     /// Operations that have no kernel (`invert`, `negate`, `abs`, `subtract`,
     /// `multiply`, `divide`, `lin_comb`, `add_product`, `swap`) return
     /// [`FabArrayError::NoKernel`] there; operands in other memory than the destination's,

@@ -24,7 +24,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// and one all-gather merges them, valid cells over ghost cells.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`], [`FabError::TooLarge`] for a region whose values
+    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside), [`FabError::TooLarge`](amrex_basefab::FabError::TooLarge) for a region whose values
     /// would not fit memory, [`FabArrayError::Comm`] if the gather fails, [`FabArrayError::RanksDisagree`] or
     /// [`FabArrayError::RefusedOnOtherRank`] (on every rank) when the ranks disagree or one refuses.
     pub fn read_region(
@@ -172,7 +172,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// [`Ghosts::Include`] ghost cells too.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`], or [`FabArrayError::WrongLength`] when `data` does not
+    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside), or [`FabArrayError::WrongLength`] when `data` does not
     /// hold one value per cell and component; nothing is written then.
     pub fn write_region(
         &mut self,
