@@ -2,7 +2,8 @@
 # Runs the main example on a fresh machine (installs what it needs first): the heat
 # equation on a MultiFab, stepped in Rust and checked against ndarray and DLPack
 # (examples/heat.rs), then driven from Python with NumPy kernels on zero-copy views
-# (examples/heat.py); and a two-level AMR hierarchy, subcycled and refluxed, that
+# (examples/heat.py); the smallest complete AmrCore program (examples/amr_minimal.rs:
+# tagging, regrid, FillPatch, average_down, a plotfile); a two-level AMR hierarchy, subcycled and refluxed, that
 # conserves mass to round-off (examples/two_level.rs), and the same hierarchy driven from
 # Python (examples/two_level.py); and a particle-in-cell loop on the particle container
 # (examples/particles_pic.rs: gather, push, redistribute, deposit, with the deposited
@@ -12,6 +13,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cargo run --release --features ndarray --example heat
 cargo run --release --example two_level
+cargo run --release --example amr_minimal
 cargo run --release --example particles_pic
 .venv/bin/python - <<'PY'
 import numpy as np, yt

@@ -155,6 +155,7 @@ same_as_one_process() {
 same_as_one_process heat ndarray ' steps in |^heat equation on '
 same_as_one_process two_level "" 'rank\(s\)'
 same_as_one_process particles_pic "" 'rank\(s\)'
+same_as_one_process amr_minimal "" '^$'
 
 log "MPI test runs"
 for f in "${failures[@]}"; do

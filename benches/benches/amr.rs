@@ -35,18 +35,16 @@ use amrex_amr::flux_register::Side;
 use amrex_amr::{
     CellConsLinear, Comps, FluxRegister, Interpolater, average_down, fill_patch_two_levels,
 };
-use amrex_benches::{CacheFlush, Recorder, env_or, triad};
+use amrex_benches::{TriadTable, env_or, triad};
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab, Tiling,
 };
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The refinement ratio of every case.
 const RATIO: i32 = 2;
 
-/// Per-call times: (threads, operation).
-static TIMES: Recorder<(usize, &str)> = Recorder::new();
 
 /// The boundary-value function of the periodic cases (never called: no face is physical).
 type Ext = fn([f64; 3], f64, usize) -> f64;
@@ -351,74 +349,29 @@ fn bench(c: &mut Criterion) {
     let cells = u64::try_from(avg_n).expect("positive size").pow(3);
     let len = usize::try_from(cells).expect("fits");
     let (mut a, b, cc) = (vec![0.0f64; len], vec![1.0f64; len], vec![2.0f64; len]);
-    let triad_bytes = 24 * cells;
-    let flush = CacheFlush::new();
-    let mut ops: Vec<(&'static str, u64)> = Vec::new();
-
+    let mut table = TriadTable::new(24 * cells);
     for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("pool");
-        let mut g = c.benchmark_group(format!("amr_{threads}thr"));
-        g.sample_size(10);
-        let mut run = |name: &'static str, bytes: u64, f: &mut (dyn FnMut() + Send)| {
-            g.throughput(Throughput::Bytes(bytes));
-            g.bench_function(name, |bch| {
-                bch.iter_custom(|it| {
-                    pool.install(|| TIMES.timed_cold((threads, name), it, &flush, &mut *f))
-                });
+        table.group(c, "amr", threads, |run| {
+            run.bench("stream_triad", 24 * cells, &mut || {
+                triad(&mut a, &b, &cc, 3.0)
             });
-            if threads == 1 {
-                ops.push((name, bytes));
-            }
-        };
-        run("stream_triad", triad_bytes, &mut || {
-            triad(&mut a, &b, &cc, 3.0);
+            run.bench("average_down", avg.bytes, &mut || {
+                average_down(&avg.fine, &mut avg.direct, 0..1, RATIO).expect("average_down");
+            });
+            run.bench("average_down_copy", avg.bytes, &mut || {
+                average_down(&avg.fine, &mut avg.copied, 0..1, RATIO).expect("average_down");
+            });
+            run.bench("fill_patch_two_levels", fp.bytes, &mut || fp.run());
+            run.bench("cell_cons_interp", ip.bytes, &mut || ip.run());
+            run.bench("reflux", rf.bytes, &mut || rf.run());
         });
-        run("average_down", avg.bytes, &mut || {
-            average_down(&avg.fine, &mut avg.direct, 0..1, RATIO).expect("average_down");
-        });
-        run("average_down_copy", avg.bytes, &mut || {
-            average_down(&avg.fine, &mut avg.copied, 0..1, RATIO).expect("average_down");
-        });
-        run("fill_patch_two_levels", fp.bytes, &mut || fp.run());
-        run("cell_cons_interp", ip.bytes, &mut || ip.run());
-        run("reflux", rf.bytes, &mut || rf.run());
-        g.finish();
     }
-
-    println!(
-        "\nAMR level operations, cold cache: median (best) per call, GB/s of the bytes each \
-         must move, ratio to the triad ({avg_n}³ cells) of the same thread count"
+    table.print(
+        &format!(
+            "AMR level operations ({avg_n}³ cells for the triad and the averages), cold cache"
+        ),
+        target,
     );
-    for threads in [1usize, 2] {
-        let Some((tm, tb)) = TIMES.median_min(&(threads, "stream_triad")) else {
-            continue;
-        };
-        for &(name, bytes) in &ops {
-            let Some((m, bst)) = TIMES.median_min(&(threads, name)) else {
-                continue;
-            };
-            let gbs = |bytes: u64, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
-            let (rm, rb) = (
-                gbs(bytes, m) / gbs(triad_bytes, tm),
-                gbs(bytes, bst) / gbs(triad_bytes, tb),
-            );
-            let goal = target(name).map_or(String::new(), |t| {
-                let verdict = if rm >= t { "met" } else { "NOT met" };
-                format!("  target {t:.1}: {verdict}")
-            });
-            println!(
-                "  {threads} thr {name:<22} {:>8.3} ({:>8.3}) ms  {:>7.1} MB  {:>6.2} ({:>6.2}) GB/s  ratio {rm:.2} ({rb:.2}){goal}",
-                m.as_secs_f64() * 1e3,
-                bst.as_secs_f64() * 1e3,
-                bytes as f64 / 1e6,
-                gbs(bytes, m),
-                gbs(bytes, bst),
-            );
-        }
-    }
 }
 
 criterion_group! {

@@ -432,3 +432,136 @@ mod tests {
         CacheFlush::with_bytes(0).run();
     }
 }
+
+/// The bandwidth benchmarks' harness: every operation on 1 and 2 threads from a cold
+/// cache, each in a criterion group of its thread count, then one table of median (best)
+/// time, GB/s of the bytes it must move, and the ratio to a STREAM triad of the same
+/// thread count measured in the same run.
+///
+/// ```no_run
+/// # use criterion::Criterion;
+/// # let mut c = Criterion::default();
+/// let (mut a, b, s) = (vec![0.0; 1 << 20], vec![1.0; 1 << 20], vec![2.0; 1 << 20]);
+/// let mut table = amrex_benches::TriadTable::new(24 << 20);
+/// for threads in [1, 2] {
+///     table.group(&mut c, "example", threads, |run| {
+///         run.bench("stream_triad", 24 << 20, &mut || amrex_benches::triad(&mut a, &b, &s, 3.0));
+///     });
+/// }
+/// table.print("example", |_| None);
+/// ```
+#[derive(Debug)]
+pub struct TriadTable {
+    times: Recorder<(usize, &'static str)>,
+    ops: Vec<(&'static str, u64)>,
+    flush: CacheFlush,
+    triad_bytes: u64,
+}
+
+/// One thread count's criterion group of a [`TriadTable`]: [`bench`](Self::bench) adds
+/// an operation.
+#[expect(
+    missing_debug_implementations,
+    reason = "criterion's BenchmarkGroup is not Debug"
+)]
+pub struct TriadRun<'a, 'c> {
+    group: criterion::BenchmarkGroup<'c, criterion::measurement::WallTime>,
+    pool: rayon::ThreadPool,
+    threads: usize,
+    table: &'a mut TriadTable,
+}
+
+impl TriadRun<'_, '_> {
+    /// Benchmarks `f`, which moves `bytes` bytes, under `name` (the triad is
+    /// `"stream_triad"`, which the table's ratios divide by).
+    pub fn bench(&mut self, name: &'static str, bytes: u64, f: &mut (dyn FnMut() + Send)) {
+        let (pool, threads) = (&self.pool, self.threads);
+        let (times, flush) = (&self.table.times, &self.table.flush);
+        self.group.throughput(criterion::Throughput::Bytes(bytes));
+        self.group.bench_function(name, |bch| {
+            bch.iter_custom(|it| {
+                pool.install(|| times.timed_cold((threads, name), it, flush, &mut *f))
+            });
+        });
+        if threads == 1 {
+            self.table.ops.push((name, bytes));
+        }
+    }
+}
+
+impl TriadTable {
+    /// An empty table whose triad moves `triad_bytes` bytes.
+    #[must_use]
+    pub fn new(triad_bytes: u64) -> Self {
+        Self {
+            times: Recorder::new(),
+            ops: Vec::new(),
+            flush: CacheFlush::new(),
+            triad_bytes,
+        }
+    }
+
+    /// Runs `body`'s benchmarks on `threads` threads, in the criterion group
+    /// `{prefix}_{threads}thr` (10 samples).
+    ///
+    /// # Panics
+    /// If rayon cannot build the thread pool.
+    pub fn group<'c>(
+        &mut self,
+        c: &'c mut criterion::Criterion,
+        prefix: &str,
+        threads: usize,
+        body: impl FnOnce(&mut TriadRun<'_, 'c>),
+    ) {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        let mut group = c.benchmark_group(format!("{prefix}_{threads}thr"));
+        group.sample_size(10);
+        let mut run = TriadRun {
+            group,
+            pool,
+            threads,
+            table: self,
+        };
+        body(&mut run);
+        run.group.finish();
+    }
+
+    /// Prints the table under `title`: per thread count and operation, median (best) ms,
+    /// MB, GB/s and the ratio to the triad, and `target(name)`'s verdict where it gives
+    /// one.
+    pub fn print(&self, title: &str, target: impl Fn(&str) -> Option<f64>) {
+        println!(
+            "\n{title}: median (best) per call, GB/s of the bytes each must move, ratio to the same-run triad"
+        );
+        let gbs = |bytes: u64, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
+        for threads in [1usize, 2] {
+            let Some((tm, tb)) = self.times.median_min(&(threads, "stream_triad")) else {
+                continue;
+            };
+            for &(name, bytes) in &self.ops {
+                let Some((m, bst)) = self.times.median_min(&(threads, name)) else {
+                    continue;
+                };
+                let (rm, rb) = (
+                    gbs(bytes, m) / gbs(self.triad_bytes, tm),
+                    gbs(bytes, bst) / gbs(self.triad_bytes, tb),
+                );
+                let goal = target(name).map_or(String::new(), |t| {
+                    let verdict = if rm >= t { "met" } else { "NOT met" };
+                    format!("  target {t:.1}: {verdict}")
+                });
+                println!(
+                    "  {threads} thr {name:<24} {:>8.3} ({:>8.3}) ms  {:>7.1} MB  {:>6.2} ({:>6.2}) GB/s  ratio {rm:.2} ({rb:.2}){goal}",
+                    m.as_secs_f64() * 1e3,
+                    bst.as_secs_f64() * 1e3,
+                    bytes as f64 / 1e6,
+                    gbs(bytes, m),
+                    gbs(bytes, bst),
+                );
+            }
+        }
+    }
+}
