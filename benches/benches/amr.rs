@@ -45,7 +45,6 @@ use criterion::{Criterion, criterion_group, criterion_main};
 /// The refinement ratio of every case.
 const RATIO: i32 = 2;
 
-
 /// The boundary-value function of the periodic cases (never called: no face is physical).
 type Ext = fn([f64; 3], f64, usize) -> f64;
 

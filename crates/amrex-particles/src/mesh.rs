@@ -8,10 +8,9 @@ use crate::tile::{PREFETCH_AHEAD, ParticleTile, r2f};
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
+use amrex_array4::FabLayout;
 use amrex_geometry::Geometry;
-use amrex_multifab::{
-    Array4, Array4Mut, BaseFab, FabArray, IndexBox, IntVect, MultiFab, iMultiFab,
-};
+use amrex_multifab::{Array4, Array4Mut, BaseFab, FabArray, IntVect, MultiFab, iMultiFab};
 use amrex_runtime::Agreed;
 use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
 
@@ -131,46 +130,6 @@ impl Linear {
     }
 }
 
-/// The compact layout of one fab: offsets of `(i, j, k, n)` in its slice.
-#[derive(Clone, Copy)]
-struct FabIdx {
-    lo: IntVect,
-    hi: IntVect,
-    js: usize,
-    ks: usize,
-    ns: usize,
-}
-
-impl FabIdx {
-    fn new(bx: IndexBox) -> Self {
-        let len = bx.length();
-        let js = len[0] as usize;
-        let ks = js * len[1] as usize;
-        Self {
-            lo: bx.lo(),
-            hi: bx.hi(),
-            js,
-            ks,
-            ns: ks * len[2] as usize,
-        }
-    }
-    /// Offset of `c`, if `c ..= c + reach` lies in the fab.
-    #[inline]
-    fn offset(&self, c: IntVect, reach: i32, n: usize) -> Option<usize> {
-        for d in 0..SPACEDIM {
-            if c[d] < self.lo[d] || c[d] + reach > self.hi[d] {
-                return None;
-            }
-        }
-        Some(
-            (c[0] - self.lo[0]) as usize
-                + (c[1] - self.lo[1]) as usize * self.js
-                + (c[2] - self.lo[2]) as usize * self.ks
-                + n * self.ns,
-        )
-    }
-}
-
 /// `2^52`: adding it to an integer-valued `f64` in `[0, 2^52)` leaves the integer in the
 /// low mantissa bits.
 const TWO52: f64 = 4_503_599_627_370_496.0;
@@ -221,8 +180,9 @@ struct Locator {
 }
 
 impl Locator {
-    fn new(map: &MeshMap, fi: &FabIdx, reach: i32) -> Self {
-        let last = [0, 1, 2].map(|d| f64::from(fi.hi[d]) - f64::from(fi.lo[d]) - f64::from(reach));
+    fn new(map: &MeshMap, fi: &FabLayout, reach: i32) -> Self {
+        let (lo, end) = (fi.begin(), fi.end());
+        let last = [0, 1, 2].map(|d| f64::from(end[d]) - 1.0 - f64::from(lo[d]) - f64::from(reach));
         // A fab thinner than a stencil (not with the ghost cells `check_layout` asks
         // for) holds no stencil: an infinite shift puts every particle outside.
         let thin = last.iter().any(|&l| l < 0.0);
@@ -232,13 +192,13 @@ impl Locator {
             half: if reach == 0 { 0.0 } else { 0.5 },
             shift: [0, 1, 2].map(|d| match thin {
                 true => f64::NEG_INFINITY,
-                false => f64::from(map.dlo[d]) - f64::from(fi.lo[d]),
+                false => f64::from(map.dlo[d]) - f64::from(lo[d]),
             }),
             last,
-            jsf: fi.js as f64,
-            ksf: fi.ks as f64,
-            js: fi.js,
-            ks: fi.ks,
+            jsf: fi.strides()[0] as f64,
+            ksf: fi.strides()[1] as f64,
+            js: fi.strides()[0],
+            ks: fi.strides()[1],
         }
     }
 
@@ -663,9 +623,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, mf);
         let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
-            let fi = FabIdx::new(fab.index_box());
+            let fi = fab.layout();
+            let ns = fi.strides()[2];
             let loc = Locator::new(&map, &fi, reach);
-            let data = &mut fab.as_mut_slice()?[comp * fi.ns..][..fi.ns];
+            let data = &mut fab.as_mut_slice()?[comp * ns..][..ns];
             for t in &tiles[*s..*e] {
                 if reach == 0 {
                     deposit_tile::<T, false>(&loc, data, t.grid, &t.data, &weight)?;
@@ -791,13 +752,14 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 return Ok(());
             };
             let fab = mf.fab(lf);
-            let fi = FabIdx::new(fab.index_box());
+            let fi = fab.layout();
+            let ns = fi.strides()[2];
             let loc = Locator::new(&map, &fi, reach);
             let data = fab.as_slice()?;
             if reach == 0 {
-                gather_tile_any::<T, false>(&loc, (data, src, fi.ns), t.grid, &mut t.data, dst)
+                gather_tile_any::<T, false>(&loc, (data, src, ns), t.grid, &mut t.data, dst)
             } else {
-                gather_tile_any::<T, true>(&loc, (data, src, fi.ns), t.grid, &mut t.data, dst)
+                gather_tile_any::<T, true>(&loc, (data, src, ns), t.grid, &mut t.data, dst)
             }
         });
         errs.into_iter().collect()
@@ -818,22 +780,22 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, imf);
         let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
-            let fi = FabIdx::new(fab.index_box());
+            let fi = fab.layout();
             let data = fab.as_mut_slice()?;
             for t in &tiles[*s..*e] {
                 for i in 0..t.data.len() {
                     t.data.prefetch(i + PREFETCH_AHEAD);
                     let p = t.data.pos(i);
                     let c = Nearest::new(&map, p).index;
-                    let o = fi
-                        .offset(c, 0, comp)
-                        .ok_or_else(|| -> ParticleContainerError {
+                    let o = fi.offset(c[0], c[1], c[2], comp).ok_or_else(
+                        || -> ParticleContainerError {
                             ErrorKind::OutsideFab {
                                 grid: t.grid,
                                 position: p,
                             }
                             .into()
-                        })?;
+                        },
+                    )?;
                     data[o] += 1;
                 }
             }
