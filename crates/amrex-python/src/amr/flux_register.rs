@@ -140,22 +140,13 @@ impl PyFluxRegister {
         op: PyFrOp,
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
-        let flux = mflx.host()?;
+        let (flux, comps) = (mflx.host()?, Comps::new(srccomp, destcomp, numcomp));
         let op = op.into();
         match area {
-            None => self
-                .0
-                .crse_init(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult, op),
+            None => self.0.crse_init(flux, dir, comps, mult, op),
             Some(a) => {
                 let area = a.host()?;
-                self.0.crse_init_area(
-                    flux,
-                    area,
-                    dir,
-                    Comps::new(srccomp, destcomp, numcomp),
-                    mult,
-                    op,
-                )
+                self.0.crse_init_area(flux, area, dir, comps, mult, op)
             }
         }
         .map_err(py_err)
@@ -181,20 +172,12 @@ impl PyFluxRegister {
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
         let (flux, g) = (mflx.host()?, &crse_geom.0);
+        let comps = Comps::new(srccomp, destcomp, numcomp);
         match area {
-            None => self
-                .0
-                .crse_add(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult, g),
+            None => self.0.crse_add(flux, dir, comps, mult, g),
             Some(a) => {
                 let area = a.host()?;
-                self.0.crse_add_area(
-                    flux,
-                    area,
-                    dir,
-                    Comps::new(srccomp, destcomp, numcomp),
-                    mult,
-                    g,
-                )
+                self.0.crse_add_area(flux, area, dir, comps, mult, g)
             }
         }
         .map_err(py_err)
@@ -219,20 +202,12 @@ impl PyFluxRegister {
         mult: f64,
         area: Option<PyRef<'_, PyMultiFab>>,
     ) -> PyResult<()> {
-        let flux = mflx.host()?;
+        let (flux, comps) = (mflx.host()?, Comps::new(srccomp, destcomp, numcomp));
         match area {
-            None => self
-                .0
-                .fine_add(flux, dir, Comps::new(srccomp, destcomp, numcomp), mult),
+            None => self.0.fine_add(flux, dir, comps, mult),
             Some(a) => {
                 let area = a.host()?;
-                self.0.fine_add_area(
-                    flux,
-                    area,
-                    dir,
-                    Comps::new(srccomp, destcomp, numcomp),
-                    mult,
-                )
+                self.0.fine_add_area(flux, area, dir, comps, mult)
             }
         }
         .map_err(py_err)
