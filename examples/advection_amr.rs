@@ -32,13 +32,14 @@ use amrex::amr::{
     average_down_faces, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
     interp_from_coarse_level,
 };
+use amrex::array4::FabLayout;
 use amrex::geometry::Geometry;
 use amrex::multifab::{
-    BaseFab, BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab,
+    Array4, Array4Mut, BoxArray, CopyOp, DistributionMapping, FabArrayError, IndexBox, IndexType,
+    IntVect, MultiFab, Tiling, Zip,
 };
 use amrex::plotfile;
 use amrex::runtime::ParmParse;
-use rayon::prelude::*;
 
 type Ext = fn([f64; 3], f64, usize) -> f64;
 
@@ -50,101 +51,17 @@ const PI: f64 = core::f64::consts::PI;
 /// Ghost cells of the state the fluxes read (the tutorial's `num_grow`).
 const NUM_GROW: i32 = 3;
 
-/// Where the points of a box lie in a flat array, `i` fastest: `(i, j, k)` at
-/// `(i - lo.x) + sy (j - lo.y) + sz (k - lo.z)`. Face boxes are laid out by their face
-/// indices the same way, so a face array can share the layout of a cell array.
-#[derive(Clone, Copy)]
-struct Layout {
-    bx: IndexBox,
-    sy: usize,
-    sz: usize,
-    len: usize,
-}
-
-impl Layout {
-    fn of(bx: IndexBox) -> Self {
-        let n = bx
-            .length()
-            .to_array()
-            .map(|l| usize::try_from(l).expect("a non-empty box"));
-        Self {
-            bx,
-            sy: n[0],
-            sz: n[0] * n[1],
-            len: n[0] * n[1] * n[2],
-        }
-    }
-
-    /// The offset of point `p`, which lies inside the box (one below it panics here,
-    /// one beyond it in the slicing that follows).
-    #[inline(always)]
-    fn at(&self, p: IntVect) -> usize {
-        let lo = self.bx.small_end();
-        let d = |dir: usize| usize::try_from(p[dir] - lo[dir]).expect("a point of the box");
-        d(0) + self.sy * d(1) + self.sz * d(2)
-    }
-
-    /// The distance between neighbours in direction `d`.
-    #[inline(always)]
-    fn stride(&self, d: usize) -> usize {
-        [1, self.sy, self.sz][d]
-    }
-}
-
-/// A read-only array over a box (a fab's values, or a work array), with its layout.
-#[derive(Clone, Copy)]
-struct Field<'a> {
-    data: &'a [f64],
-    lay: Layout,
-}
-
-impl<'a> Field<'a> {
-    /// The values of a (single-component) fab.
-    fn of_fab(fab: &'a BaseFab<'static, f64>) -> Self {
-        Self {
-            data: fab.as_slice().expect("a compact host fab"),
-            lay: Layout::of(fab.index_box()),
-        }
-    }
-
-    /// The `n` values from `p` on along `i`.
-    #[inline(always)]
-    fn row(&self, p: IntVect, n: usize) -> &'a [f64] {
-        &self.data[self.lay.at(p)..][..n]
-    }
-}
-
-/// A writable array over a box, with its layout.
-struct FieldMut<'a> {
-    data: &'a mut [f64],
-    lay: Layout,
-}
-
-impl<'a> FieldMut<'a> {
-    /// The values of a (single-component) fab.
-    fn of_fab(fab: &'a mut BaseFab<'static, f64>) -> Self {
-        let lay = Layout::of(fab.index_box());
-        Self {
-            data: fab.as_mut_slice().expect("a compact writable host fab"),
-            lay,
-        }
-    }
-
-    /// The `n` values from `p` on along `i`.
-    #[inline]
-    fn row_mut(&mut self, p: IntVect, n: usize) -> &mut [f64] {
-        &mut self.data[self.lay.at(p)..][..n]
-    }
-}
-
-/// The `i`-rows of `bx`: each one's first point `p` and length `n`. A loop slices its
-/// arrays to `n` values from there, so that its inner loop runs over slices, without a
-/// bounds check per point, and vectorises.
+/// The offset of `(i, j, k)` (component 0) in a fab's layout; the point lies in the fab.
 #[inline(always)]
-fn rows(bx: IndexBox) -> impl Iterator<Item = (IntVect, usize)> {
-    let (lo, hi) = (bx.lo(), bx.hi());
-    let n = usize::try_from(hi[0] - lo[0] + 1).expect("a non-empty box");
-    (lo[2]..=hi[2]).flat_map(move |k| (lo[1]..=hi[1]).map(move |j| (IntVect::new(lo[0], j, k), n)))
+fn offset(lay: &FabLayout, i: i32, j: i32, k: i32) -> usize {
+    lay.offset(i, j, k, 0).expect("a point of the fab")
+}
+
+/// The distance between neighbours in direction `d` in a fab's layout.
+#[inline(always)]
+fn stride(lay: &FabLayout, d: usize) -> usize {
+    let [jstride, kstride, _] = lay.strides();
+    [1, jstride, kstride][d]
 }
 
 /// `bx` grown by `n` in direction `d` only.
@@ -194,68 +111,67 @@ fn initial_phi(geom: &Geometry, i: i32, j: i32) -> f64 {
 
 /// The face velocities of one level at `time` on every fab's faces and one ghost face
 /// (the tutorial's `DefineVelocityAtLevel`): `u = -∂ψ/∂y`, `v = ∂ψ/∂x` from the stream
-/// function at cell centres, `w = 0`. The fabs are filled in parallel; the velocity does
-/// not depend on `k`, so each `(i, j)` plane is computed once and copied to every `k`.
-fn define_velocity(vel: &mut [MultiFab; 3], geom: &Geometry, time: f64) {
+/// function at cell centres, `w = 0`. The fabs are filled in parallel, one task per box
+/// for its three face fabs; the velocity does not depend on `k`, so each `(i, j)` plane
+/// is computed once and copied to every `k`.
+fn define_velocity(
+    vel: &mut [MultiFab; 3],
+    geom: &Geometry,
+    time: f64,
+) -> Result<(), FabArrayError> {
     let (lo, dx) = (geom.prob_lo(), geom.cell_size());
     let cos_t = (PI * time / 2.0).cos();
-    let fabs: Vec<_> = vel
-        .iter_mut()
-        .enumerate()
-        .flat_map(|(d, mf)| mf.fabs_mut().map(move |f| (d, f)))
-        .collect();
-    fabs.into_par_iter().with_max_len(1).for_each(|(d, fab)| {
-        let fb = fab.index_box();
-        let mut a = FieldMut::of_fab(fab);
-        if d == 2 {
-            a.data.fill(0.0);
-            return;
-        }
-        let (flo, fhi) = (fb.lo(), fb.hi());
-        // ψ on the cells around these faces, `(flo.x - 1, flo.y - 1)` first, `i` fastest.
-        let (sx, sy) = (
-            sines(flo[0] - 1, fhi[0] + 1, 0, lo, dx),
-            sines(flo[1] - 1, fhi[1] + 1, 1, lo, dx),
-        );
-        let w = sx.len();
-        let p: Vec<f64> = sy
-            .iter()
-            .flat_map(|&sy| sx.iter().map(move |&sx| psi(sx, sy, cos_t)))
-            .collect();
-        // Row `j` of ψ from `i - 1 + m` on, for the faces `i` of a row.
-        let n = w - 2;
-        let prow = |j: i32, m: usize| {
-            let r = usize::try_from(j - (flo[1] - 1)).expect("a row of ψ");
-            &p[r * w + m..][..n]
-        };
-        let mut row = vec![0.0; n];
-        for j in flo[1]..=fhi[1] {
-            if d == 0 {
-                let (n1, n0, s1, s0) = (
-                    prow(j + 1, 1),
-                    prow(j + 1, 0),
-                    prow(j - 1, 1),
-                    prow(j - 1, 0),
-                );
-                for (x, u) in row.iter_mut().enumerate() {
-                    *u = -((n1[x] + n0[x]) - (s1[x] + s0[x])) * (0.25 / dx[1]);
+    Zip::from(vel.each_mut()).par_for_each(Tiling::None, IntVect::UNIT, |_, ([u, v, mut w],)| {
+        w.as_mut_slice()
+            .expect("a whole fab is contiguous")
+            .fill(0.0);
+        for (d, mut a) in [(0, u), (1, v)] {
+            let fb = a.index_box();
+            let (flo, fhi) = (fb.lo(), fb.hi());
+            // ψ on the cells around these faces, `(flo.x - 1, flo.y - 1)` first, `i` fastest.
+            let (sx, sy) = (
+                sines(flo[0] - 1, fhi[0] + 1, 0, lo, dx),
+                sines(flo[1] - 1, fhi[1] + 1, 1, lo, dx),
+            );
+            let w = sx.len();
+            let p: Vec<f64> = sy
+                .iter()
+                .flat_map(|&sy| sx.iter().map(move |&sx| psi(sx, sy, cos_t)))
+                .collect();
+            // Row `j` of ψ from `i - 1 + m` on, for the faces `i` of a row.
+            let n = w - 2;
+            let prow = |j: i32, m: usize| {
+                let r = usize::try_from(j - (flo[1] - 1)).expect("a row of ψ");
+                &p[r * w + m..][..n]
+            };
+            let mut row = vec![0.0; n];
+            for j in flo[1]..=fhi[1] {
+                if d == 0 {
+                    let (n1, n0, s1, s0) = (
+                        prow(j + 1, 1),
+                        prow(j + 1, 0),
+                        prow(j - 1, 1),
+                        prow(j - 1, 0),
+                    );
+                    for (x, u) in row.iter_mut().enumerate() {
+                        *u = -((n1[x] + n0[x]) - (s1[x] + s0[x])) * (0.25 / dx[1]);
+                    }
+                } else {
+                    let (e1, e0, w1, w0) = (prow(j, 2), prow(j - 1, 2), prow(j, 0), prow(j - 1, 0));
+                    for (x, v) in row.iter_mut().enumerate() {
+                        *v = ((e1[x] + e0[x]) - (w1[x] + w0[x])) * (0.25 / dx[0]);
+                    }
                 }
-            } else {
-                let (e1, e0, w1, w0) = (prow(j, 2), prow(j - 1, 2), prow(j, 0), prow(j - 1, 0));
-                for (x, v) in row.iter_mut().enumerate() {
-                    *v = ((e1[x] + e0[x]) - (w1[x] + w0[x])) * (0.25 / dx[0]);
+                for k in flo[2]..=fhi[2] {
+                    a.row_mut(j, k, 0).copy_from_slice(&row);
                 }
             }
-            for k in flo[2]..=fhi[2] {
-                a.row_mut(IntVect::new(flo[0], j, k), n)
-                    .copy_from_slice(&row);
-            }
         }
-    });
+    })
 }
 
-/// The work arrays of `fab_fluxes` for one fab, all on the layout of the state's fab box
-/// (the valid box grown by `NUM_GROW`): a cell or face array holds its value at
+/// The work arrays of `fab_fluxes` for one fab, all on the layout of the state's fab
+/// (the valid box grown by `NUM_GROW`, its `FabLayout`): a cell or face array holds its value at
 /// `(i, j, k)` at that point's offset, so that one offset serves every array and a
 /// neighbour is a fixed stride away. One per thread, reused from fab to fab.
 ///
@@ -368,7 +284,7 @@ fn at_mut(a: &mut [f64], o: usize, n: usize) -> &mut [f64] {
 /// loop whole (strides, lengths, which arrays it writes) and vectorises it.
 #[derive(Clone, Copy)]
 struct FabKernels {
-    lay: Layout,
+    lay: FabLayout,
     dtdx: [f64; 3],
 }
 
@@ -384,8 +300,8 @@ impl FabKernels {
     fn spans(&self, bx: IndexBox) -> impl Iterator<Item = (usize, usize)> {
         let (lay, lo, hi) = (self.lay, bx.lo(), bx.hi());
         (lo[2]..=hi[2]).map(move |k| {
-            let first = lay.at(IntVect::new(lo[0], lo[1], k));
-            let last = lay.at(IntVect::new(hi[0], hi[1], k));
+            let first = offset(&lay, lo[0], lo[1], k);
+            let last = offset(&lay, hi[0], hi[1], k);
             (first, last + 1 - first)
         })
     }
@@ -396,7 +312,7 @@ impl FabKernels {
     /// the second.
     #[inline(always)]
     fn slopes(&self, q: &[f64], gbx: IndexBox, d: usize, sc: &mut Scratch) {
-        let s = self.lay.stride(d);
+        let s = stride(&self.lay, d);
         let Scratch {
             dcen,
             dlim,
@@ -434,7 +350,7 @@ impl FabKernels {
         d: usize,
         faces: IndexBox,
     ) {
-        let (s, dtdx) = (self.lay.stride(d), self.dtdx[d]);
+        let (s, dtdx) = (stride(&self.lay, d), self.dtdx[d]);
         for (o, n) in self.spans(faces) {
             let u = at(u, o, n);
             let (q_hi, s_hi) = (at(q, o, n), at(slope, o, n));
@@ -459,7 +375,7 @@ impl FabKernels {
         t: usize,
         cells: IndexBox,
     ) {
-        let s = self.lay.stride(t);
+        let s = stride(&self.lay, t);
         for (o, n) in self.spans(cells) {
             let (v0, v1) = (at(v, o, n), at(v, o + s, n));
             let (ph0, ph1) = (at(ph, o, n), at(ph, o + s, n));
@@ -479,7 +395,7 @@ impl FabKernels {
         (d, t): (usize, usize),
         faces: IndexBox,
     ) {
-        let (s, dtdx) = (self.lay.stride(d), self.dtdx[t]);
+        let (s, dtdx) = (stride(&self.lay, d), self.dtdx[t]);
         for (o, n) in self.spans(faces) {
             let (u, ph) = (at(u, o, n), at(ph, o, n));
             let (above, below) = (at(term, o, n), at(term, o - s, n));
@@ -504,7 +420,7 @@ impl FabKernels {
         faces: IndexBox,
     ) {
         let (a, b) = others(d);
-        let s = self.lay.stride(d);
+        let s = stride(&self.lay, d);
         let (dta, dtb) = (self.dtdx[a], self.dtdx[b]);
         for (o, n) in self.spans(faces) {
             let (u, ph) = (at(u, o, n), at(ph, o, n));
@@ -520,25 +436,41 @@ impl FabKernels {
 }
 
 /// The face fluxes of one fab over `bx` (valid cells), per direction, on the faces of
-/// `bx`, into `sc.flux` (on the layout of `q`, the state with `NUM_GROW` ghost cells):
+/// `bx`, into `sc.flux` (on the layout of `q`, the state's whole fab with `NUM_GROW` ghost
+/// cells; `vel` the velocities' whole fabs):
 /// the tutorial's CTU scheme (`slope*`, `flux_{x,y,z}`, the six transverse corrections
 /// and `create_flux_{x,y,z}`), unscaled (`u * phi` at the face).
-fn fab_fluxes(q: Field<'_>, vel: [Field<'_>; 3], bx: IndexBox, dtdx: [f64; 3], sc: &mut Scratch) {
-    let k = FabKernels { lay: q.lay, dtdx };
-    sc.fit(q.lay.len);
+fn fab_fluxes(
+    q: Array4<'_, f64>,
+    vel: [Array4<'_, f64>; 3],
+    bx: IndexBox,
+    dtdx: [f64; 3],
+    sc: &mut Scratch,
+) {
+    let k = FabKernels {
+        lay: q.layout(),
+        dtdx,
+    };
+    let q = q.as_slice().expect("a whole fab is contiguous");
+    sc.fit(k.lay.len());
     // The velocities on the work arrays' layout.
     for (d, v) in vel.iter().enumerate() {
-        for (p, n) in rows(v.lay.bx) {
-            at_mut(&mut sc.vel[d], k.lay.at(p), n).copy_from_slice(v.row(p, n));
+        let (lo, hi) = (v.begin(), v.end() - 1);
+        for kk in lo[2]..=hi[2] {
+            for j in lo[1]..=hi[1] {
+                let row = v.row(j, kk, 0);
+                at_mut(&mut sc.vel[d], offset(&k.lay, lo[0], j, kk), row.len())
+                    .copy_from_slice(row);
+            }
         }
     }
     let gbx = bx.grow(1);
     // Longitudinal face states on the faces of gbx shrunk by one in their direction.
     for d in 0..3 {
-        k.slopes(q.data, gbx, d, sc);
+        k.slopes(q, gbx, d, sc);
         k.edge_state(
             &mut sc.edge[d],
-            (q.data, &sc.slope4, &sc.vel[d]),
+            (q, &sc.slope4, &sc.vel[d]),
             d,
             faces(grow_dir(gbx, d, -1), d),
         );
@@ -577,25 +509,33 @@ fn fab_fluxes(q: Field<'_>, vel: [Field<'_>; 3], bx: IndexBox, dtdx: [f64; 3], s
 }
 
 /// The tutorial's conservative update over `bx`: `new = q + Σ_d (flux_d at the low face
-/// - flux_d at the high face) dt/dx_d`.
+/// - flux_d at the high face) dt/dx_d`; `new` and `q` are views that cover `bx`, the
+/// fluxes `fl` views that cover its faces.
 fn conservative(
-    new: &mut FieldMut<'_>,
-    q: Field<'_>,
-    fl: [Field<'_>; 3],
+    new: &mut Array4Mut<'_, f64>,
+    q: Array4<'_, f64>,
+    fl: [Array4<'_, f64>; 3],
     bx: IndexBox,
     dtdx: [f64; 3],
 ) {
-    let e = [0, 1, 2].map(IntVect::basis);
-    for (p, n) in rows(bx) {
-        let q = q.row(p, n);
-        let (fx0, fx1) = (fl[0].row(p, n), fl[0].row(p + e[0], n));
-        let (fy0, fy1) = (fl[1].row(p, n), fl[1].row(p + e[1], n));
-        let (fz0, fz1) = (fl[2].row(p, n), fl[2].row(p + e[2], n));
-        for (x, out) in new.row_mut(p, n).iter_mut().enumerate() {
-            *out = q[x]
-                + ((fx0[x] - fx1[x]) * dtdx[0]
-                    + (fy0[x] - fy1[x]) * dtdx[1]
-                    + (fz0[x] - fz1[x]) * dtdx[2]);
+    let mut new = new.sub_box_mut(&bx);
+    let q = q.sub_box(&bx);
+    let [fx, fy, fz] = [0, 1, 2].map(|d| fl[d].sub_box(&faces(bx, d)));
+    let (lo, hi) = (bx.lo(), bx.hi());
+    for k in lo[2]..=hi[2] {
+        for j in lo[1]..=hi[1] {
+            let q = q.row(j, k, 0);
+            let n = q.len();
+            let fx = fx.row(j, k, 0);
+            let (fx0, fx1) = (&fx[..n], &fx[1..][..n]);
+            let (fy0, fy1) = (&fy.row(j, k, 0)[..n], &fy.row(j + 1, k, 0)[..n]);
+            let (fz0, fz1) = (&fz.row(j, k, 0)[..n], &fz.row(j, k + 1, 0)[..n]);
+            for (x, out) in new.row_mut(j, k, 0)[..n].iter_mut().enumerate() {
+                *out = q[x]
+                    + ((fx0[x] - fx1[x]) * dtdx[0]
+                        + (fy0[x] - fy1[x]) * dtdx[1]
+                        + (fz0[x] - fz1[x]) * dtdx[2]);
+            }
         }
     }
 }
@@ -809,7 +749,7 @@ impl AmrCoreAdv {
             time + 0.5 * self.dt[lev]
         };
         let vel = self.facevel[lev].as_mut().expect("level data");
-        define_velocity(vel, &geom, t);
+        define_velocity(vel, &geom, t)?;
         let dx = geom.cell_size();
         let mut dt_est = f64::MAX;
         for (d, v) in vel.iter().enumerate() {
@@ -879,7 +819,7 @@ impl AmrCoreAdv {
             dtdx,
             Some(&mut new),
             fluxes.as_mut().map(|f| (f, area)),
-        );
+        )?;
         if let Some(fluxes) = fluxes {
             if lev < self.finest()
                 && let Some(fr) = self.flux_reg[lev + 1].as_mut()
@@ -947,7 +887,7 @@ impl AmrCoreAdv {
             self.facevel[lev].as_mut().expect("level data"),
             &geom,
             t_nph,
-        );
+        )?;
         self.advance_phi_at_level(lev, time, self.dt[lev])?;
         self.istep[lev] += 1;
         if self.p.verbose > 0 {
@@ -999,7 +939,7 @@ impl AmrCoreAdv {
         }
         for lev in 0..=finest {
             let geom = *self.mesh.geom(lev);
-            define_velocity(self.facevel[lev].as_mut().expect("level data"), &geom, time);
+            define_velocity(self.facevel[lev].as_mut().expect("level data"), &geom, time)?;
         }
         let t0 = std::time::Instant::now();
         self.advance_phi_all_levels(time, self.dt[0])?;
@@ -1046,7 +986,7 @@ impl AmrCoreAdv {
             let vel = self.facevel[lev].as_ref().expect("level data");
             let mut fluxes = face_multifabs(old);
             // Unscaled: `v * 1.0` is `v`, bit for bit.
-            advance_fabs(&sborder, vel, dtdx, None, Some((&mut fluxes, [1.0; 3])));
+            advance_fabs(&sborder, vel, dtdx, None, Some((&mut fluxes, [1.0; 3])))?;
             all_fluxes.push(fluxes);
         }
         for lev in (1..=finest).rev() {
@@ -1065,7 +1005,7 @@ impl AmrCoreAdv {
             let dtdx = [dt / dx[0], dt / dx[1], dt / dx[2]];
             let old = self.phi_old[lev].as_ref().expect("level data");
             let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, old.n_grow());
-            write_update(&mut new, old, fl, dtdx);
+            write_update(&mut new, old, fl, dtdx)?;
             self.phi_new[lev] = Some(new);
         }
         Ok(())
@@ -1197,75 +1137,58 @@ fn advance_fabs(
     dtdx: [f64; 3],
     new: Option<&mut MultiFab>,
     face_fluxes: Option<(&mut [MultiFab; 3], [f64; 3])>,
-) {
-    let nfab = sborder.local_size();
-    let news: Vec<_> = match new {
-        Some(mf) => mf.fabs_mut().map(Some).collect(),
-        None => (0..nfab).map(|_| None).collect(),
+) -> Result<(), FabArrayError> {
+    let (fluxes, scale) = match face_fluxes {
+        Some((mfs, scale)) => (Some(mfs.each_mut()), scale),
+        None => (None, [1.0; 3]),
     };
-    let (face_fabs, scale): (Vec<_>, _) = match face_fluxes {
-        Some((mfs, scale)) => {
-            let [fx, fy, fz] = mfs.each_mut();
-            let fabs = fx
-                .fabs_mut()
-                .zip(fy.fabs_mut())
-                .zip(fz.fabs_mut())
-                .map(|((x, y), z)| Some([x, y, z]))
-                .collect();
-            (fabs, scale)
-        }
-        None => ((0..nfab).map(|_| None).collect(), [1.0; 3]),
-    };
-    news.into_par_iter()
-        .zip(face_fabs)
-        .enumerate()
-        .with_max_len(1)
-        .for_each(|(l, (new, face_fabs))| {
-            let bx = sborder.box_of(sborder.global_index(l));
-            let q = Field::of_fab(sborder.fab(l));
-            let v = [0, 1, 2].map(|d| Field::of_fab(vel[d].fab(l)));
+    Zip::from(sborder)
+        .and(vel.each_ref())
+        .and(new)
+        .and(fluxes)
+        .par_for_each(Tiling::None, IntVect::ZERO, |mfi, (q, v, new, fluxes)| {
+            let bx = mfi.validbox();
             SCRATCH.with_borrow_mut(|sc| {
                 fab_fluxes(q, v, bx, dtdx, sc);
-                let fl = [0, 1, 2].map(|d| Field {
-                    data: &sc.flux[d],
-                    lay: q.lay,
-                });
-                if let Some(new) = new {
-                    conservative(&mut FieldMut::of_fab(new), q, fl, bx, dtdx);
+                // The fluxes, on the work arrays' layout (that of `q`'s fab).
+                let fab = q.index_box();
+                let fl = [0, 1, 2].map(|d| Array4::new(&sc.flux[d], fab, 1));
+                if let Some(mut new) = new {
+                    conservative(&mut new, q, fl, bx, dtdx);
                 }
-                for (d, fab) in face_fabs.into_iter().flatten().enumerate() {
-                    let mut out = FieldMut::of_fab(fab);
-                    for (p, n) in rows(faces(bx, d)) {
-                        let f = fl[d].row(p, n);
-                        for (x, out) in out.row_mut(p, n).iter_mut().enumerate() {
-                            *out = f[x] * scale[d];
+                for (d, mut out) in fluxes.into_iter().flatten().enumerate() {
+                    let fb = faces(bx, d);
+                    let (mut out, f) = (out.sub_box_mut(&fb), fl[d].sub_box(&fb));
+                    let (lo, hi) = (fb.lo(), fb.hi());
+                    for k in lo[2]..=hi[2] {
+                        for j in lo[1]..=hi[1] {
+                            let f = f.row(j, k, 0);
+                            let n = f.len();
+                            for (x, out) in out.row_mut(j, k, 0)[..n].iter_mut().enumerate() {
+                                *out = f[x] * scale[d];
+                            }
                         }
                     }
                 }
             });
-        });
+        })
 }
 
 /// `new` over its valid cells from `q` and the face fluxes `fl` (the conservative
 /// update), the fabs in parallel.
-fn write_update(new: &mut MultiFab, q: &MultiFab, fl: &[MultiFab; 3], dtdx: [f64; 3]) {
-    let boxes: Vec<IndexBox> = (0..new.local_size())
-        .map(|l| new.box_of(new.global_index(l)))
-        .collect();
-    let fabs: Vec<_> = new.fabs_mut().collect();
-    fabs.into_par_iter()
-        .enumerate()
-        .with_max_len(1)
-        .for_each(|(l, fab)| {
-            let f = [0, 1, 2].map(|d| Field::of_fab(fl[d].fab(l)));
-            conservative(
-                &mut FieldMut::of_fab(fab),
-                Field::of_fab(q.fab(l)),
-                f,
-                boxes[l],
-                dtdx,
-            );
-        });
+fn write_update(
+    new: &mut MultiFab,
+    q: &MultiFab,
+    fl: &[MultiFab; 3],
+    dtdx: [f64; 3],
+) -> Result<(), FabArrayError> {
+    Zip::from(new).and(q).and(fl.each_ref()).par_for_each(
+        Tiling::None,
+        IntVect::ZERO,
+        |mfi, (mut new, q, fl)| {
+            conservative(&mut new, q, fl, mfi.validbox(), dtdx);
+        },
+    )
 }
 
 /// `x` as C++'s default stream output with 10 significant digits (AMReX's `Print`).
@@ -1313,18 +1236,15 @@ impl AmrCore for AmrCoreAdv {
         let Some(&phierr) = self.p.phierr.get(lev) else {
             return Ok(());
         };
-        let state = self.state(lev);
-        let fa = tags.fab_array_mut();
-        for l in 0..fa.local_size() {
-            let bx = fa.box_of(fa.global_index(l));
-            let s = state.array_at(l);
-            let mut t = fa.array_mut_at(l);
-            for p in bx.iter() {
-                if s[p] > phierr {
-                    t[p] = TagBoxArray::SET;
+        Zip::from(tags.fab_array_mut())
+            .and(self.state(lev))
+            .par_for_each(Tiling::None, IntVect::ZERO, |mfi, (mut t, s)| {
+                for p in mfi.validbox().iter() {
+                    if s[p] > phierr {
+                        t[p] = TagBoxArray::SET;
+                    }
                 }
-            }
-        }
+            })?;
         Ok(())
     }
 
@@ -1338,13 +1258,11 @@ impl AmrCore for AmrCoreAdv {
         self.define_level(lev, time, ba, dm, 0)?;
         let mut state = MultiFab::new(ba, dm, 1, IntVect::ZERO);
         let geom = *self.mesh.geom(lev);
-        for l in 0..state.local_size() {
-            let bx = state.box_of(state.global_index(l));
-            let mut a = state.array_mut_at(l);
-            for p in bx.iter() {
-                a[p] = initial_phi(&geom, p[0], p[1]);
-            }
-        }
+        state.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
+            let bx = t.region();
+            t.array_mut()
+                .for_each_mut(bx, |i, j, _, _, v| *v = initial_phi(&geom, i, j));
+        });
         self.phi_new[lev] = Some(state);
         Ok(())
     }

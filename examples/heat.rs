@@ -104,9 +104,8 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
     let lambda = 3.0 * (2.0 * (2.0 * PI / f64::from(N)).cos() - 2.0);
     let factor = (1.0 + DT * lambda).powi(STEPS as i32);
     let mut worst = 0.0_f64;
-    for l in 0..phi.local_size() {
-        let a = phi.array_at(l);
-        a.for_each(phi.box_of(phi.global_index(l)), |i, j, k, _n, v| {
+    for mfi in phi.mfiter(Tiling::None) {
+        phi.array(&mfi).for_each(mfi.validbox(), |i, j, k, _n, v| {
             worst = worst.max((v - (1.0 + factor * mode(i, j, k))).abs());
         });
     }

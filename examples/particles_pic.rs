@@ -17,7 +17,7 @@
 //! Built with `--features mpi` and started by `mpirun -n N`, the grids are spread over
 //! the ranks and every printed number is the same as on one process.
 use amrex::geometry::{CoordSys, Geometry, RealBox};
-use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+use amrex::multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 use amrex::particles::{AosTile, ParticleContainer, ParticleTile, idcpu};
 use amrex::plotfile;
 use amrex::runtime::ReduceOp;
@@ -54,14 +54,13 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
 
     // The velocity field at cell centres, ghost cells filled (periodic images).
     let mut vel = MultiFab::new(&ba, &dm, 3, IntVect::splat(1));
-    for l in 0..vel.local_size() {
-        let mut a = vel.array_mut_at(l);
-        let vbx = a.index_box().grow(-1);
-        a.for_each_mut(vbx, |i, j, k, c, v| {
+    vel.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
+        let vbx = t.region();
+        t.array_mut().for_each_mut(vbx, |i, j, k, c, v| {
             let x = geom.cell_centre(IntVect::new(i, j, k));
             *v = A * (TAU * x[(c + 1) % 3]).sin();
         });
-    }
+    });
     vel.fill_boundary(geom.periodicity())?;
 
     // Particle<4, 0>: rdata = [charge, vx, vy, vz].

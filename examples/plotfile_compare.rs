@@ -6,6 +6,7 @@
 //! variable values equal to a relative tolerance `rtol` (default 1e-12): `|a - b| <=
 //! rtol * max(|a|, |b|)`. It prints one line per level with the largest relative
 //! difference and exits with status 1 if anything differs, naming what.
+use amrex::multifab::Tiling;
 use amrex::plotfile::{Plotfile, read_plotfile};
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -56,9 +57,9 @@ fn compare(a: &Plotfile, b: &Plotfile, rtol: f64) -> Vec<String> {
             continue;
         }
         let mut worst = (0.0_f64, None);
-        for l in 0..ma.local_size() {
-            let bx = ma.box_of(ma.global_index(l));
-            let (xa, xb) = (ma.array_at(l), mb.array_at(l));
+        for mfi in ma.mfiter(Tiling::None) {
+            let bx = mfi.validbox();
+            let (xa, xb) = (ma.array(&mfi), mb.array(&mfi));
             for n in 0..nvar {
                 for p in bx.iter() {
                     let d = rel(xa[(p, n)], xb[(p, n)]);

@@ -35,7 +35,8 @@ use amrex::amr::{
 };
 use amrex::geometry::{CoordSys, Geometry, RealBox};
 use amrex::multifab::{
-    BoxArray, CopyOp, DistributionMapping, IndexBox, IndexType, IntVect, MultiFab, Tiling,
+    BoxArray, CopyOp, DistributionMapping, FabArrayError, IndexBox, IndexType, IntVect, MultiFab,
+    Tiling, Zip,
 };
 use amrex::plotfile;
 
@@ -96,50 +97,53 @@ impl Level {
 }
 
 /// The face fluxes of `q` (ghost cells filled) in direction `d`, multiplied by the face
-/// area and `dt`: what crosses each face during the step.
-fn fluxes(q: &MultiFab, geom: &Geometry, d: usize, dt: f64) -> MultiFab {
+/// area and `dt`: what crosses each face during the step. The loop runs over the tiles
+/// of the faces (each tile owns its low faces, the last one also the high face), each
+/// reading `q` around its faces.
+fn fluxes(q: &MultiFab, geom: &Geometry, d: usize, dt: f64) -> Result<MultiFab, FabArrayError> {
     let faces = q.box_array().convert(IndexType::CELL.with_node(d));
     let mut f = MultiFab::new(&faces, q.distribution_map(), 1, IntVect::ZERO);
     let dx = geom.cell_size();
     let area = (0..3).filter(|&e| e != d).map(|e| dx[e]).product::<f64>();
     let (u, k) = (U[d], D / dx[d]);
     let step = IntVect::ZERO.with(d, 1);
-    f.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
-        let bx = t.region();
-        let qa = q.array(t.mfi());
-        t.array_mut().for_each_mut(bx, |i, j, k_, _, v| {
-            let p = IntVect::new(i, j, k_);
-            let (left, right) = (qa[(p - step, 0)], qa[(p, 0)]);
-            let upwind = if u >= 0.0 { left } else { right };
-            *v = (u * upwind - k * (right - left)) * area * dt;
-        });
-    });
-    f
+    Zip::from(&mut f)
+        .and(q)
+        .par_for_each(Tiling::Default, IntVect::ZERO, |_, (mut f, qa)| {
+            let bx = f.index_box();
+            f.for_each_mut(bx, |i, j, k_, _, v| {
+                let p = IntVect::new(i, j, k_);
+                let (left, right) = (qa[(p - step, 0)], qa[(p, 0)]);
+                let upwind = if u >= 0.0 { left } else { right };
+                *v = (u * upwind - k * (right - left)) * area * dt;
+            });
+        })?;
+    Ok(f)
 }
 
 /// `new = old - Σ_d (F_hi - F_lo) / V` over the valid cells.
-fn update(old: &MultiFab, flux: &[MultiFab; 3], geom: &Geometry) -> MultiFab {
+fn update(
+    old: &MultiFab,
+    flux: &[MultiFab; 3],
+    geom: &Geometry,
+) -> Result<MultiFab, FabArrayError> {
     let mut new = MultiFab::new(old.box_array(), old.distribution_map(), 1, IntVect::ZERO);
     let dx = geom.cell_size();
     let vol = dx[0] * dx[1] * dx[2];
-    new.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
-        let bx = t.region();
-        let o = old.array(t.mfi());
-        let fs = [
-            flux[0].array(t.mfi()),
-            flux[1].array(t.mfi()),
-            flux[2].array(t.mfi()),
-        ];
-        t.array_mut().for_each_mut(bx, |i, j, k, _, v| {
-            let p = IntVect::new(i, j, k);
-            let mut div = 0.0;
-            for (d, f) in fs.iter().enumerate() {
-                div += f[(p + IntVect::ZERO.with(d, 1), 0)] - f[(p, 0)];
-            }
-            *v = o[(p, 0)] - div / vol;
-        });
-    });
-    new
+    Zip::from(&mut new)
+        .and(old)
+        .and(flux.each_ref())
+        .par_for_each(Tiling::Default, IntVect::ZERO, |mfi, (mut n, o, fs)| {
+            n.for_each_mut(mfi.tilebox(), |i, j, k, _, v| {
+                let p = IntVect::new(i, j, k);
+                let mut div = 0.0;
+                for (d, f) in fs.iter().enumerate() {
+                    div += f[(p + IntVect::ZERO.with(d, 1), 0)] - f[(p, 0)];
+                }
+                *v = o[(p, 0)] - div / vol;
+            });
+        })?;
+    Ok(new)
 }
 
 fn mass(level: &Level) -> Result<f64, Box<dyn core::error::Error>> {
@@ -196,11 +200,12 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
             &Source::at(&crse.state, &crse.bc),
             Comps::first(1),
         )?;
-        let cflux = [0, 1, 2].map(|d| fluxes(&q, &cgeom, d, dt));
+        let [fx, fy, fz] = [0, 1, 2].map(|d| fluxes(&q, &cgeom, d, dt));
+        let cflux = [fx?, fy?, fz?];
         for (d, f) in cflux.iter().enumerate() {
             fr.crse_init(f, d, Comps::first(1), -1.0, CopyOp::Copy)?;
         }
-        let crse_new = update(&crse.state, &cflux, &cgeom);
+        let crse_new = update(&crse.state, &cflux, &cgeom)?;
 
         // Level 1, subcycled: two steps of dt/2 with coarse ghost data interpolated in
         // time between the old and the new coarse states.
@@ -217,11 +222,12 @@ fn main() -> Result<(), Box<dyn core::error::Error>> {
                 Comps::first(1),
                 &mapper,
             )?;
-            let fflux = [0, 1, 2].map(|d| fluxes(&q, &fgeom, d, dt_fine));
+            let [fx, fy, fz] = [0, 1, 2].map(|d| fluxes(&q, &fgeom, d, dt_fine));
+            let fflux = [fx?, fy?, fz?];
             for (d, f) in fflux.iter().enumerate() {
                 fr.fine_add(f, d, Comps::first(1), 1.0)?;
             }
-            fine.state = update(&fine.state, &fflux, &fgeom);
+            fine.state = update(&fine.state, &fflux, &fgeom)?;
         }
 
         // Synchronise the levels: reflux, then average the fine level down.

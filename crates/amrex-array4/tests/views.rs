@@ -222,6 +222,45 @@ fn sub_box_outside_panics() {
 }
 
 #[test]
+fn whole_views_are_one_slice() {
+    let b = bx([-2, -1, 0], [3, 2, 1]);
+    let data = filled(b, 2);
+    let a = Array4::new(&data, b, 2);
+    let flat = a.as_slice().expect("a compact view");
+    assert_eq!(flat, &data[..]);
+    for p in b.iter() {
+        let o = a.layout().offset(p[0], p[1], p[2], 1).unwrap();
+        assert_eq!(flat[o], val(p[0], p[1], p[2], 1));
+    }
+    // One whole component is contiguous, a sub-box is not (but a whole plane is).
+    assert_eq!(a.component(1).as_slice(), Some(&data[48..]));
+    assert!(a.sub_box(&bx([0, 0, 0], [1, 1, 1])).as_slice().is_none());
+    let plane = bx([-2, -1, 1], [3, 2, 1]);
+    let one = Array4::new(&data, b, 1).sub_box(&plane);
+    assert_eq!(one.as_slice().unwrap(), &data[24..48]);
+    let empty: [f64; 0] = [];
+    assert_eq!(
+        Array4::new(&empty, bx([0; 3], [-1; 3]), 1).as_slice(),
+        Some(&[][..])
+    );
+    // The mutable view: one slice to write, none for a sub-box.
+    let mut data = filled(b, 2);
+    let mut m = Array4Mut::new(&mut data, b, 2);
+    assert!(
+        m.sub_box_mut(&bx([0, 0, 0], [1, 1, 1]))
+            .as_mut_slice()
+            .is_none()
+    );
+    let o = m.layout().offset(3, 2, 1, 1).unwrap();
+    m.as_mut_slice().unwrap()[o] = -1.0;
+    assert_eq!(m[(3, 2, 1, 1)], -1.0);
+    assert_eq!(m.as_slice().unwrap().len(), 96);
+    m.component_mut(0).as_mut_slice().unwrap().fill(0.5);
+    assert_eq!(data[..48], [0.5; 48]);
+    assert_eq!(data[48 + 47], -1.0);
+}
+
+#[test]
 fn cell_data_and_rows() {
     let b = bx([0, 0, 0], [2, 1, 1]);
     let mut data = filled(b, 3);

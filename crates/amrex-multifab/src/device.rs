@@ -23,6 +23,7 @@ use crate::element::Element;
 use crate::error::FabArrayError;
 use crate::error::component_range;
 use crate::fabarray::FabArray;
+use crate::mfiter::Tiling;
 use crate::plan::{CopyPlan, CopyTag, FillPattern};
 use alloc::vec::Vec;
 use amrex_arena::kernels::{Binary, CopyOrder, Kernels, MemorySpace, Reduce, Region, Unary};
@@ -143,9 +144,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
             return Ok(());
         }
         let arena = self.arena().clone();
-        for l in 0..self.local_size() {
-            let bx = self.box_of(self.global_index(l)).grow_iv(ng);
-            let fab = self.fab_mut(l);
+        for mfi in self.mfiter(Tiling::None) {
+            let bx = mfi.validbox().grow_iv(ng);
+            let fab = self.fab_mut(&mfi);
             let p = fab.as_mut_ptr()?;
             let r = region(fab, p, bx, &c);
             // SAFETY: `r` lies in this fab's allocation (the box inside the grown box,
@@ -190,11 +191,11 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         self.check_kernel_operand(what, src, scomp, c.len(), ng)?;
         let sc = scomp..scomp + c.len();
         let arena = self.arena().clone();
-        for l in 0..self.local_size() {
-            let bx = self.box_of(self.global_index(l)).grow_iv(ng);
-            let s = src.fab(l);
+        for mfi in self.mfiter(Tiling::None) {
+            let bx = mfi.validbox().grow_iv(ng);
+            let s = src.fab(&mfi);
             let sr = region(s, s.as_ptr(), bx, &sc);
-            let d = self.fab_mut(l);
+            let d = self.fab_mut(&mfi);
             let p = d.as_mut_ptr()?;
             let dr = region(d, p, bx, &c);
             // SAFETY: both regions lie in their fabs (same layout, checked components and
@@ -223,9 +224,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         if c.is_empty() {
             return Ok(acc);
         }
-        for l in 0..self.local_size() {
-            let bx = self.box_of(self.global_index(l)).grow_iv(ng);
-            let fab = self.fab(l);
+        for mfi in self.mfiter(Tiling::None) {
+            let bx = mfi.validbox().grow_iv(ng);
+            let fab = self.fab(&mfi);
             let r = region(fab, fab.as_ptr(), bx, &c);
             // SAFETY: `r` lies in this fab's allocation (the box is inside the grown box,
             // the components inside `ncomp`); `&self` keeps writers away.
@@ -249,9 +250,9 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
         self.check_kernel_operand("dot", y, ycomp, c.len(), ng)?;
         let yc = ycomp..ycomp + c.len();
         let mut acc = 0.0;
-        for l in 0..self.local_size() {
-            let bx = self.box_of(self.global_index(l)).grow_iv(ng);
-            let (x, yf) = (self.fab(l), y.fab(l));
+        for mfi in self.mfiter(Tiling::None) {
+            let bx = mfi.validbox().grow_iv(ng);
+            let (x, yf) = (self.fab(&mfi), y.fab(&mfi));
             let xr = region(x, x.as_ptr(), bx, &c);
             let yr = region(yf, yf.as_ptr(), bx, &yc);
             // SAFETY: both regions lie in their fabs (same layout, checked components and

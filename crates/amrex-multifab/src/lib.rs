@@ -15,7 +15,9 @@
 //!   [`FabArray::fab`] / [`FabArray::fab_mut`] (or `fa[&mfi]`) return them.
 //! - Work runs in parallel over tiles with rayon (feature `std`): every operation is a
 //!   plain slice loop along `i`, and reductions give the same answer for any thread
-//!   count.
+//!   count. Your own loops: [`FabArray::par_for_each_tile`] over one FabArray, [`Zip`]
+//!   over several at once (cell-, face- and node-centred on the same boxes), each tile
+//!   writing only its own region.
 //! - One method set for every arena: on host and pinned memory the operations run those
 //!   host loops; on device and managed memory the arena's kernels
 //!   ([`Kernels`](amrex_arena::kernels::Kernels), chosen by `Kernels::host_loops`). Only
@@ -100,6 +102,7 @@ pub mod plan;
 mod profile;
 mod raw_fab;
 mod region;
+mod zip;
 
 pub use amrex_arena::{Arena, HostArena};
 pub use amrex_array4::{Array4, Array4Mut};
@@ -119,3 +122,4 @@ pub use ops::Reduction;
 pub use par::TileMut;
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};
+pub use zip::{Operand, Zip};

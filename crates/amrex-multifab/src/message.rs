@@ -149,6 +149,7 @@ mod tests {
     use crate::copy::run_tag;
     use crate::distribution::{DistributionMapping, Strategy};
     use crate::fabarray::FabArray;
+    use crate::mfiter::Tiling;
     use crate::plan::FillPattern;
     use alloc::collections::BTreeMap;
     use amrex_arena::HostArena;
@@ -171,11 +172,12 @@ mod tests {
             (g * 1000) as f64 + f64::from(p[0] * 100 + p[1] * 10 + p[2]) + n as f64 * 0.5
         };
         let fill = |fa: &mut FabArray<f64>| {
-            for l in 0..fa.local_size() {
-                let g = fa.global_index(l);
-                let vb = fa.box_of(g);
-                let mut a = fa.array_mut_at(l);
-                a.for_each_mut(vb, |i, j, k, n, v| *v = value(g, IntVect::new(i, j, k), n));
+            for mfi in fa.mfiter(Tiling::None) {
+                let g = mfi.index();
+                let mut a = fa.array_mut(&mfi);
+                a.for_each_mut(mfi.validbox(), |i, j, k, n, v| {
+                    *v = value(g, IntVect::new(i, j, k), n);
+                });
             }
         };
         let mut full = FabArray::<f64>::new(&ba, &DistributionMapping::single(&ba), nc, ng);

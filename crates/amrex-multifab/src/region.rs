@@ -11,6 +11,7 @@ use crate::dlpack::Ghosts;
 use crate::element::Element;
 use crate::error::component_range;
 use crate::fabarray::FabArray;
+use crate::mfiter::Tiling;
 use amrex_basefab::FabError;
 use core::ops::RangeBounds;
 
@@ -68,14 +69,13 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         };
         // Ghost cells first, then valid cells on top; whole rows at a time.
         for pass in 0..2_u8 {
-            for l in 0..self.local_size() {
-                let g = self.local[l];
-                let fab_box = self.fabbox(g);
-                let src = if pass == 0 { fab_box } else { self.ba.get(g) };
+            for mfi in self.mfiter(Tiling::None) {
+                let (g, fab_box) = (mfi.index(), mfi.fabbox());
+                let src = if pass == 0 { fab_box } else { mfi.validbox() };
                 let Some(isect) = src.intersection(&region.convert(src.ix_type())) else {
                     continue;
                 };
-                let a = self.array_at(l);
+                let a = self.array(&mfi);
                 let (lo, hi) = (isect.lo(), isect.hi());
                 let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
                 let i0 = (i64::from(lo[0]) - i64::from(fab_box.lo()[0])) as usize;
@@ -191,17 +191,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 found: data.len(),
             });
         }
-        for l in 0..self.local_size() {
-            let g = self.local[l];
+        for mfi in self.mfiter(Tiling::None) {
             let dst = match ghosts {
-                Ghosts::Include => self.fabbox(g),
-                Ghosts::Exclude => self.ba.get(g),
+                Ghosts::Include => mfi.fabbox(),
+                Ghosts::Exclude => mfi.validbox(),
             };
             let Some(isect) = dst.intersection(&region.convert(dst.ix_type())) else {
                 continue;
             };
-            let fab_lo = self.fabbox(g).lo();
-            let mut a = self.array_mut_at(l);
+            let fab_lo = mfi.fabbox().lo();
+            let mut a = self.array_mut(&mfi);
             let (lo, hi) = (isect.lo(), isect.hi());
             let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
             let i0 = (i64::from(lo[0]) - i64::from(fab_lo[0])) as usize;

@@ -87,10 +87,10 @@ fn mfi_selects_by_global_index_on_other_ranks() {
         let vbx = mfi.validbox();
         mf.fab_mut(&mfi).set_val(g as i32, .., vbx).unwrap();
     }
-    for l in 0..mf.local_size() {
-        let g = mf.global_index(l);
-        assert_eq!(mf.fab(l).index_box(), mf.fabbox(g));
-        assert_eq!(mf.fab(l).max(0..1, ba.get(g)).unwrap(), g as i32);
+    for mfi in mf.mfiter(Tiling::None) {
+        let g = mfi.index();
+        assert_eq!(mf.fab(&mfi).index_box(), mf.fabbox(g));
+        assert_eq!(mf.fab(&mfi).max(0..1, mfi.validbox()).unwrap(), g as i32);
     }
 }
 
@@ -176,11 +176,11 @@ fn fabs_of_an_imported_multifab_hold_the_tensors() {
     // SAFETY: `src` is only read (below, after `view` is dropped) while the tensors live.
     let tensors = unsafe { src.to_dlpack_per_box_detached(Ghosts::Include) };
     let mut view = MultiFab::from_dlpack_per_box(&ba, &dm, ng, tensors).unwrap();
-    for l in 0..view.local_size() {
-        let f = view.fab(l);
+    for mfi in view.mfiter(Tiling::None) {
+        let f = view.fab(&mfi);
         assert!(!f.is_owning());
-        assert_eq!(f.index_box().lo(), view.fabbox(view.global_index(l)).lo());
-        assert_eq!(f.index_box().hi(), view.fabbox(view.global_index(l)).hi());
+        assert_eq!(f.index_box().lo(), mfi.fabbox().lo());
+        assert_eq!(f.index_box().hi(), mfi.fabbox().hi());
         assert_eq!(f.ncomp(), 2);
     }
     let bx = view.box_of(view.global_index(0));

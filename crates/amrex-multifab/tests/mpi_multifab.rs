@@ -10,7 +10,7 @@
 
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, FabArrayError, FabError, FillPattern, IndexBox,
-    IndexType, IntVect, MultiFab, Periodicity, Reduction, Strategy,
+    IndexType, IntVect, MultiFab, Periodicity, Reduction, Strategy, Tiling,
 };
 use amrex_runtime::Communicator;
 
@@ -73,11 +73,9 @@ fn random_map(rng: &mut Rng, ba: &BoxArray, comm: &Communicator) -> Distribution
 /// A value for every element (ghost cells too) that names the box, cell and component,
 /// so a wrong source shows.
 fn fill_pattern(mf: &mut MultiFab, salt: u64) {
-    for l in 0..mf.local_size() {
-        let g = mf.global_index(l) as u64;
-        let fab = mf.fab_mut(l);
-        let bx = fab.index_box();
-        let mut a = fab.array_mut().expect("host fab");
+    for mfi in mf.mfiter(Tiling::None) {
+        let (g, bx) = (mfi.index() as u64, mfi.fabbox());
+        let mut a = mf.array_mut(&mfi);
         let nc = a.ncomp();
         for n in 0..nc {
             amrex_array4::for_each_cell(bx, |i, j, k| {
@@ -98,20 +96,17 @@ fn fill_pattern(mf: &mut MultiFab, salt: u64) {
 /// Every element of every local fab of `dist` equals, bit for bit, that of the same box
 /// of `single` (which holds every box).
 fn assert_same(what: &str, dist: &MultiFab, single: &MultiFab) {
-    for l in 0..dist.local_size() {
-        let g = dist.global_index(l);
-        let s = single
-            .local_index(g)
-            .expect("the single-process FabArray holds every box");
+    for mfi in dist.mfiter(Tiling::None) {
+        let g = mfi.index();
         let (a, b) = (
-            dist.fab(l).as_slice().unwrap(),
-            single.fab(s).as_slice().unwrap(),
+            dist.fab(&mfi).as_slice().unwrap(),
+            single.fab(&mfi).as_slice().unwrap(),
         );
         assert_eq!(a.len(), b.len(), "{what}: box {g} sizes");
         if let Some(i) = (0..a.len()).find(|&i| a[i].to_bits() != b[i].to_bits()) {
             panic!(
                 "{what}: box {g} of {} on rank {}: element {i} is {} distributed but {} in one process",
-                dist.box_of(g),
+                mfi.validbox(),
                 dist.communicator().rank(),
                 a[i],
                 b[i]
@@ -197,11 +192,9 @@ fn periodic_faces_edges_corners(c: &Communicator) {
         s.fill_boundary(period).unwrap();
         assert_same("periodic corners", &d, &s);
         // And every ghost cell is now the value of the cell it images.
-        for l in 0..d.local_size() {
-            let g = d.global_index(l);
-            let a = d.array_at(l);
-            let fb = d.fabbox(g);
-            amrex_array4::for_each_cell(fb, |i, j, k| {
+        for mfi in d.mfiter(Tiling::None) {
+            let (g, a) = (mfi.index(), d.array(&mfi));
+            amrex_array4::for_each_cell(mfi.fabbox(), |i, j, k| {
                 let p = IntVect::new(i, j, k);
                 let w = IntVect::new(i.rem_euclid(12), j.rem_euclid(12), k.rem_euclid(12));
                 let owner = (0..8).find(|&b| ba.get(b).contains(w)).unwrap();
@@ -353,10 +346,8 @@ fn sum_boundary_random(c: &Communicator) {
     mf.fill(1.0).unwrap();
     mf.sum_boundary(Periodicity::all(domain)).unwrap();
     // A cell at distance 0 from a box face in d directions is covered by 2^d boxes.
-    for l in 0..mf.local_size() {
-        let g = mf.global_index(l);
-        let vb = ba.get(g);
-        let a = mf.array_at(l);
+    for mfi in mf.mfiter(Tiling::None) {
+        let (vb, a) = (mfi.validbox(), mf.array(&mfi));
         amrex_array4::for_each_cell(vb, |i, j, k| {
             let p = [i, j, k];
             let faces = (0..3)

@@ -1,7 +1,9 @@
 //! Deposition and gather against hand-computed CIC/NGP weights, totals conserved by
 //! `sum_boundary`, `increment`, `sort_particles_by_cell`, and the refusals.
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, iMultiFab};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling, iMultiFab,
+};
 use amrex_particles::{
     AosTile, ErrorKind, Linear, MeshMap, Nearest, ParticleArrays, ParticleContainer, ParticleTile,
     SoaTile,
@@ -119,10 +121,9 @@ fn cic_gather_reproduces_a_linear_field() {
     let f = |p: [f64; 3]| 1.0 + 2.0 * p[0] - 3.0 * p[1] + 0.5 * p[2];
     // Cell-centred values of f, ghosts included (as if filled by fill_boundary).
     let mut e = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
-    for l in 0..e.local_size() {
-        let mut a = e.array_mut_at(l);
-        let bx = a.index_box();
-        a.for_each_mut(bx, |i, j, k, n, v| {
+    for mfi in e.mfiter(Tiling::None) {
+        let mut a = e.array_mut(&mfi);
+        a.for_each_mut(mfi.fabbox(), |i, j, k, n, v| {
             let x = g.cell_centre(IntVect::new(i, j, k));
             *v = f(x) * (1.0 + n as f64);
         });
@@ -306,10 +307,9 @@ fn ready_made_kernels_agree_with_the_interpolators_on_faces_and_centres() {
 
     // Gather of three components of a field that differs from cell to cell.
     let mut e = MultiFab::new(&ba, &dm, 3, IntVect::splat(1));
-    for l in 0..e.local_size() {
-        let mut a = e.array_mut_at(l);
-        let bx = a.index_box();
-        a.for_each_mut(bx, |i, j, k, c, v| {
+    for mfi in e.mfiter(Tiling::None) {
+        let mut a = e.array_mut(&mfi);
+        a.for_each_mut(mfi.fabbox(), |i, j, k, c, v| {
             *v = f64::from((i * 7 + j * 13 + k * 29).rem_euclid(17)) + 100.0 * c as f64;
         });
     }

@@ -11,7 +11,7 @@
 //! rank). A plain `main` (`harness = false`) running the checks in the same order on
 //! every rank, as `crates/amrex-multifab/tests/mpi_comm.rs` explains.
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 use amrex_particles::{AosTile, ErrorKind, ParticleContainer, ParticleTile, idcpu};
 use amrex_runtime::{CommError, Communicator};
 
@@ -160,9 +160,8 @@ fn check_same_as_one_process(comm: &Communicator) {
     serial
         .deposit_cic(0, &mut rho1, 0, |t, i| t.real(i, 0))
         .unwrap();
-    for l in 0..rho.local_size() {
-        let b = ba.get(rho.global_index(l));
-        for c in b.iter() {
+    for mfi in rho.mfiter(Tiling::None) {
+        for c in mfi.validbox().iter() {
             let (a, s) = (rho.value_at(c, 0).unwrap(), rho1.value_at(c, 0).unwrap());
             assert!(
                 (a - s).abs() <= 1e-12 * s.abs().max(1.0),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use amrex_arena::HostAccessible;
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, FabArray};
+use amrex_multifab::{BoxArray, FabArray, Tiling};
 use amrex_runtime::{Agreed, Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
@@ -108,7 +108,6 @@ fn write_my_fabs<A: HostAccessible>(
     file: usize,
     append: bool,
 ) -> Result<parallel::LocalPart, PlotfileError> {
-    let ba = mf.box_array();
     let dpath = with_suffix(prefix, &format!("_D_{file:05}"));
     let f = if append {
         std::fs::OpenOptions::new()
@@ -132,11 +131,10 @@ fn write_my_fabs<A: HostAccessible>(
         fabs: Vec::with_capacity(mf.local_size()),
     };
     // Local boxes in increasing global order: on one process, every box in order.
-    for l in 0..mf.local_size() {
-        let g = mf.global_index(l);
-        let vbx = ba.get(g);
+    for mfi in mf.mfiter(Tiling::None) {
+        let (g, vbx) = (mfi.index(), mfi.validbox());
         let region = vbx.grow_iv(ngrow);
-        let fab = mf.fab(l);
+        let fab = mf.fab(&mfi);
         let head = vismf::fab_header(rd, &region, nc, 3);
         w.write_all(head.as_bytes()).map_err(io_err(&dpath))?;
         let mut len = head.len() as u64;

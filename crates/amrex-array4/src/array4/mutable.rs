@@ -197,6 +197,33 @@ impl<'a, T> Array4Mut<'a, T> {
         }
     }
 
+    /// Every element as one slice when the layout is compact; see
+    /// [`Array4::as_slice`].
+    #[inline]
+    #[must_use]
+    pub fn as_slice(&self) -> Option<&[T]> {
+        self.as_const().as_slice()
+    }
+
+    /// Every element as one mutable slice, element `(i, j, k, n)` at
+    /// [`layout().offset(i, j, k, n)`](FabLayout::offset), when the layout is compact
+    /// (the view of a whole fab); `None` when the elements are not contiguous.
+    #[inline]
+    #[must_use]
+    pub fn as_mut_slice(&mut self) -> Option<&mut [T]> {
+        if !self.raw.is_compact() {
+            return None;
+        }
+        let len = self.raw.len();
+        if len == 0 {
+            return Some(&mut []);
+        }
+        // SAFETY: with compact strides the elements are exactly the offsets `0..len` from
+        // the view's own (writable) pointer, initialised and in one allocation (invariant
+        // 2); only this mutably borrowed view accesses them (invariant 5).
+        Some(unsafe { core::slice::from_raw_parts_mut(self.raw.ptr.as_ptr(), len) })
+    }
+
     /// The `i`-row at `(j, k, n)` as a slice.
     ///
     /// # Panics

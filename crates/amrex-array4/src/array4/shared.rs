@@ -153,6 +153,36 @@ impl<'a, T> Array4<'a, T> {
         }
     }
 
+    /// Every element as one slice, element `(i, j, k, n)` at
+    /// [`layout().offset(i, j, k, n)`](FabLayout::offset), when the layout is compact
+    /// ([`FabLayout::is_compact`]: the view of a whole fab, or of a slice laid out by
+    /// [`new`](Self::new)); `None` when the elements are not contiguous (a sub-box).
+    ///
+    /// ```
+    /// use amrex_array4::{Array4, IndexBox, IntVect};
+    /// let bx = IndexBox::new(IntVect::new(-1, 0, 0), IntVect::new(2, 1, 0));
+    /// let data: Vec<f64> = (0..8).map(f64::from).collect();
+    /// let a = Array4::new(&data, bx, 1);
+    /// let flat = a.as_slice().unwrap();
+    /// assert_eq!(flat[a.layout().offset(2, 1, 0, 0).unwrap()], a[(2, 1, 0, 0)]);
+    /// assert!(a.sub_box(&IndexBox::new(IntVect::ZERO, IntVect::new(1, 1, 0))).as_slice().is_none());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn as_slice(&self) -> Option<&'a [T]> {
+        if !self.raw.is_compact() {
+            return None;
+        }
+        let len = self.raw.len();
+        if len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: with compact strides the elements are exactly the offsets `0..len`
+        // from `ptr`, each an initialised `T` of one allocation (invariant 2) that nobody
+        // writes during 'a (invariant 4).
+        Some(unsafe { core::slice::from_raw_parts(self.raw.ptr.as_ptr(), len) })
+    }
+
     /// The `i`-row `a(begin.x .. end.x, j, k, n)` as a slice.
     ///
     /// # Panics
