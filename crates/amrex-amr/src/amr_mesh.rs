@@ -527,7 +527,8 @@ fn check_input(level0: &Geometry, info: &AmrInfo) -> Result<(), AmrError> {
                     values: format!("blocking_factor {bf}, max_grid_size {mgs}"),
                 }));
             }
-            if !(bf as u32).is_power_of_two() {
+            // Positive (checked above).
+            if !bf.cast_unsigned().is_power_of_two() {
                 return Err(check_err(BadMeshInput {
                     rule: "blocking factor not a power of 2",
                     level: l,

@@ -417,7 +417,7 @@ impl Agreement {
         self.fp
             .iv(d.lo())
             .iv(d.hi())
-            .word(g.coord().to_int() as u64);
+            .word(i64::from(g.coord().to_int()).cast_unsigned());
         for x in g.prob_lo().into_iter().chain(g.prob_hi()) {
             self.fp.f64(x);
         }
@@ -432,7 +432,7 @@ impl Agreement {
         self.fp.word(recs.len() as u64);
         for r in recs {
             for c in r.to_ints() {
-                self.fp.word(c as u32 as u64);
+                self.fp.word(u64::from(c.cast_unsigned()));
             }
         }
         self

@@ -34,6 +34,16 @@ fn min_box(pts: &[IntVect]) -> IndexBox {
     }
 }
 
+/// `i` as `i64`, for the length of a signature (a slice of `i64`) or an index into it.
+#[inline]
+#[expect(
+    clippy::cast_possible_wrap,
+    reason = "a slice of i64 has at most isize::MAX / 8 elements, and isize::MAX <= i64::MAX"
+)]
+fn signed(i: usize) -> i64 {
+    i as i64
+}
+
 /// Signature `hist` over `lo..=hi`: the cut position and how it was found (AMReX's
 /// `FindCut`, with its `MINOFF = 2` and `CUT_THRESH = 2`).
 fn find_cut(hist: &[i64], lo: i32) -> (i32, CutStatus) {
@@ -43,13 +53,13 @@ fn find_cut(hist: &[i64], lo: i32) -> (i32, CutStatus) {
     if len <= 1 {
         return (lo, CutStatus::Invalid);
     }
-    let mid = (len / 2) as i64;
+    let mid = signed(len / 2);
     let off = |c: i64| i32::try_from(c).unwrap_or(0);
     // The hole nearest the centre; on a tie the lower one.
     let mut cut: i64 = -1;
     let mut hole = false;
     for (i, &h) in hist.iter().enumerate() {
-        let i = i as i64;
+        let i = signed(i);
         if h == 0 {
             hole = true;
             if (cut - mid).abs() > (i - mid).abs() {
@@ -74,7 +84,7 @@ fn find_cut(hist: &[i64], lo: i32) -> (i32, CutStatus) {
         let (prev, cur) = (d2[i - 1], d2[i]);
         let dif = (prev - cur).abs();
         if prev * cur < 0 && dif >= locmax {
-            let ii = i as i64;
+            let ii = signed(i);
             if dif > locmax {
                 status = CutStatus::Steep;
                 cut = ii;
@@ -125,16 +135,30 @@ impl Cluster {
         high
     }
 
-    /// The two parts of the best cut, below and above, and the direction cut across,
-    /// skipping direction `skip`.
-    fn split(&self, skip: Option<usize>) -> (Cluster, Cluster, usize) {
-        let (lo, hi, len) = (self.bx.lo(), self.bx.hi(), self.bx.length());
+    /// The signatures: per direction, the number of points in each plane across it, from
+    /// the box's low end.
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "`bx` is the points' minimal box: `lo <= p <= hi` for each point, so \
+                  `0 <= p - lo < len`, and `len` (exact: IntVect arithmetic panics on \
+                  overflow) is not negative, the box 1..=0 of length 0 if there are none"
+    )]
+    fn signatures(&self) -> [Vec<i64>; 3] {
+        let (lo, len) = (self.bx.lo(), self.bx.length());
         let mut hist: [Vec<i64>; 3] = core::array::from_fn(|d| vec![0; len[d] as usize]);
         for p in &self.pts {
             for d in 0..3 {
                 hist[d][(p[d] - lo[d]) as usize] += 1;
             }
         }
+        hist
+    }
+
+    /// The two parts of the best cut, below and above, and the direction cut across,
+    /// skipping direction `skip`.
+    fn split(&self, skip: Option<usize>) -> (Cluster, Cluster, usize) {
+        let (lo, hi) = (self.bx.lo(), self.bx.hi());
+        let hist = self.signatures();
         let mut cut = [0; 3];
         let mut status = [CutStatus::Invalid; 3];
         let mut best = CutStatus::Invalid;

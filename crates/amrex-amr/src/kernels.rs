@@ -28,6 +28,18 @@ fn ratios(ratio: IntVect) -> [usize; 3] {
         .map(|r| usize::try_from(r).expect("ratio >= 1 (checked)"))
 }
 
+/// `(kr, jr)` of the fine row `r = kr * ury + jr` under a coarse row, for `r < ury * urz`
+/// and `ury`, `urz` the ratio's `y` and `z` components (as `usize`).
+#[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "r < ury * urz, so r / ury < urz and r % ury < ury, components of an i32 ratio"
+)]
+fn fine_row(r: usize, ury: usize) -> (i32, i32) {
+    ((r / ury) as i32, (r % ury) as i32)
+}
+
 /// `1 / n` for the product of some ratios, computed as AMReX does (the integer
 /// product, then its reciprocal).
 #[inline]
@@ -163,10 +175,18 @@ pub(crate) fn volume_weighted(
     for k in bx.lo()[2]..=bx.hi()[2] {
         for j in bx.lo()[1]..=bx.hi()[1] {
             for (r, row) in vol.chunks_exact_mut(nfx).enumerate() {
-                let (kr, jr) = (r / ury, r % ury);
-                let (jf, kf) = (j * ry + jr as i32, k * rz + kr as i32);
+                let (kr, jr) = fine_row(r, ury);
+                let (jf, kf) = (j * ry + jr, k * rz + kr);
                 for (i, v) in row.iter_mut().enumerate() {
-                    *v = fine_geom.volume(IntVect::new(x0 * rx + i as i32, jf, kf));
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_possible_wrap,
+                        reason = "i < nfx, the length in x of the refinement of bx, which lies in \
+                                  `fine` (module doc), a view whose lengths are at most i32::MAX \
+                                  (FabLayout invariant 1)"
+                    )]
+                    let i = i as i32;
+                    *v = fine_geom.volume(IntVect::new(x0 * rx + i, jf, kf));
                 }
             }
             // The volume under each coarse cell, summed in AMReX's order (`kref`, `jref`,
@@ -182,7 +202,7 @@ pub(crate) fn volume_weighted(
             for n in 0..ncomp {
                 fv.fill(0.0);
                 for (r, v) in vol.chunks_exact(nfx).enumerate() {
-                    let (kr, jr) = ((r / ury) as i32, (r % ury) as i32);
+                    let (kr, jr) = fine_row(r, ury);
                     let f = &fine.row(j * ry + jr, k * rz + kr, n)[fo..fo + nfx];
                     let fine_cells = f.chunks_exact(urx).zip(v.chunks_exact(urx));
                     for (cd, (f, v)) in fv.iter_mut().zip(fine_cells) {
@@ -270,7 +290,9 @@ mod tests {
     #[test]
     fn add_decimated_sums_in_order() {
         for r in 1..=6 {
-            let f: alloc::vec::Vec<f64> = (0..3 * r).map(|i| f64::from(i as u8)).collect();
+            let f: alloc::vec::Vec<f64> = (0..3 * r)
+                .map(|i| f64::from(u8::try_from(i).unwrap()))
+                .collect();
             let mut c = [1.0; 3];
             add_decimated(&mut c, &f, r);
             for (i, &v) in c.iter().enumerate() {

@@ -157,7 +157,8 @@ mod tests {
         fine.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
             let bx = t.region();
             t.array_mut().for_each_mut(bx, |i, j, k, n, v| {
-                *v = 1.0 / f64::from(3 + (i * 7 + j * 13 + k * 5 + n as i32 * 11).rem_euclid(97));
+                let n = i32::try_from(n).unwrap();
+                *v = 1.0 / f64::from(3 + (i * 7 + j * 13 + k * 5 + n * 11).rem_euclid(97));
             });
         });
         let cba = fba.coarsen(ratio);

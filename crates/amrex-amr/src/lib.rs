@@ -105,6 +105,11 @@
 //! - `mpi`: amrex-multifab's MPI communicators, for the MPI tests; the operations are
 //!   the same code with or without it.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 extern crate alloc;

@@ -119,27 +119,37 @@ impl TagBoxArray {
     /// [`AmrErrorKind::GhostTooWide`] if `nbuf` is wider than the ghost cells or negative.
     pub fn buffer(&mut self, nbuf: IntVect) -> Result<(), AmrError> {
         let ng = self.fa.n_grow();
-        if !nbuf.all_le(ng) || !nbuf.all_ge(IntVect::ZERO) {
-            return Err(AmrError::new(
+        let too_wide = || {
+            AmrError::new(
                 "TagBoxArray::buffer",
                 AmrErrorKind::GhostTooWide {
                     operand: Operand::Dest,
                     needed: nbuf,
                     has: ng,
                 },
-            ));
+            )
+        };
+        // The widths as `usize`; a negative one is refused.
+        let mut widths = [0; 3];
+        for (w, r) in widths.iter_mut().zip(nbuf.to_array()) {
+            *w = usize::try_from(r).map_err(|_| too_wide())?;
+        }
+        if !nbuf.all_le(ng) {
+            return Err(too_wide());
         }
         if nbuf == IntVect::ZERO {
             return Ok(());
         }
         self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
             let fbx = t.region();
-            let len = fbx.length();
-            let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
+            let mut a = t.array_mut();
+            // The view spans exactly `fbx`: its lengths are those of `fbx`, as `usize`.
+            debug_assert_eq!((a.begin(), a.end()), (fbx.lo(), fbx.hi() + 1));
+            let layout = a.layout();
+            let [nx, ny, nz] = [0, 1, 2].map(|d| layout.len_dir(d));
             // `near[n]`: a SET cell lies within `nbuf` of cell `n` in every direction.
             // The neighbourhood is a box, so it is three one-direction dilations of the
             // SET cells in turn (x, then y, then z), each a running window per line.
-            let mut a = t.array_mut();
             let mut near: Vec<bool> = fbx
                 .iter()
                 .map(|p| a[(p[0], p[1], p[2])] == Self::SET)
@@ -147,7 +157,7 @@ impl TagBoxArray {
             let strides = [1, nx, nx * ny];
             let lens = [nx, ny, nz];
             for d in 0..3 {
-                let r = nbuf[d] as usize;
+                let r = widths[d];
                 if r == 0 {
                     continue;
                 }
@@ -433,6 +443,22 @@ mod tests {
         assert_eq!(t.fab_array().array_at(1)[(4, 1, 0)], TagBoxArray::BUF);
         assert_eq!(t.fab_array().array_at(0)[(4, 1, 0)], TagBoxArray::CLEAR);
         assert!(t.buffer(IntVect::splat(2)).is_err());
+        // A negative width is refused the same way, whatever the others, and changes
+        // nothing.
+        let before = t.collate().unwrap();
+        for nbuf in [IntVect::new(-1, 0, 0), IntVect::new(1, 1, -1)] {
+            let e = t.buffer(nbuf).unwrap_err();
+            assert_eq!(e.op(), "TagBoxArray::buffer");
+            assert_eq!(
+                e.kind(),
+                &AmrErrorKind::GhostTooWide {
+                    operand: Operand::Dest,
+                    needed: nbuf,
+                    has: t.n_grow(),
+                }
+            );
+        }
+        assert_eq!(t.collate().unwrap(), before);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! no longer than `max_grid_size`, cover every tag, and stay inside the domain; a tag
 //! in a ghost cell beyond a wall makes no grid outside the domain; and an `error_est`
 //! that fails or panics is an error, not a crash.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_amr::{AmrCore, AmrError, AmrErrorKind, AmrInfo, AmrMesh, TagBoxArray};
 use amrex_geometry::{CoordSys, Geometry, RealBox};

@@ -2,6 +2,7 @@
 //! anisotropic ones, fine boxes in different coarse boxes, the direct and the
 //! ParallelCopy paths, conservation (Cartesian, RZ and spherical volumes),
 //! `sum_fine_to_coarse`, `average_down_faces` and `average_down_nodal`.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 

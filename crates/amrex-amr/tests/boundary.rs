@@ -5,6 +5,7 @@
 //! Most cases use a 4³ domain over [0, 4]³ (so `dx = 1` and cell `i` has its centre at
 //! `i + 0.5`) in two boxes split in x, with two ghost cells holding a sentinel before
 //! the fills, and `q = i + 10 j + 100 k` in the valid cells.
+#![warn(clippy::cast_possible_truncation)]
 
 use core::cell::{Cell, RefCell};
 use core::ops::Bound;

@@ -3,6 +3,7 @@
 //! isotropic, anisotropic and ratio-1 directions, regions that start and end inside
 //! coarse cells, thin ghost-like slabs, RZ and Cartesian geometry, one to three
 //! components, and data with plateaus (zero slopes), extrema and smooth parts.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 
@@ -24,7 +25,7 @@ impl Fab {
         let mut fab = Self {
             bx,
             ncomp,
-            data: vec![0.0; bx.num_pts() as usize * ncomp],
+            data: vec![0.0; bx.checked_num_pts_usize().unwrap() * ncomp],
         };
         fab.view_mut()
             .for_each_mut(bx, |i, j, k, n, v| *v = f(IntVect::new(i, j, k), n));
@@ -249,7 +250,7 @@ fn compare(
     if !holes {
         assert_eq!(
             set,
-            region.num_pts() as usize * ncomp,
+            region.checked_num_pts_usize().unwrap() * ncomp,
             "every region value set"
         );
     }

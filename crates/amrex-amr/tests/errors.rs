@@ -1,5 +1,6 @@
 //! Every error case: the kind, the message naming the bad value, and that the
 //! destination is exactly as it was.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 
@@ -373,8 +374,8 @@ impl Interp {
     /// Runs `interp` on these arguments, expects `kind` and a message containing `msg`,
     /// and checks that the fine fab is untouched.
     fn refused(self, interp: &dyn Interpolater, kind: &AmrErrorKind, msg: &str) {
-        let crse = vec![1.0; self.cbx.num_pts() as usize * 2];
-        let mut fine = vec![7.0; self.fbx.num_pts() as usize * 2];
+        let crse = vec![1.0; self.cbx.checked_num_pts_usize().unwrap() * 2];
+        let mut fine = vec![7.0; self.fbx.checked_num_pts_usize().unwrap() * 2];
         let err = interp
             .interp(
                 Array4::new(&crse, self.cbx, 2),

@@ -3,6 +3,7 @@
 //! two-level fills where fine data exists (taken bit for bit) and where it does not
 //! (interpolated: linear functions exact for the linear interpolaters); the fill of a
 //! new level from the coarse one; and every refusal, leaving the destination unchanged.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 

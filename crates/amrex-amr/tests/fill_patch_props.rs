@@ -18,6 +18,7 @@
 //! `cell_bilinear_next_to_a_hoextrap_wall` keeps the case the property test found: a
 //! coarse box with one interior cell next to a `hoextrap` wall, whose boundary fill read
 //! a cell the box did not hold (FillPatch now lengthens such boxes inward).
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 
@@ -83,8 +84,8 @@ fn sub_box(b: IndexBox, cut: [(f64, f64); 3]) -> IndexBox {
     let (mut lo, mut hi) = (b.lo(), b.lo());
     let len = b.length();
     for d in 0..3 {
-        let x = (cut[d].0 * f64::from(len[d])) as i32;
-        let y = (cut[d].1 * f64::from(len[d])) as i32;
+        let x = common::fraction(cut[d].0, len[d]);
+        let y = common::fraction(cut[d].1, len[d]);
         lo[d] = b.lo()[d] + x.min(y);
         hi[d] = b.lo()[d] + x.max(y);
     }
@@ -209,7 +210,7 @@ fn geometry(c: &Case) -> (Geometry, Vec<BCRec>) {
 
 /// `true` for the points of `b` a box of `ba` holds, indexed by `b.index`.
 fn mask(b: IndexBox, ba: &BoxArray) -> Vec<bool> {
-    let mut m = vec![false; b.num_pts() as usize];
+    let mut m = vec![false; b.checked_num_pts_usize().unwrap()];
     for bx in ba.boxes() {
         if let Some(i) = bx.intersection(&b) {
             for p in i {

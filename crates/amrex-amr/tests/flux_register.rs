@@ -3,6 +3,7 @@
 //! cross periodic boundaries, coarse and fine data on other BoxArrays), hand-computed
 //! `fine_add` sums and `reflux` signs, `crse_init`/`crse_add`, `clear_internal_borders`,
 //! `overwrite_flux`, and every error.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_amr::Comps;
 use amrex_amr::flux_register::Side;

@@ -2,6 +2,7 @@
 //! and multilinear functions for the linear ones), conservation of `CellConsLinear`
 //! (Cartesian and RZ), its two limiters, and `average_down(interp(c)) == c` through
 //! whole MultiFabs whose fine boxes straddle coarse boxes.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 
@@ -32,7 +33,7 @@ struct Fab {
 
 impl Fab {
     fn new(bx: IndexBox, ncomp: usize, f: impl Fn(IntVect, usize) -> f64) -> Self {
-        let len = bx.num_pts() as usize * ncomp;
+        let len = bx.checked_num_pts_usize().unwrap() * ncomp;
         let mut fab = Self {
             bx,
             ncomp,

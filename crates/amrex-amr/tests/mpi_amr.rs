@@ -18,6 +18,7 @@
 //! check panics, and the panic hook `Communicator::world` installs aborts every rank.
 //!
 //! Given check names as arguments, it runs those instead of the default list.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_amr::Comps;
 use amrex_amr::TagBoxArray;
@@ -58,7 +59,7 @@ impl Rng {
 
     /// Uniform in `lo..=hi`.
     fn int(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i32
+        lo + i32::try_from(self.next() % (hi - lo + 1) as u64).unwrap()
     }
 
     fn iv(&mut self, lo: i32, hi: i32) -> IntVect {
@@ -102,7 +103,7 @@ fn random_map(seed: u64, ba: &BoxArray, comm: &Communicator) -> DistributionMapp
         2 => DistributionMapping::with_strategy_on(ba, comm, Strategy::RoundRobin),
         _ => {
             let pmap = (0..ba.len())
-                .map(|_| (rng.next() % comm.size() as u64) as u32)
+                .map(|_| u32::try_from(rng.next() % comm.size() as u64).unwrap())
                 .collect();
             DistributionMapping::from_pmap_on(pmap, comm)
         }
@@ -135,7 +136,7 @@ fn levels(
         .boxes()
         .to_vec();
     if boxes.len() > 3 && rng.int(0, 1) == 0 {
-        boxes.remove(rng.int(0, boxes.len() as i32 - 1) as usize);
+        boxes.remove(rng.int(0, i32::try_from(boxes.len()).unwrap() - 1) as usize);
     }
     let coarse_fine = BoxArray::new(boxes);
     let straddles = coarse_fine

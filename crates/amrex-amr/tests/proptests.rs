@@ -1,5 +1,6 @@
 //! Property tests over random layouts and ratios: `average_down` against the
 //! cell-by-cell reference, conservation, and `average_down(cons_interp(c)) == c`.
+#![warn(clippy::cast_possible_truncation)]
 
 mod common;
 
@@ -38,8 +39,8 @@ fn layout() -> impl Strategy<Value = Layout> {
             for d in 0..3 {
                 let (a, b) = cut[d];
                 let n = len[d];
-                let x = (a * f64::from(n)) as i32;
-                let y = (b * f64::from(n)) as i32;
+                let x = common::fraction(a, n);
+                let y = common::fraction(b, n);
                 rlo[d] = lo[d] + x.min(y);
                 rhi[d] = lo[d] + x.max(y);
             }

@@ -429,10 +429,8 @@ where
     FC: Fn([f64; SPACEDIM], f64, usize) -> f64,
     I: Interpolater + ?Sized,
 {
-    let owners: Vec<u32> = pieces
-        .iter()
-        .map(|p| mf.distribution_map().rank_of(p.1) as u32)
-        .collect();
+    let pmap = mf.distribution_map().pmap();
+    let owners: Vec<u32> = pieces.iter().map(|p| pmap[p.1]).collect();
     let cgeom = crse.geometry();
     let crse_boxes: Vec<_> = pieces
         .iter()

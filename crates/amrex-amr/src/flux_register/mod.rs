@@ -1319,7 +1319,7 @@ mod tests {
     fn noise(parts: [i64; 5]) -> f64 {
         let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
         for p in parts {
-            h = (h ^ p as u64).wrapping_mul(0xff51_afd7_ed55_8ccd);
+            h = (h ^ p.cast_unsigned()).wrapping_mul(0xff51_afd7_ed55_8ccd);
             h ^= h >> 29;
         }
         0.5 + (h >> 11) as f64 / (1u64 << 53) as f64
@@ -1330,7 +1330,8 @@ mod tests {
         mf.par_for_each_tile(Tiling::None, IntVect::ZERO, |mut t| {
             let bx = t.region();
             t.array_mut().for_each_mut(bx, |i, j, k, n, v| {
-                *v = noise([seed, i.into(), j.into(), k.into(), n as i64]);
+                let n = i64::try_from(n).unwrap();
+                *v = noise([seed, i.into(), j.into(), k.into(), n]);
             });
         });
     }
@@ -1433,7 +1434,7 @@ mod tests {
             let mut fr = FluxRegister::new(&fba, &fdm, ratio, 1, 3).unwrap();
             for d in 0..3 {
                 for s in Side::BOTH {
-                    let t = 10 * seed + 2 * d as i64 + s.index() as i64;
+                    let t = 10 * seed + i64::try_from(2 * d + s.index()).unwrap();
                     fill_noise(fr.register_mut(d, s), t);
                 }
             }

@@ -27,6 +27,17 @@ pub(crate) fn fill(m: &mut MultiFab, f: impl Fn(IntVect, usize) -> f64) {
     }
 }
 
+/// `a n` rounded down, for a fraction `a` in `[0, 1)` (a proptest's `0.0..1.0`) and
+/// `n >= 0`: a cell offset in a box side of `n` cells.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "0 <= a n <= n (asserted), and n is an i32"
+)]
+pub(crate) fn fraction(a: f64, n: i32) -> i32 {
+    assert!((0.0..1.0).contains(&a) && n >= 0, "fraction({a}, {n})");
+    (a * f64::from(n)) as i32
+}
+
 /// A deterministic pseudo-random value in `[0, 1)` for a point and component.
 pub(crate) fn noise(p: IntVect, n: usize) -> f64 {
     let mut h = (p[0] as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
