@@ -132,7 +132,7 @@ pub use amrex_smallmatrix as smallmatrix;
 ///
 /// Index space and layout (`IntVect`, `IndexBox`, `IndexType`, `BoxArray`,
 /// `DistributionMapping`), the FabArrays and their loops (`MultiFab`, `iMultiFab`,
-/// `FabArray`, `MFIter`, `Mfi`, `Tiling`, `Array4`, `Array4Mut`), geometry (`Geometry`,
+/// `FabArray`, `MFIter`, `Mfi`, `Tiling`, `Zip`, `Array4`, `Array4Mut`), geometry (`Geometry`,
 /// `RealBox`, `CoordSys`, `Periodicity`), the runtime (`Communicator`, `ReduceOp`,
 /// `ParmParse`), the AMR core (`AmrCore`, `AmrMesh`, `TagBoxArray`, `Comps`), particles
 /// (`ParticleContainer`) and DLPack export (`ToDlpack`).
@@ -144,7 +144,7 @@ pub mod prelude {
     pub use amrex_dlpack_core::ToDlpack;
     pub use amrex_geometry::{CoordSys, Geometry, Periodicity, RealBox};
     pub use amrex_multifab::{
-        BoxArray, DistributionMapping, FabArray, MFIter, Mfi, MultiFab, Tiling, iMultiFab,
+        BoxArray, DistributionMapping, FabArray, MFIter, Mfi, MultiFab, Tiling, Zip, iMultiFab,
     };
     pub use amrex_particles::ParticleContainer;
     pub use amrex_runtime::{Communicator, ParmParse, ReduceOp};
