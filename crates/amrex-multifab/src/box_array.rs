@@ -581,19 +581,26 @@ impl BinIndex {
         }
         let budget = 4 * boxes.len() as u128 + 64;
         let mut bin = maxlen;
-        let count = |bin: IntVect| -> [usize; 3] {
+        // Bins per direction, in u64: the extent `hi - lo + 1` is at least 1 (`hi` is
+        // the largest low corner) and at most 2^32, which need not fit a 32-bit usize;
+        // the bin sizes are positive (box lengths, doubled with saturation).
+        let count = |bin: IntVect| -> [u64; 3] {
             core::array::from_fn(|d| {
-                let ext = i64::from(hi[d]) - i64::from(lo[d]) + 1;
-                (ext as u64).div_ceil(bin[d] as u64) as usize
+                let ext = (i64::from(hi[d]) - i64::from(lo[d]) + 1).cast_unsigned();
+                ext.div_ceil(u64::from(bin[d].cast_unsigned()))
             })
         };
         let mut nbins = count(bin);
-        while nbins.iter().map(|&n| n as u128).product::<u128>() > budget {
+        while nbins.iter().map(|&n| u128::from(n)).product::<u128>() > budget {
             // Double the bin size in the direction with the most bins.
             let d = (0..3).max_by_key(|&d| nbins[d]).unwrap_or(0);
             bin[d] = bin[d].saturating_mul(2);
             nbins = count(bin);
         }
+        // Each count is at least 1 and their product at most the budget,
+        // `4 * boxes.len() + 64`, which fits usize (a slice of boxes, of more than 8
+        // bytes each, holds fewer than isize::MAX / 8): so do each count and the total.
+        let nbins = nbins.map(|n| usize::try_from(n).expect("bins within the budget"));
         let total = nbins[0] * nbins[1] * nbins[2];
         let mut idx = Self {
             origin: lo,
@@ -612,7 +619,8 @@ impl BinIndex {
         }
         let mut fill = idx.start.clone();
         for (i, &k) in keys.iter().enumerate() {
-            idx.items[fill[k] as usize] = i as u32;
+            idx.items[fill[k] as usize] =
+                u32::try_from(i).expect("at most u32::MAX boxes (asserted)");
             fill[k] += 1;
         }
         idx
@@ -624,7 +632,15 @@ impl BinIndex {
         })
     }
 
+    /// The index of bin `b`, which lies in the grid: `0 <= b[d] < nbins[d]` (the bin of a
+    /// low corner, which lies in `lo..=hi`, or one of `candidates`'s clamped range).
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "0 <= b[d] < nbins[d], a usize"
+    )]
     fn key(&self, b: [i64; 3]) -> usize {
+        debug_assert!((0..3).all(|d| usize::try_from(b[d]).is_ok_and(|x| x < self.nbins[d])));
         b[0] as usize + self.nbins[0] * (b[1] as usize + self.nbins[1] * b[2] as usize)
     }
 
@@ -642,7 +658,9 @@ impl BinIndex {
             let o = i64::from(self.origin[d]);
             let s = i64::from(self.bin[d]);
             blo[d] = (qlo[d] - o).div_euclid(s).max(0);
-            bhi[d] = (qhi[d] - o).div_euclid(s).min(self.nbins[d] as i64 - 1);
+            // At most 2^32 bins per direction (`build`), so the count fits i64.
+            let last = i64::try_from(self.nbins[d]).unwrap_or(i64::MAX) - 1;
+            bhi[d] = (qhi[d] - o).div_euclid(s).min(last);
             if blo[d] > bhi[d] {
                 return;
             }
@@ -786,7 +804,7 @@ mod tests {
         );
         assert_eq!(
             ba.refine(IntVect::splat(2)).num_pts(),
-            8 * (n * n * n) as u64
+            8 * u64::try_from(n * n * n).unwrap()
         );
         assert_eq!(ba.convert(IndexType::NODE).get(0).hi(), IntVect::splat(8));
     }

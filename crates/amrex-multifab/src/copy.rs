@@ -11,6 +11,7 @@ use crate::element::Element;
 use crate::fabarray::RawFab;
 use crate::message::{tag_len, unpack_tag};
 use crate::plan::{CopyPlan, CopyTag};
+use crate::raw_fab::extent;
 use amrex_runtime::threads::par_for;
 
 /// Copies (or adds) the cells of one tag, `nc` components from `scomp` to `dcomp`.
@@ -91,7 +92,8 @@ fn tag_parts<T: Element>(
 ) -> impl Iterator<Item = RowPart<T>> + use<T> {
     let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
     let s = tag.shift;
-    let len = |d: usize| (hi[d] - lo[d] + 1) as usize;
+    // A tag's box is non-empty and lies in the destination fab.
+    let len = |d: usize| extent(lo[d], hi[d]);
     let (ds, ss) = (dst.layout.strides(), src.layout.strides());
     let rows = RowBlock::new([len(0), len(1), len(2)], (ds[0], ds[1]), (ss[0], ss[1]));
     let (dst, src) = (*dst, *src);

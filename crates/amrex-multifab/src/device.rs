@@ -47,11 +47,15 @@ where
 {
     let [sj, sk, sn] = fab.strides();
     let lo = fab.index_box().small_end();
+    // `bx` lies in the fab's box (checked ghost width): its lengths are at most the fab's,
+    // which fit usize (FabLayout invariant 2), and its offsets from the fab's corner are
+    // not negative.
+    let size = |v: u64| usize::try_from(v).expect("a length of a box in a fab");
     let len = if bx.ok() {
         [
-            bx.length_dir(0) as usize,
-            bx.length_dir(1) as usize,
-            bx.length_dir(2) as usize,
+            size(bx.length_dir(0)),
+            size(bx.length_dir(1)),
+            size(bx.length_dir(2)),
             c.len(),
         ]
     } else {
@@ -61,8 +65,8 @@ where
     let offset = if len.contains(&0) {
         0
     } else {
-        // `bx` lies in the fab's box (checked ghost width), so every term is >= 0.
-        d.x() as usize + d.y() as usize * sj + d.z() as usize * sk + c.start * sn
+        let off = |v: i32| usize::try_from(v).expect("a box in the fab's box");
+        off(d.x()) + off(d.y()) * sj + off(d.z()) * sk + c.start * sn
     };
     // Pointer arithmetic only (a device address is never dereferenced here); the kernels'
     // callers prove the region lies in the allocation.

@@ -320,13 +320,19 @@ impl DistributionMapping {
     }
 }
 
+/// Rank `r` of a map being built, `r < nranks`, which
+/// [`with_strategy`](DistributionMapping::with_strategy) asserts is at most `u32::MAX`.
+fn rank_u32(r: usize) -> u32 {
+    u32::try_from(r).expect("ranks are below nranks <= u32::MAX (asserted)")
+}
+
 /// Round robin with boxes sorted by decreasing weight (stable).
 fn round_robin_sorted(wgts: &[u64], nranks: usize) -> Vec<u32> {
     let mut order: Vec<usize> = (0..wgts.len()).collect();
     order.sort_by(|&a, &b| wgts[b].cmp(&wgts[a]));
     let mut pmap = alloc::vec![0u32; wgts.len()];
     for (i, &b) in order.iter().enumerate() {
-        pmap[b] = (i % nranks) as u32;
+        pmap[b] = rank_u32(i % nranks);
     }
     pmap
 }
@@ -420,7 +426,7 @@ fn knapsack_map(wgts: &[u64], nranks: usize) -> Vec<u32> {
     let mut pmap = alloc::vec![0u32; wgts.len()];
     for (r, bin) in bins.iter().enumerate() {
         for &b in bin {
-            pmap[b] = r as u32;
+            pmap[b] = rank_u32(r);
         }
     }
     pmap
@@ -438,8 +444,9 @@ fn make_space(x: u32) -> u32 {
 
 /// AMReX's `SFCToken` key: three interleaved 10-bit words, most significant last.
 fn morton_key(p: amrex_box::IntVect) -> [u32; 3] {
-    const IMIN: i64 = -(1 << 29);
-    let mut c: [u32; 3] = core::array::from_fn(|d| (i64::from(p[d]) - IMIN) as u32);
+    const IMIN: i32 = -(1 << 29);
+    // `p - IMIN` modulo 2^32, of which the words use the low 30 bits.
+    let mut c: [u32; 3] = core::array::from_fn(|d| p[d].wrapping_sub(IMIN).cast_unsigned());
     let mut key = [0u32; 3];
     for word in &mut key {
         *word = make_space(c[0]) | (make_space(c[1]) << 1) | (make_space(c[2]) << 2);
@@ -488,7 +495,7 @@ fn sfc_map(ba: &BoxArray, wgts: &[u64], nranks: usize) -> Vec<u32> {
     let mut pmap = alloc::vec![0u32; wgts.len()];
     for (rank, &(_, bucket)) in order.iter().enumerate() {
         for &b in &v[bucket] {
-            pmap[b] = rank as u32;
+            pmap[b] = rank_u32(rank);
         }
     }
     pmap
@@ -527,7 +534,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &n)| {
-                let lo = IntVect::new(10 * i as i32, 0, 0);
+                let lo = IntVect::new(10 * i32::try_from(i).unwrap(), 0, 0);
                 IndexBox::new(lo, lo + IntVect::new(n - 1, 0, 0))
             })
             .collect();

@@ -31,8 +31,9 @@ impl<T: Element, A: Arena + 'static> FabArray<T, A> {
             Ghosts::Exclude => self.ba.get(g),
         };
         let len = region.length();
+        // As FabLayout::dlpack_shape: the component count of a real allocation fits.
         let shape = [
-            self.ncomp as i64,
+            i64::try_from(self.ncomp).unwrap_or(i64::MAX),
             i64::from(len[2]),
             i64::from(len[1]),
             i64::from(len[0]),
@@ -240,7 +241,10 @@ impl<T: Element> FabArray<T, HostArena> {
                 // dtype, host access and alignment; strides (unit `i` stride, no
                 // negative or overlapping ones) are the box importer's, applied below.
                 let ptr = v.typed_ptr::<T>()?;
+                // Not negative (the first element is at offset 0); beyond usize, the
+                // span would overflow the address space.
                 let (_, hi_off) = v.offset_range();
+                let hi_off = usize::try_from(hi_off).map_err(|_| ErrorKind::SpanOverflow)?;
                 Ok((ptr, hi_off, v.num_elements() > 0))
             })();
             let (ptr, hi_off, nonempty) = match checked {
@@ -260,7 +264,7 @@ impl<T: Element> FabArray<T, HostArena> {
             if nonempty {
                 // Accepted, so no stride is negative: the tensor's bytes are
                 // `ptr .. ptr + (hi_off + 1) * elem`, inside the validated span.
-                let bytes = (hi_off as usize + 1) * core::mem::size_of::<T>();
+                let bytes = (hi_off + 1) * core::mem::size_of::<T>();
                 spans.push((ptr.addr(), ptr.addr() + bytes));
             }
             fabs.push(fab);
@@ -273,15 +277,10 @@ impl<T: Element> FabArray<T, HostArena> {
                 give_back(fabs, None, core::iter::empty()),
             ));
         }
+        // The tensors' common component count (each fab has it), 0 without any.
+        let ncomp = fabs.first().map_or(0, BaseFab::ncomp);
         Ok(Self::from_parts(
-            ba,
-            dm,
-            ncomp as usize,
-            ngrow,
-            0,
-            local,
-            fabs,
-            HostArena,
+            ba, dm, ncomp, ngrow, 0, local, fabs, HostArena,
         ))
     }
 }

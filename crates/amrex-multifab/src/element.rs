@@ -227,12 +227,17 @@ macro_rules! int {
             fn acc_to_f64(a: i64) -> f64 {
                 a as f64
             }
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "never reached: the integers keep the default kernel_reduce and \
+                          kernel_dot, which refuse with no_kernels, so no kernel value of \
+                          theirs exists"
+            )]
             fn from_kernel_value(v: f64) -> Self {
-                // Never reached with a kernel's result: integers have no kernels.
                 v as Self
             }
+            #[expect(clippy::cast_possible_truncation, reason = "as from_kernel_value")]
             fn acc_from_kernel_value(v: f64) -> i64 {
-                // As above.
                 v as i64
             }
         }

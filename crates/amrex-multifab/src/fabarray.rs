@@ -283,7 +283,9 @@ impl<T: Element, A: Arena> FabArray<T, A> {
     ) -> Self {
         let mut g2l = alloc::vec![u32::MAX; ba.len()];
         for (l, &g) in local.iter().enumerate() {
-            g2l[g] = l as u32;
+            // `l < ba.len()`, at most u32::MAX (asserted by every BoxArray), so it is
+            // also never the `u32::MAX` of a box that is not local.
+            g2l[g] = u32::try_from(l).expect("fewer local boxes than u32::MAX");
         }
         Self {
             ba: ba.clone(),

@@ -78,6 +78,11 @@
 //!   spread over MPI's ranks (rsmpi; needs an MPI library and libclang to build, see
 //!   `docs/mpi.md`). Without it every FabArray lives in one process.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 extern crate alloc;

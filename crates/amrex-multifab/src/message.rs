@@ -11,6 +11,7 @@ use crate::element::Element;
 use crate::fabarray::RawFab;
 use crate::plan::{CopyPlan, CopyTag};
 use crate::profile::{self, LOCAL_BYTES, MSGS, SENT};
+use crate::raw_fab::extent;
 use amrex_runtime::threads::par_map;
 use amrex_runtime::{CommError, Communicator, Exchange, Tag};
 
@@ -77,7 +78,7 @@ pub(crate) unsafe fn unpack_tag<T: Element>(
     op: CopyOp,
 ) {
     let (lo, hi) = (tag.dbox.lo(), tag.dbox.hi());
-    let nx = (hi[0] - lo[0] + 1) as usize;
+    let nx = extent(lo[0], hi[0]);
     let mut at = 0;
     for n in 0..nc {
         for k in lo[2]..=hi[2] {

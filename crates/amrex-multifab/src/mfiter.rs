@@ -150,7 +150,8 @@ pub(crate) fn tile_boxes(valid: &IndexBox, ts: Option<IntVect>) -> Vec<IndexBox>
             (s, s + tsize[d] - 1)
         }
     };
-    let mut out = Vec::with_capacity((nt[0] * nt[1] * nt[2]) as usize);
+    // Each count is at least 1; the capacity is only a hint.
+    let mut out = Vec::with_capacity(usize::try_from(nt[0] * nt[1] * nt[2]).unwrap_or(0));
     for k in 0..nt[2] {
         let (kl, kh) = range(2, k);
         for j in 0..nt[1] {

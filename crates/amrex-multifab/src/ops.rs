@@ -38,9 +38,12 @@ fn merge_level<T>(bx: &IndexBox, raws: &[&RawFab<T>]) -> u8 {
     for r in raws {
         let (fl, fh) = (r.bx.lo(), r.bx.hi());
         let [jstride, kstride, _] = r.layout.strides();
-        let full_x = fl[0] == bx.lo()[0] && fh[0] == bx.hi()[0] && jstride == len[0] as usize;
-        let full_y =
-            fl[1] == bx.lo()[1] && fh[1] == bx.hi()[1] && kstride == jstride * len[1] as usize;
+        // A negative length (an empty box) matches no stride, as before.
+        let full_x =
+            fl[0] == bx.lo()[0] && fh[0] == bx.hi()[0] && usize::try_from(len[0]) == Ok(jstride);
+        let full_y = fl[1] == bx.lo()[1]
+            && fh[1] == bx.hi()[1]
+            && usize::try_from(len[1]).is_ok_and(|l| kstride == jstride * l);
         level = level.min(if full_x && full_y {
             2
         } else if full_x {
@@ -190,6 +193,10 @@ impl Runs {
         // An empty box has no runs (and lengths that are not sizes).
         if bx.ok() {
             let len = bx.length();
+            #[expect(
+                clippy::cast_sign_loss,
+                reason = "bx is ok, so every length is at least 1"
+            )]
             let (nx, ny, nz) = (len[0] as usize, len[1] as usize, len[2] as usize);
             let (nj, nk, run) = match merge {
                 2 => (1, 1, nx * ny * nz),
@@ -220,13 +227,13 @@ impl Iterator for Runs {
             (0, 0, n + 1)
         };
         // `lo + d` lies in the box (d < its length), so it fits an i32.
-        Some((
-            self.lo[0],
-            self.lo[1] + dj as i32,
-            self.lo[2] + dk as i32,
-            n,
-            self.run,
-        ))
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_possible_wrap,
+            reason = "dj < ny and dk < nz, lengths of the box as i32 (`IndexBox::length`)"
+        )]
+        let (dj, dk) = (dj as i32, dk as i32);
+        Some((self.lo[0], self.lo[1] + dj, self.lo[2] + dk, n, self.run))
     }
 }
 
@@ -512,14 +519,18 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
                 continue;
             }
             let plane = region.length_dir(0) * region.length_dir(1);
-            let nk = (TARGET / plane.max(1)).max(1) as i64;
+            // At most TARGET, so the same in i64.
+            let nk = (TARGET / plane.max(1)).max(1).cast_signed();
             // Slabs `k ..= kh` in i64, so that a region ending at any i32 (even i32::MAX)
             // cannot make the walk wrap or loop forever.
             let (lo, hi) = (i64::from(region.lo()[2]), i64::from(region.hi()[2]));
             let mut k = lo;
             while k <= hi {
                 let kh = (k + nk - 1).min(hi);
-                // Both lie in lo..=hi, which are i32.
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "both lie in lo..=hi, which are i32"
+                )]
                 let (k32, kh32) = (k as i32, kh as i32);
                 let mut b = region;
                 b = b.make_slab(2, k32).grow_hi(2, kh32 - k32);

@@ -36,12 +36,26 @@ unsafe impl<T: Send + Sync> Send for RawFab<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Sync for RawFab<T> {}
 
+/// `hi - lo + 1`, the length of a non-empty extent `lo..=hi` of a fab's box, as `usize`
+/// (a row's, or a tag's in one direction), with no branch.
+#[inline(always)]
+#[expect(
+    clippy::cast_sign_loss,
+    reason = "lo <= hi inside a fab's box, whose lengths are at most i32::MAX (FabLayout \
+              invariant 1): 1 <= hi - lo + 1 <= i32::MAX"
+)]
+pub(crate) fn extent(lo: i32, hi: i32) -> usize {
+    debug_assert!(lo <= hi);
+    (hi - lo + 1) as usize
+}
+
 impl<T> RawFab<T> {
     /// Element offset of `(i, j, k, n)` (in bounds, checked in debug builds).
     #[inline(always)]
     pub(crate) fn offset(&self, i: i32, j: i32, k: i32, n: usize) -> usize {
         debug_assert!(self.layout.offset(i, j, k, n).is_some());
-        self.layout.offset_unchecked(i, j, k, n) as usize
+        // In bounds, so not negative.
+        self.layout.offset_unchecked(i, j, k, n).cast_unsigned()
     }
 
     /// The `i`-row `i0..=i1` at `(j, k, n)`.
@@ -57,7 +71,7 @@ impl<T> RawFab<T> {
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: `i1 - i0 + 1` consecutive initialised elements (unit `i` stride), not
         // written during `'a` (caller).
-        unsafe { core::slice::from_raw_parts(p, (i1 - i0 + 1) as usize) }
+        unsafe { core::slice::from_raw_parts(p, extent(i0, i1)) }
     }
 
     /// The `i`-row `i0..=i1` at `(j, k, n)`, mutably.
@@ -79,7 +93,7 @@ impl<T> RawFab<T> {
         // SAFETY: in bounds (caller), so inside the fab's memory (RawFab invariant).
         let p = unsafe { self.ptr.as_ptr().add(off) };
         // SAFETY: consecutive initialised elements, exclusively ours during `'a` (caller).
-        unsafe { core::slice::from_raw_parts_mut(p, (i1 - i0 + 1) as usize) }
+        unsafe { core::slice::from_raw_parts_mut(p, extent(i0, i1)) }
     }
 
     /// `len` consecutive elements starting at `(i0, j, k, n)`: an `i`-row, or several

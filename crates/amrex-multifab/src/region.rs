@@ -77,8 +77,11 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 };
                 let a = self.array(&mfi);
                 let (lo, hi) = (isect.lo(), isect.hi());
-                let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
-                let i0 = (i64::from(lo[0]) - i64::from(fab_box.lo()[0])) as usize;
+                // A row of the intersection, in the fab: 1 <= nx and 0 <= i0, both below
+                // the fab's x length.
+                let size = |v: i64| usize::try_from(v).map_err(|_| FabError::TooLarge);
+                let nx = size(i64::from(hi[0]) - i64::from(lo[0]) + 1)?;
+                let i0 = size(i64::from(lo[0]) - i64::from(fab_box.lo()[0]))?;
                 for n in 0..nc {
                     for k in lo[2]..=hi[2] {
                         for j in lo[1]..=hi[1] {
@@ -202,8 +205,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             let fab_lo = mfi.fabbox().lo();
             let mut a = self.array_mut(&mfi);
             let (lo, hi) = (isect.lo(), isect.hi());
-            let nx = (i64::from(hi[0]) - i64::from(lo[0]) + 1) as usize;
-            let i0 = (i64::from(lo[0]) - i64::from(fab_lo[0])) as usize;
+            // As in `read_local`.
+            let size = |v: i64| usize::try_from(v).map_err(|_| FabError::TooLarge);
+            let nx = size(i64::from(hi[0]) - i64::from(lo[0]) + 1)?;
+            let i0 = size(i64::from(lo[0]) - i64::from(fab_lo[0]))?;
             for n in 0..nc {
                 for k in lo[2]..=hi[2] {
                     for j in lo[1]..=hi[1] {
@@ -230,7 +235,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         use ndarray::ShapeBuilder;
         let c = component_range(comps, self.ncomp)?;
         let len = region.length();
-        let shape = (len[0] as usize, len[1] as usize, len[2] as usize, c.len());
+        // A negative length (an inverted region) as the largest size, as `as usize` gave:
+        // no shape of that size matches the (empty) values.
+        let side = |d: usize| usize::try_from(len[d]).unwrap_or(usize::MAX);
+        let shape = (side(0), side(1), side(2), c.len());
         let v = self.read_region(c, region)?;
         Ok(ndarray::Array4::from_shape_vec(shape.f(), v).expect("shape matches the region"))
     }
@@ -252,9 +260,10 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         region: IndexBox,
     ) -> Result<(), FabArrayError> {
         let len = region.length();
-        let nc = a.dim().3;
-        let want = (len[0] as usize, len[1] as usize, len[2] as usize, nc);
-        if a.dim() != want {
+        let (nx, ny, nz, nc) = a.dim();
+        // A negative length (an inverted region) matches no extent.
+        let side = |d: usize| usize::try_from(len[d]).ok();
+        if (Some(nx), Some(ny), Some(nz)) != (side(0), side(1), side(2)) {
             let needed = region
                 .checked_num_pts_usize()
                 .unwrap_or(usize::MAX)
@@ -267,9 +276,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         component_range(comp..comp.saturating_add(nc), self.ncomp)?;
         let mut v = Vec::with_capacity(a.len());
         for n in 0..nc {
-            for k in 0..len[2] as usize {
-                for j in 0..len[1] as usize {
-                    for i in 0..len[0] as usize {
+            for k in 0..nz {
+                for j in 0..ny {
+                    for i in 0..nx {
                         v.push(a[[i, j, k, n]]);
                     }
                 }

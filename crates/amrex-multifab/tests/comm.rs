@@ -1,4 +1,5 @@
 //! FillBoundary, ParallelCopy and a stencil through parallel tiles.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{

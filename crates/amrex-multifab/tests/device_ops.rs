@@ -6,6 +6,7 @@
 //! arithmetic. The CUDA device and managed versions are `#[ignore]`d: no machine that
 //! runs this suite has a GPU (`scripts/gpu-check.sh` runs them where a GPU is present;
 //! they passed on one NVIDIA H200, with NVRTC's CUBIN and with the shipped PTX).
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_arena::kernels::Kernels;
 use amrex_arena::testing::FakeDeviceArena;
@@ -379,7 +380,7 @@ fn the_doc_example_holds_on_the_test_arena() {
         IntVect::ZERO,
         IntVect::splat(if cfg!(miri) { 7 } else { 31 }),
     );
-    let n = domain.length_dir(0) as i32;
+    let n = i32::try_from(domain.length_dir(0)).unwrap();
     let ba = BoxArray::from_domain(domain, n / 2);
     let dm = DistributionMapping::new(&ba);
     let mut mf =

@@ -1,4 +1,5 @@
 //! DLPack per-box export and import.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{ErrorKind, ManagedTensor, TensorSpec, flags::READ_ONLY};

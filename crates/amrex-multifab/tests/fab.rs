@@ -1,4 +1,5 @@
 //! `fab(i)` / `fab_mut(i)` / `fa[&mfi]`: the local boxes' `BaseFab`s.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_dlpack_core::{ManagedTensor, TensorSpec, ToDlpack, flags::READ_ONLY};
@@ -85,12 +86,17 @@ fn mfi_selects_by_global_index_on_other_ranks() {
         let g = mfi.index();
         assert_eq!(dm.rank_of(g), rank);
         let vbx = mfi.validbox();
-        mf.fab_mut(&mfi).set_val(g as i32, .., vbx).unwrap();
+        mf.fab_mut(&mfi)
+            .set_val(i32::try_from(g).unwrap(), .., vbx)
+            .unwrap();
     }
     for mfi in mf.mfiter(Tiling::None) {
         let g = mfi.index();
         assert_eq!(mf.fab(&mfi).index_box(), mf.fabbox(g));
-        assert_eq!(mf.fab(&mfi).max(0..1, mfi.validbox()).unwrap(), g as i32);
+        assert_eq!(
+            mf.fab(&mfi).max(0..1, mfi.validbox()).unwrap(),
+            i32::try_from(g).unwrap()
+        );
     }
 }
 
@@ -149,7 +155,7 @@ fn a_read_only_fab_swapped_in_is_refused_by_operations() {
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::ZERO);
     let bx = mf.fabbox(0);
     let len = bx.length();
-    let data = vec![0.0f64; bx.num_pts() as usize];
+    let data = vec![0.0f64; bx.checked_num_pts_usize().unwrap()];
     let shape = [1, i64::from(len[2]), i64::from(len[1]), i64::from(len[0])];
     let strides = [
         shape[1] * shape[2] * shape[3],

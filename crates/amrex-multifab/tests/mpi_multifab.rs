@@ -7,6 +7,7 @@
 //! Run by `scripts/test-mpi.sh` under `mpirun -n 1`, `-n 2` and `-n 4`; `harness =
 //! false` for the reason given in `tests/mpi_comm.rs` (collectives must be entered in
 //! the same order on every rank).
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_multifab::{
     BoxArray, CopyOp, DistributionMapping, FabArrayError, FabError, FillPattern, IndexBox,
@@ -28,7 +29,7 @@ impl Rng {
 
     /// Uniform in `lo..=hi`.
     fn int(&mut self, lo: i32, hi: i32) -> i32 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i32
+        lo + i32::try_from(self.next() % (hi - lo + 1) as u64).unwrap()
     }
 
     fn coin(&mut self) -> bool {
@@ -48,7 +49,7 @@ fn random_layout(rng: &mut Rng) -> (BoxArray, Periodicity) {
     let ba = BoxArray::from_domain_iv(domain, rng.iv(3, 9));
     let mut boxes: Vec<IndexBox> = ba.boxes().to_vec();
     if boxes.len() > 2 && rng.int(0, 3) == 0 {
-        let drop = rng.int(0, boxes.len() as i32 - 1) as usize;
+        let drop = rng.int(0, i32::try_from(boxes.len()).unwrap() - 1) as usize;
         boxes.remove(drop);
     }
     let periodic = [rng.coin(), rng.coin(), rng.coin()];
@@ -63,7 +64,7 @@ fn random_map(rng: &mut Rng, ba: &BoxArray, comm: &Communicator) -> Distribution
         2 => DistributionMapping::with_strategy_on(ba, comm, Strategy::RoundRobin),
         _ => {
             let pmap = (0..ba.len())
-                .map(|_| (rng.next() % comm.size() as u64) as u32)
+                .map(|_| u32::try_from(rng.next() % comm.size() as u64).unwrap())
                 .collect();
             DistributionMapping::from_pmap_on(pmap, comm)
         }
@@ -132,8 +133,10 @@ fn pair(
 
 /// A random component range of `ncomp` (never empty).
 fn comps(rng: &mut Rng, ncomp: usize) -> core::ops::Range<usize> {
-    let a = rng.int(0, ncomp as i32 - 1) as usize;
-    let b = rng.int(a as i32 + 1, ncomp as i32) as usize;
+    let n = i32::try_from(ncomp).unwrap();
+    let a = rng.int(0, n - 1);
+    let b = rng.int(a + 1, n) as usize;
+    let a = a as usize;
     a..b
 }
 
@@ -183,7 +186,9 @@ fn periodic_faces_edges_corners(c: &Communicator) {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::splat(11));
     let ba = BoxArray::from_domain(domain, 6);
     assert_eq!(ba.len(), 8);
-    let pmap = (0..8).map(|b| (b % c.size()) as u32).collect();
+    let pmap = (0..8)
+        .map(|b| u32::try_from(b % c.size()).unwrap())
+        .collect();
     let dm = DistributionMapping::from_pmap_on(pmap, c);
     let period = Periodicity::all(domain);
     for ng in [1, 2, 3] {
@@ -288,9 +293,10 @@ fn parallel_copy_random(c: &Communicator) {
         let (sgrow, dgrow) = (rng.iv(0, 2), rng.iv(0, 2));
         let (src_d, src_s) = pair(&src_ba, &src_dm, snc, sgrow, 500 + case);
         let (mut dst_d, mut dst_s) = pair(&dst_ba, &dst_dm, dnc, dgrow, 600 + case);
-        let nc = rng.int(1, snc.min(dnc) as i32) as usize;
-        let scomp = rng.int(0, (snc - nc) as i32) as usize;
-        let dcomp = rng.int(0, (dnc - nc) as i32) as usize;
+        let int = |n: usize| i32::try_from(n).unwrap();
+        let nc = rng.int(1, int(snc.min(dnc))) as usize;
+        let scomp = rng.int(0, int(snc - nc)) as usize;
+        let dcomp = rng.int(0, int(dnc - nc)) as usize;
         let src_ng = IntVect::new(
             rng.int(0, sgrow[0]),
             rng.int(0, sgrow[1]),
@@ -487,7 +493,7 @@ fn mismatches_are_errors_on_every_rank(c: &Communicator) {
     // Same BoxArray, a different map on rank 0.
     let ba = BoxArray::from_domain(domain, 8);
     let pmap: Vec<u32> = (0..ba.len())
-        .map(|b| ((b + usize::from(c.rank() == 0)) % c.size()) as u32)
+        .map(|b| u32::try_from((b + usize::from(c.rank() == 0)) % c.size()).unwrap())
         .collect();
     let dm = DistributionMapping::from_pmap_on(pmap, c);
     let mut mf = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));

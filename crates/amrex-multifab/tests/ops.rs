@@ -1,4 +1,5 @@
 //! Every operation against a naive single-threaded reference, on random layouts.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{
@@ -50,7 +51,7 @@ fn snap(mf: &MultiFab) -> Snap {
 /// `(q, cell, component)` of every element of fab `b` of a snapshot.
 fn elements(ba: &BoxArray, ngrow: IntVect, b: usize, ncomp: usize) -> Vec<(usize, IntVect, usize)> {
     let fbx = ba.get(b).grow_iv(ngrow);
-    let npts = fbx.num_pts() as usize;
+    let npts = fbx.checked_num_pts_usize().unwrap();
     (0..ncomp)
         .flat_map(|n| {
             fbx.iter()
@@ -203,7 +204,7 @@ proptest! {
         d.copy_from(&x, 0, c.comp..=c.comp, c.ng).unwrap();
         for (b, fab) in snap(&d).iter().enumerate() {
             let vbx = c.ba.get(b);
-            let npts = vbx.grow_iv(c.ngrow).num_pts() as usize;
+            let npts = vbx.grow_iv(c.ngrow).checked_num_pts_usize().unwrap();
             for (q, p, n) in elements(&c.ba, c.ngrow, b, c.ncomp) {
                 let want = if n == c.comp && vbx.grow_iv(c.ng).contains(p) {
                     // component 0 of x at the same cell

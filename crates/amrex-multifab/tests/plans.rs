@@ -1,4 +1,5 @@
 //! Copy plans: coverage, symmetry between ranks, and caching.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::plan::{fill_boundary_plan, parallel_copy_plan};
@@ -44,7 +45,7 @@ fn check_fb(domain: IndexBox, mgs: IntVect, ng: IntVect, periodic: [bool; 3], cr
     let grown: Vec<IndexBox> = ba.boxes().iter().map(|b| b.grow_iv(ng)).collect();
     let mut seen: Vec<Vec<Option<(usize, IntVect)>>> = grown
         .iter()
-        .map(|g| vec![None; g.num_pts() as usize])
+        .map(|g| vec![None; g.checked_num_pts_usize().unwrap()])
         .collect();
     for t in plan.local() {
         assert!(
@@ -205,7 +206,7 @@ fn parallel_copy_plan_covers_the_overlap() {
         let grown: Vec<IndexBox> = dst.boxes().iter().map(|b| b.grow_iv(dng)).collect();
         let mut count: Vec<Vec<usize>> = grown
             .iter()
-            .map(|g| vec![0; g.num_pts() as usize])
+            .map(|g| vec![0; g.checked_num_pts_usize().unwrap()])
             .collect();
         for t in plan.local() {
             assert!(src.get(t.src).grow_iv(sng).contains_box(&t.sbox()));
@@ -218,7 +219,7 @@ fn parallel_copy_plan_covers_the_overlap() {
         // periodic image) covering it, counted box by box.
         let shifts = period.shifts(dng.max(sng));
         for (k, g) in grown.iter().enumerate() {
-            let mut want = vec![0usize; g.num_pts() as usize];
+            let mut want = vec![0usize; g.checked_num_pts_usize().unwrap()];
             for s in &shifts {
                 for sb in src.boxes() {
                     if let Some(x) = sb.grow_iv(sng).shift_iv(-*s).intersection(g) {

@@ -1,4 +1,5 @@
 //! Global-index region reads and writes.
+#![warn(clippy::cast_possible_truncation)]
 
 use amrex_box::{IndexBox, IntVect};
 use amrex_multifab::{BoxArray, DistributionMapping, Ghosts, MultiFab};
@@ -16,7 +17,7 @@ fn region_round_trip_across_boxes_and_ghosts() {
     let mut mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 2, IntVect::splat(1));
     // A region that crosses box boundaries and reaches into the ghost cells.
     let region = IndexBox::new(IntVect::new(-1, 2, 1), region_hi);
-    let data: Vec<f64> = (0..region.num_pts() as usize * 2)
+    let data: Vec<f64> = (0..region.checked_num_pts_usize().unwrap() * 2)
         .map(|x| x as f64)
         .collect();
     mf.write_region(&data, Ghosts::Include, 0..2, region)
@@ -26,7 +27,7 @@ fn region_round_trip_across_boxes_and_ghosts() {
     // Valid cells only: ghost cells outside the domain keep zero.
     mf.fill(0.0).unwrap();
     mf.write_region(
-        &data[..region.num_pts() as usize],
+        &data[..region.checked_num_pts_usize().unwrap()],
         Ghosts::Exclude,
         1..2,
         region,
@@ -57,5 +58,19 @@ fn ndarray_region_is_indexed_i_j_k_n() {
     b.mapv_inplace(|x| -x);
     mf.write_region_ndarray(b.view(), Ghosts::Exclude, 0, region)
         .unwrap();
+    assert_eq!(mf.read_region_ndarray(0..1, region).unwrap(), b);
+    // Extents other than the region's, and any for an inverted region (a negative
+    // length), are refused.
+    let inverted = IndexBox::new(IntVect::new(5, 3, 1), IntVect::new(2, 6, 6));
+    for (r, dims) in [(region, (4, 4, 5, 1)), (inverted, (0, 4, 6, 1))] {
+        let c = ndarray::Array4::<f64>::zeros(dims);
+        let e = mf
+            .write_region_ndarray(c.view(), Ghosts::Exclude, 0, r)
+            .unwrap_err();
+        assert!(
+            matches!(e, amrex_multifab::FabArrayError::WrongLength { .. }),
+            "{e}"
+        );
+    }
     assert_eq!(mf.read_region_ndarray(0..1, region).unwrap(), b);
 }

@@ -118,7 +118,10 @@ fn count_message(n: usize) -> Vec<u8> {
 fn recv_sizes(counts: Received, pb: usize) -> Vec<(usize, usize)> {
     let mut recvs = Vec::new();
     for (r, b) in counts {
-        let n = u64::from_le_bytes(b.as_slice().try_into().unwrap_or([0; 8])) as usize;
+        let n = u64::from_le_bytes(b.as_slice().try_into().unwrap_or([0; 8]));
+        // The sender's count of its codes for this rank, a usize there; a panic (which
+        // aborts every rank) if it does not fit here, not a truncated receive.
+        let n = usize::try_from(n).expect("a particle count from another rank beyond usize");
         if n > 0 {
             recvs.push((r, n * (CODE_BYTES + pb)));
         }

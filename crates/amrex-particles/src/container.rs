@@ -6,7 +6,7 @@
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::locator::GridLocator;
 use crate::redistribute::{OUTSIDE, RedistributeReport, group_by_code};
-use crate::tile::{ParticleTile, is_valid, r2f};
+use crate::tile::{ParticleTile, f2r, is_valid, r2f};
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -52,7 +52,7 @@ impl ParticleLevel {
     #[must_use]
     pub fn num_tiles(&self, g: usize) -> usize {
         let n = self.ntiles[g];
-        (n[0] * n[1] * n[2]) as usize
+        usize::try_from(n[0] * n[1] * n[2]).expect("at least one tile per grid")
     }
 }
 
@@ -232,7 +232,7 @@ pub struct ParticleContainer<T: ParticleTile> {
 /// `f64`.
 #[inline]
 pub(crate) fn real_inside(x: f64, lo: f64, rhi: f64) -> ParticleReal {
-    let mut r = x as ParticleReal;
+    let mut r = f2r(x);
     while r2f(r) >= rhi {
         r = r.next_down();
     }
@@ -385,13 +385,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 };
                 lev.ntiles.push(nt);
                 lev.code_start.push(code);
-                let rank = lev.dm.rank_of(g);
+                let (rank, owner) = (lev.dm.rank_of(g), lev.dm.pmap()[g]);
                 let tbs: Vec<IndexBox> = match self.tile_size {
                     None => vec![*b],
                     Some(ts) => b.tiles(ts).collect(),
                 };
                 for (t, tb) in tbs.into_iter().enumerate() {
-                    self.owner.push(rank as u32);
+                    self.owner.push(owner);
                     if rank == me {
                         self.tiles.push(TileEntry {
                             level: l,
@@ -410,7 +410,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         self.level_code.push(code);
         self.local = vec![REMOTE; code as usize];
         for (i, t) in self.tiles.iter().enumerate() {
-            self.local[t.code as usize] = i as u32;
+            // Fewer local tiles than codes, which are u32.
+            self.local[t.code as usize] = u32::try_from(i).expect("a tile index below a code");
         }
     }
 
@@ -482,7 +483,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 let lo = lev.ba.boxes()[g].lo();
                 let nt = lev.ntiles[g];
                 let t: [i32; 3] = core::array::from_fn(|d| (cell[d] - lo[d]) / ts[d]);
-                base + (t[0] + nt[0] * (t[1] + nt[1] * t[2])) as u32
+                // Not negative: `cell` lies in grid `g`, so `0 <= t < nt`.
+                base + (t[0] + nt[0] * (t[1] + nt[1] * t[2])).cast_unsigned()
             }
         }
     }
@@ -490,6 +492,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// Checks positions and lengths of `a`, and builds a tile of its particles.
     fn tile_from_arrays(&mut self, a: &ParticleArrays<'_>) -> Result<T> {
         let n = a.pos[0].len();
+        // A slice holds at most isize::MAX elements, so its length fits i64.
+        let count = i64::try_from(n).expect("a slice length fits i64");
         let names = ["y positions", "z positions"];
         for d in 1..SPACEDIM {
             check_len(|| String::from(names[d - 1]), n, a.pos[d].len())?;
@@ -510,9 +514,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             {
                 return Err(ErrorKind::BadId { id }.into());
             }
-        } else if self.next_id + n as i64 - 1 > idcpu::MAX_ID {
+        } else if self.next_id + count - 1 > idcpu::MAX_ID {
             return Err(ErrorKind::BadId {
-                id: self.next_id + n as i64 - 1,
+                id: self.next_id + count - 1,
             }
             .into());
         }
@@ -526,14 +530,21 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 .into());
             }
         }
-        let cpu = self.comm.rank() as i32;
+        // An MPI rank is a C int; `make_id_cpu` refuses one beyond 24 bits (and so the
+        // saturated value of one beyond i32).
+        let cpu = i32::try_from(self.comm.rank()).unwrap_or(i32::MAX);
         let mut t = self.template.new_like();
         t.resize(n);
+        // The next fresh id: `next_id + i` for particle `i`.
+        let mut fresh = self.next_id;
         for i in 0..n {
             t.set_pos(i, [a.pos[0][i], a.pos[1][i], a.pos[2][i]]);
             let w = match a.ids {
                 Some(ids) => idcpu::make_id_cpu(ids[i], cpu),
-                None => idcpu::make_id_cpu(self.next_id + i as i64, cpu),
+                None => {
+                    fresh += 1;
+                    idcpu::make_id_cpu(fresh - 1, cpu)
+                }
             };
             t.set_idcpu(i, w);
             for (c, r) in a.reals.iter().enumerate() {
@@ -544,7 +555,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
         }
         if a.ids.is_none() {
-            self.next_id += n as i64;
+            self.next_id += count;
         }
         Ok(t)
     }
@@ -689,7 +700,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         let g = self.levels[0].geom;
         let (plo, phi) = (g.prob_lo(), g.prob_hi());
         let mut t = self.template.new_like();
-        t.resize((e - b) as usize);
+        t.resize(usize::try_from(e - b).expect("init_random: a rank's share of n beyond usize"));
         for (k, i) in (b..e).enumerate() {
             let p: [ParticleReal; 3] = core::array::from_fn(|d| {
                 let u = uniform(seed, i * 3 + d as u64);
@@ -700,10 +711,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 real_inside(x, plo[d], g.roundoff_hi()[d])
             });
             t.set_pos(k, p);
-            t.set_idcpu(k, idcpu::make_id_cpu(i as i64 + 1, 0));
+            t.set_idcpu(k, idcpu::make_id_cpu(id_after(i), 0));
             set_comp_values(&mut t, k, reals, ints);
         }
-        self.next_id = self.next_id.max(n as i64 + 1);
+        self.next_id = self.next_id.max(id_after(n));
         let _ = self.place(&mut t);
         self.redistribute()
     }
@@ -732,13 +743,15 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         for s in slots {
             let tb = self.tiles[s].tilebox;
             let mut t = self.template.new_like();
-            t.resize(tb.num_pts() as usize);
+            t.resize(
+                usize::try_from(tb.num_pts())
+                    .expect("init_one_per_cell: more cells in a tile than usize holds"),
+            );
             for (k, c) in tb.iter().enumerate() {
-                let p: [ParticleReal; 3] = core::array::from_fn(|d| {
-                    (g.lo_edge(c[d], d) + r2f(offset[d]) * dx[d]) as ParticleReal
-                });
+                let p: [ParticleReal; 3] =
+                    core::array::from_fn(|d| f2r(g.lo_edge(c[d], d) + r2f(offset[d]) * dx[d]));
                 t.set_pos(k, p);
-                t.set_idcpu(k, idcpu::make_id_cpu(dom.index(c) as i64 + 1, 0));
+                t.set_idcpu(k, idcpu::make_id_cpu(id_after(dom.index(c) as u64), 0));
                 set_comp_values(&mut t, k, reals, ints);
             }
             let r = self.place(&mut t);
@@ -747,7 +760,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             rep.pending += r.pending;
             rep.outside_domain += r.outside_domain;
         }
-        self.next_id = self.next_id.max(dom.num_pts() as i64 + 1);
+        self.next_id = self.next_id.max(id_after(dom.num_pts()));
         Ok(rep)
     }
 
@@ -943,6 +956,12 @@ pub(crate) fn check_count(what: &'static str, expected: usize, found: usize) -> 
         }
         .into())
     }
+}
+
+/// `n + 1`, the id that follows `n` particles numbered from 1, saturated at `i64::MAX`:
+/// like every id beyond [`idcpu::MAX_ID`], `make_id_cpu` and `add_particles` refuse it.
+fn id_after(n: u64) -> i64 {
+    i64::try_from(n.saturating_add(1)).unwrap_or(i64::MAX)
 }
 
 /// `LengthMismatch` (naming the array `what()`) unless `found == expected`.

@@ -182,7 +182,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     ///
     /// # Errors
     /// [`ErrorKind::ComponentCount`] if the names are not one per component;
-    /// [`ErrorKind::Io`] (on every rank when any rank fails to write).
+    /// [`ErrorKind::BadId`] for a particle whose id does not fit the format's `i32`;
+    /// [`ErrorKind::Io`] (on every rank when any rank fails to write or refuses an id).
     pub fn write_plotfile(
         &self,
         dir: impl AsRef<Path>,
@@ -247,7 +248,13 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                         let d = &t.data;
                         for i in (0..d.len()).filter(|&i| idcpu::id(d.idcpu(i)) > 0) {
                             let w = d.idcpu(i);
-                            buf.extend_from_slice(&(idcpu::id(w) as i32).to_le_bytes());
+                            // The format's id is an i32: a larger one is refused (on
+                            // every rank, below), not cut to its low 32 bits.
+                            let id = i32::try_from(idcpu::id(w)).unwrap_or_else(|_| {
+                                failed.get_or_insert(ErrorKind::BadId { id: idcpu::id(w) }.into());
+                                0
+                            });
+                            buf.extend_from_slice(&id.to_le_bytes());
                             buf.extend_from_slice(&idcpu::cpu(w).to_le_bytes());
                             for c in 0..ni {
                                 buf.extend_from_slice(&d.int(i, c).to_le_bytes());
@@ -402,10 +409,14 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 let df = pdir
                     .join(format!("Level_{lev}"))
                     .join(format!("DATA_{which:05}"));
+                let too_large = || fmt_err(&f, format!("count {count} is too large"));
                 let bytes = count
                     .checked_mul((isz + rsz) as u64)
                     .filter(|&b| b < 1 << 40)
-                    .ok_or_else(|| fmt_err(&f, format!("count {count} is too large")))?;
+                    .ok_or_else(too_large)?;
+                // `count <= bytes`; both fit usize where it has 64 bits.
+                let nbytes = usize::try_from(bytes).map_err(|_| too_large())?;
+                let n = usize::try_from(count).map_err(|_| too_large())?;
                 let mut file = fs::File::open(&df).map_err(|e| io_err(&df, e))?;
                 let len = file.metadata().map_err(|e| io_err(&df, e))?.len();
                 if at.checked_add(bytes).is_none_or(|end| end > len) {
@@ -417,9 +428,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     ));
                 }
                 file.seek(SeekFrom::Start(at)).map_err(|e| io_err(&df, e))?;
-                let mut buf = vec![0u8; bytes as usize];
+                let mut buf = vec![0u8; nbytes];
                 file.read_exact(&mut buf).map_err(|e| io_err(&df, e))?;
-                let n = count as usize;
                 let (ib, rbuf) = buf.split_at(n * isz);
                 let n0 = t.len();
                 t.resize(n0 + n);

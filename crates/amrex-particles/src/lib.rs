@@ -41,6 +41,11 @@
 //!   communicator; this feature builds the MPI one).
 //! - `ndarray`: `add_particles_ndarray`, particles from ndarray views.
 #![no_std]
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -4,6 +4,19 @@ use alloc::vec;
 use alloc::vec::Vec;
 use amrex_multifab::{BoxArray, IndexBox, IntVect};
 
+/// The index of bin `b` among `nbins`, for `0 <= b < nbins` (a bin of the minimal box).
+#[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "0 <= b < nbins, so the index is below the bin count, which fits usize (the \
+              `total` of GridLocator::new)"
+)]
+fn flat(nbins: [i64; 3], b: [i64; 3]) -> usize {
+    debug_assert!((0..3).all(|d| (0..nbins[d]).contains(&b[d])));
+    (b[0] + nbins[0] * (b[1] + nbins[1] * b[2])) as usize
+}
+
 /// Bins of the size of the largest box over the BoxArray's minimal box; each bin lists
 /// the boxes that meet it. A cell's bin holds at most a few boxes (at most 8 when the
 /// boxes do not overlap), so [`locate`](Self::locate) costs O(1).
@@ -38,15 +51,17 @@ impl GridLocator {
         }
         let mb = ba.minimal_box();
         let lo = mb.lo();
+        // Lengths are at most 2^32, so the same in i64.
         let mut bin = [1i64; 3];
         for b in &grids {
             for (d, s) in bin.iter_mut().enumerate() {
-                *s = (*s).max(b.length_dir(d) as i64);
+                *s = (*s).max(b.length_dir(d).cast_signed());
             }
         }
         let nbins: [i64; 3] =
-            core::array::from_fn(|d| (mb.length_dir(d) as i64 + bin[d] - 1) / bin[d]);
-        let total = (nbins[0] * nbins[1] * nbins[2]) as usize;
+            core::array::from_fn(|d| (mb.length_dir(d).cast_signed() + bin[d] - 1) / bin[d]);
+        let total = usize::try_from(nbins[0] * nbins[1] * nbins[2])
+            .expect("GridLocator: more bins than usize holds");
         let bin_range = |b: &IndexBox, d: usize| {
             let l = (i64::from(b.lo()[d]) - i64::from(lo[d])) / bin[d];
             let h = (i64::from(b.hi()[d]) - i64::from(lo[d])) / bin[d];
@@ -59,7 +74,7 @@ impl GridLocator {
                 for k in r[2].0..=r[2].1 {
                     for j in r[1].0..=r[1].1 {
                         for i in r[0].0..=r[0].1 {
-                            f(g, (i + nbins[0] * (j + nbins[1] * k)) as usize);
+                            f(g, flat(nbins, [i, j, k]));
                         }
                     }
                 }
@@ -72,7 +87,7 @@ impl GridLocator {
         let mut fill = count.clone();
         let mut boxes = vec![0u32; count[total] as usize];
         each(&mut |g, b| {
-            boxes[fill[b] as usize] = g as u32;
+            boxes[fill[b] as usize] = u32::try_from(g).expect("at most u32::MAX boxes");
             fill[b] += 1;
         });
         Self {
@@ -100,7 +115,7 @@ impl GridLocator {
                 return None;
             }
         }
-        let bi = (b[0] + self.nbins[0] * (b[1] + self.nbins[1] * b[2])) as usize;
+        let bi = flat(self.nbins, b);
         let (s, e) = (self.start[bi] as usize, self.start[bi + 1] as usize);
         self.boxes[s..e]
             .iter()

@@ -4,7 +4,7 @@
 //! `sort_particles_by_cell`.
 use crate::container::{ParticleContainer, ParticleLevel, TileEntry};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
-use crate::tile::{PREFETCH_AHEAD, ParticleTile, r2f};
+use crate::tile::{PREFETCH_AHEAD, ParticleTile, f2r, r2f};
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
@@ -42,6 +42,11 @@ impl MeshMap {
 /// `f64::floor` there, but inlined: without SSE4.1 in the target, `floor` is a libm
 /// call, the largest cost of a deposit.
 #[inline(always)]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "the saturating float-to-int conversion is the one wanted (see above): it \
+              rounds toward zero, which the next line turns into floor"
+)]
 pub(crate) fn floor_i32(y: f64) -> i32 {
     let t = y as i32;
     if f64::from(t) > y { t - 1 } else { t }
@@ -122,7 +127,13 @@ impl Linear {
         for (dk, wz) in self.w[2].iter().enumerate() {
             for (dj, wy) in self.w[1].iter().enumerate() {
                 for (di, wx) in self.w[0].iter().enumerate() {
-                    let c = self.index + IntVect::new(di as i32, dj as i32, dk as i32);
+                    #[expect(
+                        clippy::cast_possible_truncation,
+                        clippy::cast_possible_wrap,
+                        reason = "di, dj, dk < 2: indices of a [f64; 2]"
+                    )]
+                    let d = IntVect::new(di as i32, dj as i32, dk as i32);
+                    let c = self.index + d;
                     f(c, wx * wy * wz);
                 }
             }
@@ -389,14 +400,14 @@ fn gather_tile<T: ParticleTile, const CIC: bool, const K: usize>(
                 acc = add_pair_to(acc, mul_pair(w[1], pair(s, a1)));
                 acc = add_pair_to(acc, mul_pair(w[2], pair(s, a2)));
                 acc = add_pair_to(acc, mul_pair(w[3], pair(s, a3)));
-                tile.set_real(i, d, (acc[0] + acc[1]) as ParticleReal);
+                tile.set_real(i, d, f2r(acc[0] + acc[1]));
             }
         } else {
             for (c, d) in comps.into_iter().zip(dst) {
                 let Some(&v) = c.get(o) else {
                     return Err(outside(grid, p));
                 };
-                tile.set_real(i, d, v as ParticleReal);
+                tile.set_real(i, d, f2r(v));
             }
         }
     }
@@ -809,6 +820,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// `SortParticlesByCell`): Fortran order of the cell within the tile box, stable, so
     /// particles of one cell keep their order. Particles outside their tile box go last.
     /// Tiles run in parallel.
+    ///
+    /// # Panics
+    /// If a tile has more than `u32::MAX` particles (the indices of
+    /// [`ParticleTile::permute`]), or more cells than `usize` holds.
     pub fn sort_particles_by_cell(&mut self, lev: usize) {
         let Ok(l) = self.level(lev) else { return };
         let map = MeshMap::new(l.geom());
@@ -818,7 +833,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 return;
             }
             let tb = t.tilebox;
-            let ncell = tb.num_pts() as usize;
+            // As `tb.index`, which panics for a cell index beyond usize.
+            let ncell = usize::try_from(tb.num_pts())
+                .expect("sort_particles_by_cell: more cells in a tile than usize holds");
             let keys: Vec<usize> = (0..t.data.len())
                 .map(|i| {
                     t.data.prefetch(i + PREFETCH_AHEAD);
@@ -826,6 +843,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     if tb.contains(c) { tb.index(c) } else { ncell }
                 })
                 .collect();
+            // `permute` takes u32 indices: the counts and indices below fit u32.
+            assert!(
+                u32::try_from(keys.len()).is_ok(),
+                "sort_particles_by_cell: more than u32::MAX particles in a tile"
+            );
             let mut start = vec![0u32; ncell + 2];
             for &k in &keys {
                 start[k + 1] += 1;
@@ -835,7 +857,12 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
             let mut perm = vec![0u32; keys.len()];
             for (i, &k) in keys.iter().enumerate() {
-                perm[start[k] as usize] = i as u32;
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "i < keys.len() <= u32::MAX (asserted above)"
+                )]
+                let i = i as u32;
+                perm[start[k] as usize] = i;
                 start[k] += 1;
             }
             t.data.permute(&perm);

@@ -452,6 +452,12 @@ pub(crate) fn wrap(x: ParticleReal, lo: f64, len: f64, rhi: f64) -> ParticleReal
 /// beyond `FEW` codes the indices are sorted by code.
 pub(crate) fn group_by_code(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
     const FEW: usize = 32;
+    // Particle indices are u32 (as `append_selected` takes them): the casts below rely
+    // on this.
+    assert!(
+        u32::try_from(codes.len()).is_ok(),
+        "group_by_code: more than u32::MAX particles"
+    );
     // (code, count), in order of first appearance.
     let mut seen: Vec<(u32, usize)> = Vec::new();
     let mut last = 0;
@@ -477,6 +483,10 @@ pub(crate) fn group_by_code(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
         .collect();
     for (i, &c) in codes.iter().enumerate() {
         let g = out.partition_point(|x| x.0 < c);
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "i < codes.len() <= u32::MAX (asserted above)"
+        )]
         out[g].1.push(i as u32);
     }
     out
@@ -484,6 +494,7 @@ pub(crate) fn group_by_code(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
 
 /// [`group_by_code`] for many codes, by sorting.
 fn group_by_sorting(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    debug_assert!(u32::try_from(codes.len()).is_ok());
     let mut keyed: Vec<u64> = codes
         .iter()
         .enumerate()
@@ -492,6 +503,10 @@ fn group_by_sorting(codes: &[u32]) -> Vec<(u32, Vec<u32>)> {
     keyed.sort_unstable();
     let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
     for k in keyed {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "the key's low half, the index i, below 2^32 (group_by_code asserts)"
+        )]
         let (c, i) = ((k >> 32) as u32, k as u32);
         match out.last_mut() {
             Some((lc, v)) if *lc == c => v.push(i),
@@ -523,7 +538,7 @@ mod tests {
                 .collect();
             let mut want: alloc::collections::BTreeMap<u32, Vec<u32>> = Default::default();
             for (i, &c) in codes.iter().enumerate() {
-                want.entry(c).or_default().push(i as u32);
+                want.entry(c).or_default().push(u32::try_from(i).unwrap());
             }
             let want: Vec<(u32, Vec<u32>)> = want.into_iter().collect();
             assert_eq!(group_by_code(&codes), want, "{distinct} codes");

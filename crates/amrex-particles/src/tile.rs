@@ -81,8 +81,13 @@ pub trait ParticleTile: Send + Sync + Sized {
         *self = t;
     }
     /// Appends everything in `src` (same components).
+    ///
+    /// # Panics
+    /// If `src` has more than `u32::MAX` particles (the indices of
+    /// [`append_selected`](Self::append_selected)).
     fn append(&mut self, src: &Self) {
-        let idx: Vec<u32> = (0..src.len() as u32).collect();
+        let n = u32::try_from(src.len()).expect("append: more than u32::MAX particles");
+        let idx: Vec<u32> = (0..n).collect();
         self.append_selected(src, &idx);
     }
 
@@ -155,12 +160,12 @@ mod tests {
         for k in 0..n {
             let v = k as ParticleReal;
             t.set_pos(k, [v, 2.0 * v, 3.0 * v]);
-            t.set_idcpu(k, idcpu::make_id_cpu(k as i64 + 1, 0));
+            t.set_idcpu(k, idcpu::make_id_cpu(i64::try_from(k).unwrap() + 1, 0));
             for c in 0..t.num_reals() {
                 t.set_real(k, c, 10.0 * v + c as ParticleReal);
             }
             for c in 0..t.num_ints() {
-                t.set_int(k, c, 10 * k as i32 + c as i32);
+                t.set_int(k, c, i32::try_from(10 * k + c).unwrap());
             }
         }
         t
@@ -604,4 +609,17 @@ pub(crate) fn is_valid(w: u64) -> bool {
 )]
 pub(crate) fn r2f(x: ParticleReal) -> f64 {
     f64::from(x)
+}
+
+/// An `f64` as a particle real: itself, or rounded to the nearest `f32` where
+/// `ParticleReal` is `f32` (`amrex-aos/single-precision-particles`), the precision the
+/// particles are stored in. (`allow`, not `expect`: the lint fires in that build only.)
+#[inline(always)]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "rounding to ParticleReal is the conversion wanted; f32 with \
+              amrex-aos/single-precision-particles, and no cast at all without it"
+)]
+pub(crate) fn f2r(x: f64) -> ParticleReal {
+    x as ParticleReal
 }

@@ -1,9 +1,13 @@
 //! Particle plotfiles: the exact header AMReX writes, a round trip onto other grids,
 //! hostile files refused with a named error, and yt's AMReX frontend reading the
 //! particles (when the project's `.venv` has yt).
+#![warn(clippy::cast_possible_truncation)]
+
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab};
-use amrex_particles::{AosTile, ErrorKind, ParticleContainer, ParticleTile, SoaTile, idcpu};
+use amrex_particles::{
+    AosTile, ErrorKind, ParticleArrays, ParticleContainer, ParticleTile, SoaTile, idcpu,
+};
 use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
@@ -86,7 +90,7 @@ fn header_is_what_amrex_writes_and_round_trip_onto_other_grids() {
     // Per grid: ints (id, cpu, species) then reals (x, y, z, charge, vx, w).
     let first: Vec<u64> = lines[13].split(' ').map(|x| x.parse().unwrap()).collect();
     let data = std::fs::read(dir.join("particles/Level_0/DATA_00000")).unwrap();
-    let count = first[1] as usize;
+    let count = usize::try_from(first[1]).unwrap();
     // 700 particles, each 3 ints and 6 doubles, all in this one rank's file.
     assert_eq!(data.len(), 700 * (3 * 4 + 6 * 8));
     assert_eq!(first[..1], [0]);
@@ -181,6 +185,43 @@ fn hostile_files_are_refused_with_a_named_error() {
     );
     let e = back.read_plotfile(&dir, "nothing").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io { .. }), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ids_beyond_the_formats_i32_are_refused_not_cut() {
+    let g = geom();
+    let ba = BoxArray::from_domain(g.domain(), 8);
+    let dm = DistributionMapping::new(&ba);
+    let (x, y, z) = ([0.1, 1.9], [0.1, 1.4], [0.1, 0.9]);
+    let empty = || ParticleContainer::new(g, &ba, &dm, AosTile::<0, 0>::new(0, 0));
+    let with_ids = |ids: &[i64]| {
+        let mut pc = empty();
+        pc.add_particles(&ParticleArrays::new(&x, &y, &z).with_ids(ids))
+            .unwrap();
+        pc
+    };
+    // i32::MAX is the largest id the format holds: written and read back.
+    let dir = tmp("big_ids");
+    let top = i64::from(i32::MAX);
+    with_ids(&[1, top])
+        .write_plotfile(&dir, "p", &[], &[])
+        .unwrap();
+    let mut back = empty();
+    assert_eq!(back.read_plotfile(&dir, "p").unwrap(), 2);
+    let mut got: Vec<i64> = back
+        .tiles(0)
+        .flat_map(|t| (0..t.data.len()).map(move |i| idcpu::id(t.data.idcpu(i))))
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, [1, top]);
+    // One more is refused (its low 32 bits would read back as i32::MIN), and no header
+    // is written.
+    let e = with_ids(&[1, top + 1])
+        .write_plotfile(&dir, "q", &[], &[])
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::BadId { id: top + 1 });
+    assert!(!dir.join("q/Header").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -1,5 +1,7 @@
 //! Deposition and gather against hand-computed CIC/NGP weights, totals conserved by
 //! `sum_boundary`, `increment`, `sort_particles_by_cell`, and the refusals.
+#![warn(clippy::cast_possible_truncation)]
+
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{
     BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling, iMultiFab,

@@ -10,6 +10,8 @@
 //! (`cargo test -p amrex-particles --features mpi --test mpi_particles` runs it on one
 //! rank). A plain `main` (`harness = false`) running the checks in the same order on
 //! every rank, as `crates/amrex-multifab/tests/mpi_comm.rs` explains.
+#![warn(clippy::cast_possible_truncation)]
+
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
 use amrex_particles::{AosTile, ErrorKind, ParticleContainer, ParticleTile, idcpu};

@@ -1,6 +1,8 @@
 //! Tests that hold in both particle precisions. `scripts/test.sh` runs this file in the
 //! default (`f64`) build and again with `amrex-aos/single-precision-particles`, where
 //! `ParticleReal` is `f32` (the other test files assume `f64`).
+#![warn(clippy::cast_possible_truncation)]
+
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
 use amrex_particles::{AosTile, ParticleArrays, ParticleContainer, ParticleReal, ParticleTile};

@@ -1,6 +1,8 @@
 //! Redistribute against a brute-force owner search, periodic wrapping at every face,
 //! edge and corner, particles on box faces, invalid and out-of-domain particles, and
 //! bad input that must lose no particle.
+#![warn(clippy::cast_possible_truncation)]
+
 use amrex_geometry::{CoordSys, Geometry, RealBox};
 use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
 use amrex_particles::{
@@ -262,7 +264,7 @@ fn periodic_wrap_at_every_face_edge_and_corner() {
     assert_eq!((r.removed_outside, pc.num_particles().unwrap()), (0, 26));
     let got = contents(&pc);
     for (id, p, _, grid) in got {
-        let w = want[id as usize - 1];
+        let w = want[usize::try_from(id).unwrap() - 1];
         for d in 0..3 {
             assert!(
                 (p[d] - w[d]).abs() < 1e-15,
