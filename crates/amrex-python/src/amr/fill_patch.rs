@@ -281,7 +281,7 @@ fn check_ratio(op: &str, ratio: IntVect, cgeom: &PyGeometry, fgeom: &PyGeometry)
         Ok(())
     } else {
         Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{op}: ratio {ratio} does not refine the coarse domain {c} into the fine domain {f}"
+            "{op}: the fine domain {f} is not the coarse domain {c} refined by ratio {ratio}"
         )))
     }
 }
