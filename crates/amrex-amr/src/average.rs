@@ -39,8 +39,8 @@ fn check_cells(
 }
 
 /// The valid cells of `crse` covered by `fine` become the mean of the fine cells they
-/// cover, components `scomp..scomp + ncomp` (AMReX's
-/// `average_down(S_fine, S_crse, scomp..scomp + ncomp, ratio)`): conservative for Cartesian
+/// cover, components `comps` of both (AMReX's `average_down(S_fine, S_crse, scomp, ncomp,
+/// ratio)` with `comps = scomp..scomp + ncomp`): conservative for Cartesian
 /// cells, where each coarse cell's volume is the sum of its fine cells'.
 ///
 /// Any ratio of at least 1 per direction; any BoxArrays and distributions. As in AMReX,

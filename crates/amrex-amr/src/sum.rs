@@ -14,8 +14,9 @@ use crate::kernels;
 use crate::level::{Plan, coarsen_into};
 
 /// Adds to the valid cells of `crse` the mean of the fine cells of `fine` they cover,
-/// components `scomp..scomp + ncomp`, fine ghost cells included (AMReX's
-/// `sum_fine_to_coarse(S_fine, S_crse, scomp, ncomp, ratio, cgeom, fgeom)`).
+/// components `comps` of both, fine ghost cells included (AMReX's
+/// `sum_fine_to_coarse(S_fine, S_crse, scomp, ncomp, ratio, cgeom, fgeom)` with
+/// `comps = scomp..scomp + ncomp`).
 ///
 /// As in AMReX, the "sum" is the `ParallelCopy` with `ADD` into the coarse data: each
 /// coarse cell under the fine level gets `crse += mean(fine)`. The means are computed

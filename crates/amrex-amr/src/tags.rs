@@ -143,10 +143,13 @@ impl TagBoxArray {
         self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
             let fbx = t.region();
             let mut a = t.array_mut();
-            // The view spans exactly `fbx`: its lengths are those of `fbx`, as `usize`.
+            // The view is the whole fab, compact over `fbx`: `near` below, one flag per
+            // cell in the same order, takes its lengths and strides.
             debug_assert_eq!((a.begin(), a.end()), (fbx.lo(), fbx.hi() + 1));
             let layout = a.layout();
+            debug_assert!(layout.is_compact());
             let [nx, ny, nz] = [0, 1, 2].map(|d| layout.len_dir(d));
+            let [js, ks, _] = layout.strides();
             // `near[n]`: a SET cell lies within `nbuf` of cell `n` in every direction.
             // The neighbourhood is a box, so it is three one-direction dilations of the
             // SET cells in turn (x, then y, then z), each a running window per line.
@@ -154,7 +157,7 @@ impl TagBoxArray {
                 .iter()
                 .map(|p| a[(p[0], p[1], p[2])] == Self::SET)
                 .collect();
-            let strides = [1, nx, nx * ny];
+            let strides = [1, js, ks];
             let lens = [nx, ny, nz];
             for d in 0..3 {
                 let r = widths[d];

@@ -38,10 +38,11 @@ use crate::error::{AmrError, Operand, fab_err};
 use crate::interp::Interpolater;
 use source::States;
 
-/// Fills components `dcomp .. dcomp + ncomp` of `mf` over its valid boxes grown by
-/// `nghost` from one level's states at time `time` (AMReX's `FillPatchSingleLevel`):
+/// Fills components `comps.dst_range()` of `mf` over its valid boxes grown by `nghost`
+/// from components `comps.src_range()` of one level's states at time `time` (AMReX's
+/// `FillPatchSingleLevel` with `scomp, dcomp, ncomp` as one [`Comps`]):
 ///
-/// 1. one state: a `ParallelCopy` of its components `scomp ..` (valid cells, periodic
+/// 1. one state: a `ParallelCopy` of its components (valid cells, periodic
 ///    images included) into `mf`;
 ///    two states: the linear interpolation in time [`Source::between`] describes, computed
 ///    on the states' layout — directly into `mf` when it has that BoxArray and
@@ -118,8 +119,10 @@ where
     single_level(OP, mf, ng, time, src, Comps::new(scomp, dcomp, ncomp))
 }
 
-/// Fills components `dcomp .. dcomp + ncomp` of `mf` (on the fine level) over its valid
-/// boxes grown by `nghost` at time `time` (AMReX's `FillPatchTwoLevels`): where the
+/// Fills components `comps.dst_range()` of `mf` (on the fine level), from components
+/// `comps.src_range()` of the states, over its valid boxes grown by `nghost` at time
+/// `time` (AMReX's `FillPatchTwoLevels`; the refinement ratio is the fine geometry's
+/// domain over the coarse one's, which AMReX passes separately): where the
 /// fine states' boxes do not reach (inside the fine domain, grown by `nghost` in the
 /// periodic directions), from the coarse states, filled first with
 /// [`fill_patch_single_level`] on the coarse boxes `mapper` needs and interpolated
@@ -134,9 +137,9 @@ where
 ///
 /// # Errors
 /// Before anything is written: those of [`fill_patch_single_level`] for either source;
-/// [`BadRatio`](AmrErrorKind::BadRatio);
+/// [`BadRatio`](AmrErrorKind::BadRatio) for a fine domain smaller than the coarse one;
 /// [`GeometryMismatch`](AmrErrorKind::GeometryMismatch) unless the fine geometry is the
-/// coarse one refined by `ratio`; [`WrongIndexType`](AmrErrorKind::WrongIndexType) for
+/// coarse one refined by a whole ratio in every direction; [`WrongIndexType`](AmrErrorKind::WrongIndexType) for
 /// data `mapper` does not take; [`BoxOutsideDomain`](AmrErrorKind::BoxOutsideDomain)
 /// for a box of `mf` outside the fine domain; [`NotCovered`](AmrErrorKind::NotCovered)
 /// when the coarse states do not hold coarse cells the interpolation needs (a fine
@@ -194,13 +197,15 @@ where
     single_level(OP, mf, ng, time, fine, Comps::new(scomp, dcomp, ncomp))
 }
 
-/// Fills components `dcomp .. dcomp + ncomp` of a new fine level `mf` over its valid
-/// boxes grown by `nghost` entirely from the coarse level (AMReX's
+/// Fills components `comps.dst_range()` of a new fine level `mf` over its valid boxes
+/// grown by `nghost` entirely from components `comps.src_range()` of the coarse level (AMReX's
 /// `InterpFromCoarseLevel`, used when a level is made or regridded): the coarse states
 /// are filled on the coarse boxes `mapper` needs with [`fill_patch_single_level`] at
 /// time `time`, interpolated onto each grown box (cut to the fine domain grown by
 /// `nghost` in the periodic directions), and the fine physical boundary conditions
-/// `fine_bc` (from record `fine_bc_comp`) fill what lies beyond the fine domain.
+/// `fine_bc` (from its record `first`: `&bc`, or `bc.from_record(first)`, AMReX's
+/// `fbccomp`) fill what lies beyond the fine domain. The ratio is read off the
+/// geometries, as in [`fill_patch_two_levels`].
 ///
 /// # Errors
 /// As [`fill_patch_two_levels`].

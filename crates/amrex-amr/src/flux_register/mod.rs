@@ -500,8 +500,8 @@ impl FluxRegister {
     }
 
     /// Copies (`CopyOp::Copy`) or adds (`CopyOp::Add`) `mult` times the coarse flux
-    /// `flux` (faces normal to `dir`, components `srccomp..srccomp + numcomp`) into
-    /// register components `destcomp..` on both sides, wherever a register face is one of
+    /// `flux` (faces normal to `dir`, components `comps.src_range()`) into register
+    /// components `comps.dst_range()` on both sides, wherever a register face is one of
     /// the flux's faces (AMReX's `CrseInit`, whose default `mult` is `-1`). Register faces
     /// the flux does not cover keep their values. No periodic images are looked at: a
     /// coarse flux over the whole domain covers every register face. **Collective**.
@@ -571,8 +571,8 @@ impl FluxRegister {
         )
     }
 
-    /// Adds `mult` times the coarse flux (faces normal to `dir`) to register components
-    /// `destcomp..` on both sides, taking the flux from periodic images too (AMReX's
+    /// Adds `mult` times the coarse flux (faces normal to `dir`, components
+    /// `comps.src_range()`) to register components `comps.dst_range()` on both sides, taking the flux from periodic images too (AMReX's
     /// `CrseAdd`, for codes whose coarse boxes under the fine level compute no fluxes).
     /// Each register face receives its coarse face's flux once, even where two coarse
     /// boxes or a periodic image share that face. **Collective**.
@@ -639,11 +639,11 @@ impl FluxRegister {
         )
     }
 
-    /// Adds to every register face normal to `dir`, components `destcomp..`, the sum of
+    /// Adds to every register face normal to `dir`, components `comps.dst_range()`, the sum of
     /// the fine faces it covers, each times `mult` (AMReX's `FineAdd`, whose kernel is
     /// `fluxreg_fineadd`): as many fine faces as the product of the two tangential ratios
     /// per coarse face, added one by one in AMReX's order. The flux (faces normal to
-    /// `dir`, components `srccomp..srccomp + numcomp`) is read on the faces of the fine
+    /// `dir`, components `comps.src_range()`) is read on the faces of the fine
     /// boxes' boundaries; a flux on another BoxArray or distribution than the fine
     /// boxes' is first copied onto them, so it must hold those faces. **Collective** when
     /// that copy is needed.
@@ -795,9 +795,9 @@ impl FluxRegister {
     }
 
     /// Adds the register's correction to the coarse state: for every register face `r`
-    /// (components `srccomp..srccomp + numcomp`), `-scale * r / V` into the coarse cell
+    /// (components `comps.src_range()`), `-scale * r / V` into the coarse cell
     /// just below a low-side face and `+scale * r / V` into the cell just above a
-    /// high-side face, state components `destcomp..` (AMReX's `Reflux`, kernel
+    /// high-side face, state components `comps.dst_range()` (AMReX's `Reflux`, kernel
     /// `fluxreg_reflux`). `V` is the cell's volume in `crse_geom` (`dx dy dz` in
     /// Cartesian coordinates, as AMReX), and faces on a periodic boundary correct the
     /// periodic image's cell. The faces between two fine boxes correct cells the fine
@@ -1009,8 +1009,8 @@ impl FluxRegister {
     /// Overwrites the coarse fluxes on the coarse/fine interface with the register: every
     /// face of `crse_fluxes[d]` (faces normal to `d`) between a coarse cell and a cell the
     /// fine level covers becomes `scale` times the register's value there (the low-side
-    /// and high-side registers added), components `srccomp..srccomp + numcomp` of the
-    /// register into `destcomp..` of the fluxes (AMReX's `OverwriteFlux`). Use it after
+    /// and high-side registers added), components `comps.src_range()` of the register
+    /// into `comps.dst_range()` of the fluxes (AMReX's `OverwriteFlux`). Use it after
     /// [`set_val`](Self::set_val)`(0.0)` and [`fine_add`](Self::fine_add) so that the
     /// coarse update itself uses the fine fluxes and needs no reflux. Faces on the
     /// physical boundary, between two coarse cells or between two covered cells are
