@@ -64,16 +64,6 @@ fn stride(lay: &FabLayout, d: usize) -> usize {
     [1, jstride, kstride][d]
 }
 
-/// `bx` grown by `n` in direction `d` only.
-fn grow_dir(bx: IndexBox, d: usize, n: i32) -> IndexBox {
-    bx.grow_dir(d, n)
-}
-
-/// The faces normal to `d` of the cells of `bx`.
-fn faces(bx: IndexBox, d: usize) -> IndexBox {
-    bx.surrounding_nodes_dir(d)
-}
-
 /// The two directions other than `d`, in increasing order.
 fn others(d: usize) -> (usize, usize) {
     match d {
@@ -121,53 +111,57 @@ fn define_velocity(
 ) -> Result<(), FabArrayError> {
     let (lo, dx) = (geom.prob_lo(), geom.cell_size());
     let cos_t = (PI * time / 2.0).cos();
-    Zip::from(vel.each_mut()).par_for_each(Tiling::None, IntVect::UNIT, |_, ([u, v, mut w],)| {
-        w.as_mut_slice()
-            .expect("a whole fab is contiguous")
-            .fill(0.0);
-        for (d, mut a) in [(0, u), (1, v)] {
-            let fb = a.index_box();
-            let (flo, fhi) = (fb.lo(), fb.hi());
-            // ψ on the cells around these faces, `(flo.x - 1, flo.y - 1)` first, `i` fastest.
-            let (sx, sy) = (
-                sines(flo[0] - 1, fhi[0] + 1, 0, lo, dx),
-                sines(flo[1] - 1, fhi[1] + 1, 1, lo, dx),
-            );
-            let w = sx.len();
-            let p: Vec<f64> = sy
-                .iter()
-                .flat_map(|&sy| sx.iter().map(move |&sx| psi(sx, sy, cos_t)))
-                .collect();
-            // Row `j` of ψ from `i - 1 + m` on, for the faces `i` of a row.
-            let n = w - 2;
-            let prow = |j: i32, m: usize| {
-                let r = usize::try_from(j - (flo[1] - 1)).expect("a row of ψ");
-                &p[r * w + m..][..n]
-            };
-            let mut row = vec![0.0; n];
-            for j in flo[1]..=fhi[1] {
-                if d == 0 {
-                    let (n1, n0, s1, s0) = (
-                        prow(j + 1, 1),
-                        prow(j + 1, 0),
-                        prow(j - 1, 1),
-                        prow(j - 1, 0),
-                    );
-                    for (x, u) in row.iter_mut().enumerate() {
-                        *u = -((n1[x] + n0[x]) - (s1[x] + s0[x])) * (0.25 / dx[1]);
+    let [u, v, w] = vel.each_mut();
+    Zip::from(u)
+        .and(v)
+        .and(w)
+        .par_for_each(Tiling::None, IntVect::UNIT, |_, (u, v, mut w)| {
+            let wb = w.index_box();
+            w.fill(wb, 0.0);
+            for (d, mut a) in [(0, u), (1, v)] {
+                let fb = a.index_box();
+                let (flo, fhi) = (fb.lo(), fb.hi());
+                // ψ on the cells around these faces, `(flo.x - 1, flo.y - 1)` first, `i` fastest.
+                let (sx, sy) = (
+                    sines(flo[0] - 1, fhi[0] + 1, 0, lo, dx),
+                    sines(flo[1] - 1, fhi[1] + 1, 1, lo, dx),
+                );
+                let w = sx.len();
+                let p: Vec<f64> = sy
+                    .iter()
+                    .flat_map(|&sy| sx.iter().map(move |&sx| psi(sx, sy, cos_t)))
+                    .collect();
+                // Row `j` of ψ from `i - 1 + m` on, for the faces `i` of a row.
+                let n = w - 2;
+                let prow = |j: i32, m: usize| {
+                    let r = usize::try_from(j - (flo[1] - 1)).expect("a row of ψ");
+                    &p[r * w + m..][..n]
+                };
+                let mut row = vec![0.0; n];
+                for j in flo[1]..=fhi[1] {
+                    if d == 0 {
+                        let (n1, n0, s1, s0) = (
+                            prow(j + 1, 1),
+                            prow(j + 1, 0),
+                            prow(j - 1, 1),
+                            prow(j - 1, 0),
+                        );
+                        for (x, u) in row.iter_mut().enumerate() {
+                            *u = -((n1[x] + n0[x]) - (s1[x] + s0[x])) * (0.25 / dx[1]);
+                        }
+                    } else {
+                        let (e1, e0, w1, w0) =
+                            (prow(j, 2), prow(j - 1, 2), prow(j, 0), prow(j - 1, 0));
+                        for (x, v) in row.iter_mut().enumerate() {
+                            *v = ((e1[x] + e0[x]) - (w1[x] + w0[x])) * (0.25 / dx[0]);
+                        }
                     }
-                } else {
-                    let (e1, e0, w1, w0) = (prow(j, 2), prow(j - 1, 2), prow(j, 0), prow(j - 1, 0));
-                    for (x, v) in row.iter_mut().enumerate() {
-                        *v = ((e1[x] + e0[x]) - (w1[x] + w0[x])) * (0.25 / dx[0]);
+                    for k in flo[2]..=fhi[2] {
+                        a.row_mut(j, k, 0).copy_from_slice(&row);
                     }
-                }
-                for k in flo[2]..=fhi[2] {
-                    a.row_mut(j, k, 0).copy_from_slice(&row);
                 }
             }
-        }
-    })
+        })
 }
 
 /// The work arrays of `fab_fluxes` for one fab, all on the layout of the state's fab
@@ -320,7 +314,7 @@ impl FabKernels {
             slope4,
             ..
         } = sc;
-        for (o, n) in self.spans(grow_dir(gbx, d, 1)) {
+        for (o, n) in self.spans(gbx.grow_dir(d, 1)) {
             let (qm, q0, qp) = (at(q, o - s, n), at(q, o, n), at(q, o + s, n));
             let (dc, dl) = (at_mut(dcen, o, n), at_mut(dlim, o, n));
             for (x, s2) in at_mut(slope2, o, n).iter_mut().enumerate() {
@@ -455,14 +449,11 @@ fn fab_fluxes(
     sc.fit(k.lay.len());
     // The velocities on the work arrays' layout.
     for (d, v) in vel.iter().enumerate() {
-        let (lo, hi) = (v.begin(), v.end() - 1);
-        for kk in lo[2]..=hi[2] {
-            for j in lo[1]..=hi[1] {
-                let row = v.row(j, kk, 0);
-                at_mut(&mut sc.vel[d], offset(&k.lay, lo[0], j, kk), row.len())
-                    .copy_from_slice(row);
-            }
-        }
+        Array4Mut::new(&mut sc.vel[d][..k.lay.len()], k.lay.index_box(), 1).zip_mut_with(
+            *v,
+            v.index_box(),
+            |o, &s| *o = s,
+        );
     }
     let gbx = bx.grow(1);
     // Longitudinal face states on the faces of gbx shrunk by one in their direction.
@@ -472,7 +463,7 @@ fn fab_fluxes(
             &mut sc.edge[d],
             (q, &sc.slope4, &sc.vel[d]),
             d,
-            faces(grow_dir(gbx, d, -1), d),
+            gbx.grow_dir(d, -1).surrounding_nodes_dir(d),
         );
     }
     // Transverse corrections (phix_y, phix_z, phiy_x, phiy_z, phiz_x, phiz_y) on the
@@ -480,21 +471,21 @@ fn fab_fluxes(
     // serves both states it corrects.
     for t in 0..3 {
         let term = &mut sc.term[0];
-        k.transverse_term(term, (&sc.vel[t], &sc.edge[t]), t, grow_dir(gbx, t, -1));
+        k.transverse_term(term, (&sc.vel[t], &sc.edge[t]), t, gbx.grow_dir(t, -1));
         for d in (0..3).filter(|&d| d != t) {
             let third = 3 - d - t;
             k.corrected_state(
                 &mut sc.corrected[d][t],
                 (&sc.edge[d], &sc.term[0], &sc.vel[d]),
                 (d, t),
-                faces(grow_dir(bx, third, 1), d),
+                bx.grow_dir(third, 1).surrounding_nodes_dir(d),
             );
         }
     }
     // The fluxes; for x, from the terms of phiy_z and phiz_y.
     for d in 0..3 {
         let (a, b) = others(d);
-        let cells = grow_dir(bx, d, 1);
+        let cells = bx.grow_dir(d, 1);
         let [term_a, term_b] = &mut sc.term;
         k.transverse_term(term_a, (&sc.vel[a], &sc.corrected[a][b]), a, cells);
         k.transverse_term(term_b, (&sc.vel[b], &sc.corrected[b][a]), b, cells);
@@ -503,7 +494,7 @@ fn fab_fluxes(
             (&sc.edge[d], &sc.vel[d]),
             [term_a, term_b],
             d,
-            faces(bx, d),
+            bx.surrounding_nodes_dir(d),
         );
     }
 }
@@ -520,7 +511,7 @@ fn conservative(
 ) {
     let mut new = new.sub_box_mut(&bx);
     let q = q.sub_box(&bx);
-    let [fx, fy, fz] = [0, 1, 2].map(|d| fl[d].sub_box(&faces(bx, d)));
+    let [fx, fy, fz] = [0, 1, 2].map(|d| fl[d].sub_box(&bx.surrounding_nodes_dir(d)));
     let (lo, hi) = (bx.lo(), bx.hi());
     for k in lo[2]..=hi[2] {
         for j in lo[1]..=hi[1] {
@@ -1157,18 +1148,8 @@ fn advance_fabs(
                     conservative(&mut new, q, fl, bx, dtdx);
                 }
                 for (d, mut out) in fluxes.into_iter().flatten().enumerate() {
-                    let fb = faces(bx, d);
-                    let (mut out, f) = (out.sub_box_mut(&fb), fl[d].sub_box(&fb));
-                    let (lo, hi) = (fb.lo(), fb.hi());
-                    for k in lo[2]..=hi[2] {
-                        for j in lo[1]..=hi[1] {
-                            let f = f.row(j, k, 0);
-                            let n = f.len();
-                            for (x, out) in out.row_mut(j, k, 0)[..n].iter_mut().enumerate() {
-                                *out = f[x] * scale[d];
-                            }
-                        }
-                    }
+                    let s = scale[d];
+                    out.zip_mut_with(fl[d], bx.surrounding_nodes_dir(d), |o, &f| *o = f * s);
                 }
             });
         })
@@ -1239,11 +1220,11 @@ impl AmrCore for AmrCoreAdv {
         Zip::from(tags.fab_array_mut())
             .and(self.state(lev))
             .par_for_each(Tiling::None, IntVect::ZERO, |mfi, (mut t, s)| {
-                for p in mfi.validbox().iter() {
-                    if s[p] > phierr {
-                        t[p] = TagBoxArray::SET;
+                t.zip_mut_with(s, mfi.validbox(), |t, &s| {
+                    if s > phierr {
+                        *t = TagBoxArray::SET;
                     }
-                }
+                });
             })?;
         Ok(())
     }

@@ -51,16 +51,14 @@ impl AmrCore for Blob {
     }
     /// Tags the cells where phi exceeds 1/2.
     fn error_est(&mut self, lev: usize, tags: &mut TagBoxArray, _: f64, _: usize) -> R {
-        let phi = self.phi(lev);
-        let tags = tags.fab_array_mut();
-        tags.par_for_each_tile(Tiling::Default, IntVect::ZERO, |mut t| {
-            let (bx, p) = (t.region(), phi.array(t.mfi()));
-            t.array_mut().for_each_mut(bx, |i, j, k, _n, tag| {
-                if p[(i, j, k, 0)] > 0.5 {
-                    *tag = TagBoxArray::SET;
+        let zip = Zip::from(tags.fab_array_mut()).and(self.phi(lev));
+        zip.par_for_each(Tiling::Default, IntVect::ZERO, |mfi, (mut tag, phi)| {
+            tag.zip_mut_with(phi, mfi.tilebox(), |t, &p| {
+                if p > 0.5 {
+                    *t = TagBoxArray::SET;
                 }
             });
-        });
+        })?;
         Ok(())
     }
     fn make_new_level_from_scratch(&mut self, lev: usize, _: f64, ba: &BoxArray, dm: &Dm) -> R {

@@ -127,4 +127,4 @@ pub use ops::Reduction;
 pub use par::TileMut;
 pub use plan::{CopyPlan, CopyTag, FillPattern};
 pub use profile::{CommProfile, comm_profile, reset_comm_profile};
-pub use zip::{Operand, Zip};
+pub use zip::{Leader, Operand, Zip};

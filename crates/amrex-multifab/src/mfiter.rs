@@ -202,10 +202,23 @@ pub struct MFIter {
 
 impl MFIter {
     pub(crate) fn new(ba: &BoxArray, local: &[usize], ngrow: IntVect, tiling: Tiling) -> Self {
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(local.len());
         for (l, &g) in local.iter().enumerate() {
             let valid = ba.get(g);
-            let tiles = tile_boxes(&valid, tiling.size());
+            let Some(size) = tiling.size() else {
+                // One item per fab: no tile list to build.
+                items.push(Mfi {
+                    index: g,
+                    local: l,
+                    tile: valid,
+                    valid,
+                    ngrow,
+                    tile_index: 0,
+                    num_tiles: 1,
+                });
+                continue;
+            };
+            let tiles = tile_boxes(&valid, Some(size));
             let n = tiles.len();
             for (t, tile) in tiles.into_iter().enumerate() {
                 items.push(Mfi {

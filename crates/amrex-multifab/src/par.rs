@@ -52,7 +52,8 @@ impl<'a, T> TileMut<'a, T> {
         self.mfi.fabbox()
     }
 
-    /// The region this tile may write: the tile box, grown at the fab's boundary when
+    /// The region this tile may write: the tile box, grown where it touches the valid
+    /// box's boundary when
     /// the tiles were asked for with ghost cells.
     #[must_use]
     pub fn region(&self) -> IndexBox {
@@ -72,8 +73,35 @@ impl<'a, T> TileMut<'a, T> {
     }
 }
 
+/// The mutable view of tile item `(mfi, region)` (from [`FabArray::tile_items`]) of the
+/// fabs `raws`.
+///
+/// # Safety
+/// `raws` are the fabs of a FabArray borrowed exclusively for `'t` (so nothing else
+/// touches them: Store invariants 1-2), and no other view of the same item exists for
+/// `'t`. Then the view aliases nothing: the items' regions are the tiles of one MFIter
+/// grown by `0 <= ng <= ngrow` where they touch their valid box's boundary, which
+/// partition each fab's valid box grown by `ng` (nodal tiles own their low nodes, the
+/// last one also its high node), and regions of different fabs lie in different fabs'
+/// memory (Store invariant 3), even where their index boxes overlap.
+pub(crate) unsafe fn tile_view<'t, T>(
+    raws: &[RawFab<T>],
+    mfi: &Mfi,
+    region: IndexBox,
+) -> Array4Mut<'t, T> {
+    // SAFETY: the caller's obligations; `array4_mut` asserts that the region lies inside
+    // the fab (`ng <= ngrow`).
+    unsafe { raws[mfi.local_index()].array4_mut(region) }
+}
+
 impl<T: Element, A: HostAccessible> FabArray<T, A> {
-    fn tile_items(
+    /// Every item of the MFIter with `tiling`, with its tile grown by `ng` where it
+    /// touches the valid box's boundary, and the raw fabs to view them in
+    /// ([`tile_view`]).
+    ///
+    /// # Panics
+    /// If `ng` is negative or wider than the FabArray's ghost cells.
+    pub(crate) fn tile_items(
         &mut self,
         tiling: Tiling,
         ng: IntVect,
@@ -91,7 +119,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     }
 
     /// Every tile as a [`TileMut`] whose region is the tile box grown by `ng` at the
-    /// fab boundary, in parallel (rayon). Tiles are disjoint, so any thread may write
+    /// valid box's boundary, in parallel (rayon). Tiles are disjoint, so any thread may write
     /// its tile; other FabArrays can be read inside the closure through
     /// [`array`](Self::array) of the tile's [`Mfi`].
     ///
@@ -122,11 +150,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             .into_par_iter()
             .with_max_len(1)
             .map(move |(mfi, region)| {
-                let raw = raws[mfi.local_index()];
-                // SAFETY: `&mut self` is borrowed for the iterator's lifetime, so nothing
-                // else touches the fabs (Store invariants 1-2); grown tiles partition each grown
-                // fab box (ng <= ngrow), so the tiles' regions never overlap.
-                let array = unsafe { raw.array4_mut(region) };
+                // SAFETY: `&mut self` is borrowed for the iterator's lifetime and the
+                // iterator yields each item once (`tile_view`'s obligations).
+                let array = unsafe { tile_view(&raws, &mfi, region) };
                 TileMut { mfi, region, array }
             })
     }
@@ -139,9 +165,8 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     ) -> impl Iterator<Item = TileMut<'_, T>> + '_ {
         let (items, raws) = self.tile_items(tiling.into(), ng);
         items.into_iter().map(move |(mfi, region)| {
-            let raw = raws[mfi.local_index()];
-            // SAFETY: as in `par_iter_tiles_mut`: exclusive borrow, disjoint regions.
-            let array = unsafe { raw.array4_mut(region) };
+            // SAFETY: as in `par_iter_tiles_mut`: exclusive borrow, each item once.
+            let array = unsafe { tile_view(&raws, &mfi, region) };
             TileMut { mfi, region, array }
         })
     }
@@ -157,10 +182,9 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
         let (items, raws) = self.tile_items(tiling.into(), ng);
         par_for(items.len(), |n| {
             let (mfi, region) = items[n];
-            let raw = raws[mfi.local_index()];
-            // SAFETY: as in `par_iter_tiles_mut`: exclusive borrow, disjoint regions,
-            // each item visited once.
-            let array = unsafe { raw.array4_mut(region) };
+            // SAFETY: as in `par_iter_tiles_mut`: exclusive borrow; `par_for` runs each
+            // item once.
+            let array = unsafe { tile_view(&raws, &mfi, region) };
             f(TileMut { mfi, region, array });
         });
     }

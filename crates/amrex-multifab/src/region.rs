@@ -75,20 +75,18 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
                 let Some(isect) = src.intersection(&region.convert(src.ix_type())) else {
                     continue;
                 };
-                let a = self.array(&mfi);
+                // The intersection's rows are the view's rows.
+                let a = self.array(&mfi).sub_box(&isect);
                 let (lo, hi) = (isect.lo(), isect.hi());
-                // A row of the intersection, in the fab: 1 <= nx and 0 <= i0, both below
-                // the fab's x length.
-                let size = |v: i64| usize::try_from(v).map_err(|_| FabError::TooLarge);
-                let nx = size(i64::from(hi[0]) - i64::from(lo[0]) + 1)?;
-                let i0 = size(i64::from(lo[0]) - i64::from(fab_box.lo()[0]))?;
                 for n in 0..nc {
                     for k in lo[2]..=hi[2] {
                         for j in lo[1]..=hi[1] {
+                            let row = a.row(j, k, comp + n);
                             let at = region.index(IntVect::new(lo[0], j, k)) + n * npts;
-                            out[at..at + nx].copy_from_slice(&a.row(j, k, comp + n)[i0..i0 + nx]);
+                            out[at..at + row.len()].copy_from_slice(row);
                             if distributed && n == 0 {
-                                cover[at..at + nx].fill((u64::from(pass) + 1) << 40 | g as u64);
+                                cover[at..at + row.len()]
+                                    .fill((u64::from(pass) + 1) << 40 | g as u64);
                             }
                         }
                     }
@@ -202,18 +200,16 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
             let Some(isect) = dst.intersection(&region.convert(dst.ix_type())) else {
                 continue;
             };
-            let fab_lo = mfi.fabbox().lo();
-            let mut a = self.array_mut(&mfi);
+            // The intersection's rows are the view's rows.
+            let mut whole = self.array_mut(&mfi);
+            let mut a = whole.sub_box_mut(&isect);
             let (lo, hi) = (isect.lo(), isect.hi());
-            // As in `read_local`.
-            let size = |v: i64| usize::try_from(v).map_err(|_| FabError::TooLarge);
-            let nx = size(i64::from(hi[0]) - i64::from(lo[0]) + 1)?;
-            let i0 = size(i64::from(lo[0]) - i64::from(fab_lo[0]))?;
             for n in 0..nc {
                 for k in lo[2]..=hi[2] {
                     for j in lo[1]..=hi[1] {
+                        let row = a.row_mut(j, k, comp + n);
                         let at = region.index(IntVect::new(lo[0], j, k)) + n * npts;
-                        a.row_mut(j, k, comp + n)[i0..i0 + nx].copy_from_slice(&data[at..at + nx]);
+                        row.copy_from_slice(&data[at..at + row.len()]);
                     }
                 }
             }

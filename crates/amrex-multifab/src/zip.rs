@@ -8,8 +8,9 @@
 //! owns its low nodes, the last one also the high node). A shared operand
 //! (`&FabArray`) hands each item an [`Array4`] of its whole fab (global indices, ghost
 //! cells included, for stencils); a mutable one (`&mut FabArray`) an [`Array4Mut`] of
-//! its own tile grown by `ng` at the fab's boundary (`Mfi::growntilebox`), in its own
-//! index type, so that no item can write outside its tile and items never alias.
+//! its own tile grown by `ng` where the tile touches its valid box's boundary
+//! (`Mfi::growntilebox`), in its own index type, so that no item can write outside its
+//! tile and items never alias.
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -26,19 +27,22 @@ use crate::element::Element;
 use crate::error::FabArrayError;
 use crate::fabarray::{FabArray, RawFab};
 use crate::mfiter::{MFIter, Mfi, Tiling};
+use crate::ops::check_ghost;
+use crate::par::tile_view;
 
-/// A tile loop over one to six FabArrays at once (ndarray's `Zip`, AMReX's `MFIter` over
-/// several MultiFabs).
+/// A tile loop over up to six operands, each a FabArray or an array or `Option` of them
+/// (ndarray's `Zip`, AMReX's `MFIter` over several MultiFabs).
 ///
-/// [`Zip::from`] takes the first operand, the *leader*, whose [`Mfi`] items (tile box,
-/// valid box, indices) the loop hands out; [`and`](Self::and) adds the others. (Where the
-/// leader holds no FabArray, an absent `Option`, the first FabArray after it leads.) An
-/// operand is
+/// [`Zip::from`] takes the first operand, the *leader*: one FabArray (`&` or `&mut`,
+/// not an array or `Option`), whose [`Mfi`] items (tile box, valid box, indices, in its
+/// index type) the loop hands out; [`and`](Self::and) adds the others, up to six
+/// operands in all. An operand is
 ///
 /// - `&FabArray<T, A>` (host-accessible arena): each item gets an [`Array4<'_, T>`] of
 ///   the whole fab, ghost cells included, indexed with global indices;
 /// - `&mut FabArray<T, A>`: each item gets an [`Array4Mut<'_, T>`] of *its own tile*
-///   grown by `ng` at the fab's boundary, in the operand's own index type (a nodal
+///   grown by `ng` where the tile touches its valid box's boundary
+///   ([`Mfi::growntilebox`]), in the operand's own index type (a nodal
 ///   operand's tiles own their low faces, the last one also the high face), so the
 ///   closure cannot write outside its tile and parallel items never alias;
 /// - an array `[O; N]` of operands (`fluxes.each_mut()`, `vel.each_ref()`): an array of
@@ -80,6 +84,16 @@ use crate::mfiter::{MFIter, Mfi, Tiling};
 /// assert_eq!(r, Err(amrex_multifab::FabArrayError::LayoutMismatch));
 /// # }
 /// # Ok::<(), amrex_multifab::FabArrayError>(())
+/// ```
+///
+/// The leader is one FabArray, not an `Option` or an array (whose absence would leave
+/// the items' index type to whichever operand came next):
+///
+/// ```compile_fail,E0277
+/// use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling, Zip};
+/// let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+/// let mut a = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
+/// Zip::from(Some(&mut a)).for_each(Tiling::None, IntVect::ZERO, |_, _| {}).unwrap();
 /// ```
 ///
 /// One FabArray cannot be both written and read (or written twice) in one loop: the
@@ -127,6 +141,13 @@ pub trait Operand<'a>: sealed::Sealed {
     unsafe fn view(tiles: &Self::Tiles, n: usize, mfi: &Mfi) -> Self::View;
 }
 
+/// What can lead a [`Zip`]: one FabArray, shared or mutable, so that the loop's [`Mfi`]
+/// items are always that FabArray's (its index type). Sealed.
+pub trait Leader<'a>: Operand<'a> {}
+
+impl<'a, T: Element, A: HostAccessible> Leader<'a> for &'a FabArray<T, A> {}
+impl<'a, T: Element, A: HostAccessible> Leader<'a> for &'a mut FabArray<T, A> {}
+
 /// One FabArray of a [`Zip`] as its checks see it: its layout, ghost width and
 /// whether the loop writes it.
 #[derive(Clone, Copy, Debug)]
@@ -168,25 +189,25 @@ impl<'p> Probe<'p> {
 }
 
 /// The checks of a [`Zip`] run with ghost width `ng`: every FabArray corresponds to the
-/// leader (the first), and `ng` is neither negative nor wider than a written one's
-/// ghost cells.
+/// leader (the first probe), and `ng` is neither negative nor wider than a written
+/// FabArray's ghost cells (`ops::check_ghost`; with nothing written, against the
+/// leader's, which only the sign can fail: the leader's items do not depend on `ng`).
 fn check(probes: &[Probe<'_>], ng: IntVect) -> Result<(), FabArrayError> {
-    let Some(lead) = probes.first() else {
-        return Ok(());
-    };
+    let lead = probes.first().expect("a Zip's leader is a FabArray");
     if probes.iter().any(|p| !p.corresponds(lead)) {
         return Err(FabArrayError::LayoutMismatch);
     }
-    if !ng.all_ge(IntVect::ZERO) {
-        return Err(FabArrayError::GhostOutside {
-            ng,
-            ngrow: lead.ngrow,
-        });
+    let mut written = probes.iter().filter(|p| p.writes).peekable();
+    if written.peek().is_none() {
+        return match ng.all_ge(IntVect::ZERO) {
+            true => Ok(()),
+            false => Err(FabArrayError::GhostOutside {
+                ng,
+                ngrow: lead.ngrow,
+            }),
+        };
     }
-    match probes.iter().find(|p| p.writes && !ng.all_le(p.ngrow)) {
-        Some(p) => Err(FabArrayError::GhostOutside { ng, ngrow: p.ngrow }),
-        None => Ok(()),
-    }
+    written.try_for_each(|p| check_ghost(ng, p.ngrow))
 }
 
 /// A shared operand prepared for the loop: an [`Array4`] of every local fab.
@@ -195,11 +216,11 @@ pub struct ReadTiles<'a, T> {
     arrays: Vec<Array4<'a, T>>,
 }
 
-/// A mutable operand prepared for the loop: its fabs' raw layouts and, per item, the
-/// local fab and the region the item may write.
+/// A mutable operand prepared for the loop: its fabs' raw layouts and, per item, its
+/// own item and the region the item may write.
 pub struct WriteTiles<'a, T> {
     raws: Vec<RawFab<T>>,
-    regions: Vec<(usize, IndexBox)>,
+    regions: Vec<(Mfi, IndexBox)>,
     /// The FabArray stays borrowed exclusively while the views live.
     _borrow: PhantomData<&'a mut [T]>,
 }
@@ -247,28 +268,22 @@ impl<'a, T: Element, A: HostAccessible> Operand<'a> for &'a mut FabArray<T, A> {
 
     fn tiles(self, tiling: Tiling, ng: IntVect) -> WriteTiles<'a, T> {
         // The operand's own items, in the leader's order (same boxes, map and tile
-        // counts): its own tiles in its own index type.
-        let regions = self
-            .mfiter(tiling)
-            .map(|m| (m.local_index(), m.growntilebox(ng)))
-            .collect();
+        // counts): its own tiles in its own index type (`ng` was checked against its
+        // ghost width).
+        let (regions, raws) = self.tile_items(tiling, ng);
         WriteTiles {
-            raws: self.raws_mut(),
+            raws,
             regions,
             _borrow: PhantomData,
         }
     }
 
     unsafe fn view(tiles: &WriteTiles<'a, T>, n: usize, _: &Mfi) -> Array4Mut<'a, T> {
-        let (l, region) = tiles.regions[n];
+        let (mfi, region) = tiles.regions[n];
         // SAFETY: the FabArray is borrowed exclusively for 'a (`tiles` and the views
-        // carry that borrow), so nothing else touches its fabs (Store invariants 1-2).
-        // The regions are the items of one MFIter of this FabArray, tiles grown by `ng`:
-        // they partition each fab's valid box grown by `ng`, so distinct items' regions
-        // are disjoint, and no item is asked for twice (the caller). `array4_mut`
-        // asserts that the region lies inside the fab (`ng <= ngrow`, which the Zip
-        // checked).
-        unsafe { tiles.raws[l].array4_mut(region) }
+        // carry that borrow), and no item is asked for twice (the caller):
+        // `tile_view`'s obligations.
+        unsafe { tile_view(&tiles.raws, &mfi, region) }
     }
 }
 
@@ -339,8 +354,9 @@ macro_rules! tuples {
 
             unsafe fn view(tiles: &Self::Tiles, n: usize, mfi: &Mfi) -> Self::View {
                 ($(
-                    // SAFETY: item `n` of each operand once, as the caller asks it once;
-                    // the operands are distinct FabArrays (the borrows).
+                    // SAFETY: item `n` of each operand once, as the caller asks it once.
+                    // A `&mut` operand is borrowed exclusively, so no other operand is
+                    // that FabArray (shared operands may repeat: they only read).
                     unsafe { $o::view(&tiles.$i, n, mfi) },
                 )+)
             }
@@ -380,7 +396,7 @@ impl<A> Zip<(A,)> {
     /// A loop over `leader`'s tiles (see [`Zip`]); [`and`](Self::and) adds operands.
     pub fn from<'a>(leader: A) -> Self
     where
-        A: Operand<'a>,
+        A: Leader<'a>,
     {
         Self {
             operands: (leader,),
@@ -398,16 +414,15 @@ impl<P> Zip<P> {
         let mut probes = Vec::new();
         self.operands.probes(&mut probes);
         check(&probes, ng)?;
-        let items = probes.first().map_or_else(Vec::new, |lead| {
-            MFIter::new(lead.ba, lead.local, lead.ngrow, tiling).into_vec()
-        });
+        let lead = &probes[0]; // the leader, a FabArray (`check` found it)
+        let items = MFIter::new(lead.ba, lead.local, lead.ngrow, tiling).into_vec();
         Ok((items, self.operands.tiles(tiling, ng)))
     }
 
     /// Calls `f(mfi, views)` for every tile, one after the other in the leader's MFIter
     /// order; `mfi` is the leader's item (its tile box, valid box, indices), `views`
     /// one view per operand (see [`Zip`]), a mutable operand's restricted to its tile
-    /// grown by `ng` at the fab's boundary.
+    /// grown by `ng` where it touches its valid box's boundary.
     ///
     /// # Errors
     /// Before any tile: [`FabArrayError::LayoutMismatch`] if an operand's boxes (in the
@@ -562,8 +577,6 @@ mod tests {
                     .unwrap();
                 let what = alloc::format!("{tiling:?} ng {ng}");
                 assert_grown_region(&cell, ng, 1.0, 0.0, &what);
-                // The x faces were only read.
-                assert_grown_region(xf, ng, 0.0, 0.0, &what);
                 for fa in [&*yf, &*zf, &*nd] {
                     assert_grown_region(fa, ng, 1.0, 0.0, &what);
                 }
@@ -587,38 +600,33 @@ mod tests {
     }
 
     #[test]
-    fn items_come_in_mfiter_order_with_every_element_type() {
+    fn each_item_writes_its_own_tile_with_every_element_type() {
         let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::new(7, 3, 3)), 4);
         let dm = DistributionMapping::single(&ba);
         let mut a = Mf::new(&ba, &dm, 1, IntVect::ZERO);
         let mut tags = iMultiFab::new(&ba, &dm, 1, IntVect::ZERO);
         a.fill(3.0).unwrap();
-        let mut seen = Vec::new();
+        let tiling = Tiling::Size(IntVect::splat(2));
+        let mut items = 0;
         Zip::from(&mut tags)
             .and(&a)
-            .for_each(
-                Tiling::Size(IntVect::splat(2)),
-                IntVect::ZERO,
-                |mfi, (mut t, a)| {
-                    seen.push(*mfi);
-                    let bx = mfi.tilebox();
-                    t.for_each_mut(bx, |i, j, k, _, v| {
-                        *v = i32::from(a[(i, j, k, 0)] > 2.0)
-                            + i32::try_from(mfi.tile_index()).unwrap();
-                    });
-                },
-            )
+            .for_each(tiling, IntVect::ZERO, |mfi, (mut t, a)| {
+                items += 1;
+                let bx = mfi.tilebox();
+                t.for_each_mut(bx, |i, j, k, _, v| {
+                    *v =
+                        i32::from(a[(i, j, k, 0)] > 2.0) + i32::try_from(mfi.tile_index()).unwrap();
+                });
+            })
             .unwrap();
-        assert_eq!(
-            seen,
-            tags.mfiter(Tiling::Size(IntVect::splat(2))).into_vec()
-        );
-        assert_eq!(tags.min(0..1, 0).unwrap(), 1);
-        // Nothing to loop over: no operand present.
-        let none: Option<&mut Mf> = None;
-        Zip::from(none)
-            .for_each(Tiling::None, IntVect::ZERO, never)
-            .unwrap();
+        // 2 boxes of 4 x 4 x 4, each in 8 tiles of 2³; every cell holds 1 + the index of
+        // the tile that contains it.
+        assert_eq!(items, 16);
+        for mfi in tags.mfiter(tiling) {
+            let want = 1 + i32::try_from(mfi.tile_index()).unwrap();
+            tags.array(&mfi)
+                .for_each(mfi.tilebox(), |_, _, _, _, v| assert_eq!(*v, want));
+        }
     }
 
     /// A loop body that must not run.
@@ -701,6 +709,28 @@ mod tests {
             Err(FabArrayError::GhostOutside {
                 ng: IntVect::new(0, -1, 0),
                 ngrow: IntVect::UNIT
+            })
+        );
+        // A negative width is refused with nothing written too; a written face operand
+        // narrower than the cell leader bounds `ng` by its own ghost cells.
+        assert_eq!(
+            Zip::from(&a)
+                .and(&z)
+                .for_each(Tiling::None, IntVect::new(-1, 0, 0), never),
+            Err(FabArrayError::GhostOutside {
+                ng: IntVect::new(-1, 0, 0),
+                ngrow: IntVect::UNIT
+            })
+        );
+        let xf = ba.convert(IndexType::CELL.with_node(0));
+        let mut narrow = Mf::new(&xf, &dm, 1, IntVect::ZERO);
+        assert_eq!(
+            Zip::from(&a)
+                .and(&mut narrow)
+                .for_each(Tiling::None, IntVect::UNIT, never),
+            Err(FabArrayError::GhostOutside {
+                ng: IntVect::UNIT,
+                ngrow: IntVect::ZERO
             })
         );
         Zip::from(&mut a)

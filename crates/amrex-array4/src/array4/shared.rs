@@ -156,7 +156,9 @@ impl<'a, T> Array4<'a, T> {
     /// Every element as one slice, element `(i, j, k, n)` at
     /// [`layout().offset(i, j, k, n)`](FabLayout::offset), when the layout is compact
     /// ([`FabLayout::is_compact`]: the view of a whole fab, or of a slice laid out by
-    /// [`new`](Self::new)); `None` when the elements are not contiguous (a sub-box).
+    /// [`new`](Self::new), or a sub-box that spans the fab in `i` and `j`); `None` when
+    /// the strides are not the compact ones (a sub-box narrower than the fab in `i` or
+    /// `j`, or several components of a k-range).
     ///
     /// ```
     /// use amrex_array4::{Array4, IndexBox, IntVect};
