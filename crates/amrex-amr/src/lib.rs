@@ -9,7 +9,7 @@
 //!
 //! | AMReX | here |
 //! |---|---|
-//! | `average_down(S_fine, S_crse, scomp..scomp + ncomp, ratio)` | [`average_down`] |
+//! | `average_down(S_fine, S_crse, scomp, ncomp, ratio)` | [`average_down`] |
 //! | `average_down(S_fine, S_crse, fgeom, cgeom, scomp, ncomp, ratio)` | [`average_down_geom`] |
 //! | `sum_fine_to_coarse` | [`sum_fine_to_coarse`] |
 //! | `average_down_faces(fine, crse, ratio, ngcrse)` | [`average_down_faces`] |
@@ -102,8 +102,8 @@
 //!
 //! - `std` (default): rayon threads for the averages (through `amrex-multifab/std`);
 //!   without it they run sequentially and the crate is `no_std` + `alloc`.
-//! - `mpi`: amrex-multifab's MPI communicators, for the MPI tests; the operations are
-//!   the same code with or without it.
+//! - `mpi`: `amrex-runtime`'s MPI communicator (and `amrex-multifab/mpi`), for the MPI
+//!   tests; the operations are the same code with or without it.
 #![no_std]
 #![warn(
     clippy::cast_possible_truncation,

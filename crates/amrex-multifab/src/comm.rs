@@ -142,7 +142,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// ranks are in flight.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside) or [`FabArrayError::GhostOutside`] (nothing is written
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)` or [`FabArrayError::GhostOutside`] (nothing is written
     /// then); [`FabArrayError::RanksDisagree`] when the ranks disagree on the layout or the
     /// arguments (on every rank); [`FabArrayError::CannotExchange`] when the plan needs
     /// messages that this FabArray's map cannot send; [`FabArrayError::FillInFlight`] when a
@@ -348,7 +348,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     ///
     /// # Errors
     /// As [`parallel_copy_with`](Self::parallel_copy_with); also
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside) when `src` has fewer components than `self`.
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)` when `src` has fewer components than `self`.
     pub fn parallel_copy<B: Kernels>(
         &mut self,
         src: &FabArray<T, B>,
@@ -366,7 +366,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// of ranks. **Collective**.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside) or [`FabArrayError::GhostOutside`] for either side
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)` or [`FabArrayError::GhostOutside`] for either side
     /// (nothing is written then); the distributed errors as for
     /// [`fill_boundary_with`](Self::fill_boundary_with);
     /// [`FabArrayError::DifferentCommunicators`] when the two FabArrays live on different

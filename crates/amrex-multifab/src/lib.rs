@@ -22,8 +22,8 @@
 //!   host loops; on device and managed memory the arena's kernels
 //!   ([`Kernels`](amrex_arena::kernels::Kernels), chosen by `Kernels::host_loops`). Only
 //!   CUDA has kernels. They have run on one GPU (an NVIDIA H200, CUDA 13, on
-//!   2026-12-04: the device tests of `tests/device_ops.rs` matched the host loops bit for
-//!   bit); everywhere else the tests run that path on `amrex-arena`'s `FakeDeviceArena`,
+//!   2026-12-04: the device tests of `tests/device_ops.rs` matched the host loops, bit
+//!   for bit for the element-wise operations, sums and norms to 1e-12); everywhere else the tests run that path on `amrex-arena`'s `FakeDeviceArena`,
 //!   whose kernels are the host loops, so they check the dispatch and plumbing, not
 //!   device arithmetic.
 //!

@@ -942,7 +942,7 @@ impl<T: Element, A: Kernels> FabArray<T, A> {
     /// ncomp, nghost)`).
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside) or [`FabArrayError::GhostOutside`]; nothing is written
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)` or [`FabArrayError::GhostOutside`]; nothing is written
     /// then. The same holds for every operation below (binary ones also refuse
     /// [`FabArrayError::LayoutMismatch`]).
     ///

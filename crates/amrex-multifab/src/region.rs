@@ -25,7 +25,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// and one all-gather merges them, valid cells over ghost cells.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside), [`FabError::TooLarge`](amrex_basefab::FabError::TooLarge) for a region whose values
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)`, [`FabArrayError::Fab`]`(`[`TooLarge`](amrex_basefab::FabError::TooLarge)`)` for a region whose values
     /// would not fit memory, [`FabArrayError::Comm`] if the gather fails, [`FabArrayError::RanksDisagree`] or
     /// [`FabArrayError::RefusedOnOtherRank`] (on every rank) when the ranks disagree or one refuses.
     pub fn read_region(
@@ -173,7 +173,7 @@ impl<T: Element, A: HostAccessible> FabArray<T, A> {
     /// [`Ghosts::Include`] ghost cells too.
     ///
     /// # Errors
-    /// [`FabError::ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside), or [`FabArrayError::WrongLength`] when `data` does not
+    /// [`FabArrayError::Fab`]`(`[`ComponentsOutside`](amrex_basefab::FabError::ComponentsOutside)`)`, or [`FabArrayError::WrongLength`] when `data` does not
     /// hold one value per cell and component; nothing is written then.
     pub fn write_region(
         &mut self,

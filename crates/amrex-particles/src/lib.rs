@@ -37,7 +37,7 @@
 //! # Feature flags
 //! - `std` (default): rayon threads over tiles and grids, particle plotfiles; without
 //!   it the crate is `no_std` + `alloc` and loops run on one thread.
-//! - `mpi`: MPI through `amrex-multifab`'s communicator (redistribute works on any
+//! - `mpi`: MPI through `amrex-runtime`'s communicator (redistribute works on any
 //!   communicator; this feature builds the MPI one).
 //! - `ndarray`: `add_particles_ndarray`, particles from ndarray views.
 #![no_std]

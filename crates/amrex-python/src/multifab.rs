@@ -751,7 +751,7 @@ reductions! {
 /// `a: float`. Instance methods as in pyAMReX since 2025, so the static form of the older
 /// bindings and of AMReX's C++, `MultiFab.f(dst, [a,] src, ...)`, is the same call.
 /// Operations without a device kernel refuse device memory in the library
-/// ([`FabError::NoKernel`], raised as `NotImplementedError`).
+/// ([`FabArrayError::NoKernel`](amrex_multifab::FabArrayError::NoKernel), raised as `NotImplementedError`).
 macro_rules! binary_ops {
     ($($(#[doc = $doc:literal])+ $name:ident $(($a:ident))? => $method:ident;)+) => {
         #[pymethods]

@@ -16,9 +16,16 @@
 //! Methods documented as **collective** must be called by every rank of the communicator,
 //! in the same order, with arguments that agree where they say so (the same `root`, the
 //! same [`ReduceOp`]). A rank that skips one leaves the others waiting forever; that is
-//! MPI's rule and this type cannot check it. [`Communicator::check_same`] is the tool to
-//! find out, collectively and without hanging, whether the ranks agree on a value (a hash
-//! of a `BoxArray` and its map, say) before relying on it.
+//! MPI's rule. What this type does about it is make a disagreement cheap to detect: every
+//! collective starts with [`Communicator::agree`], one all-reduce over a [`Fingerprint`]
+//! of the operation and its arguments (its name, a `BoxArray` and its map, components,
+//! ghost widths, ...). Ranks that called different collectives, or one with different
+//! arguments, all get [`CommError::RanksDisagree`] from it instead of waiting in
+//! mismatched ones. `Communicator`'s own collectives (`barrier`, `all_reduce_*`,
+//! `all_gather_bytes`, ...) each agree on their own; a library operation agrees once on
+//! everything it was given and then runs its collectives on the [`Agreed`] token `agree`
+//! returns, which skips the per-call check. [`Communicator::check_same`] is the same
+//! check for one value.
 //!
 //! # Split-phase exchange
 //!
