@@ -29,7 +29,7 @@ use amrex::amr::boundary::{BCRec, BCType, PhysBcFunct};
 use amrex::amr::fill_patch::Source;
 use amrex::amr::{
     AmrCore, AmrError, AmrMesh, CellConsLinear, Comps, FluxRegister, TagBoxArray,
-    average_down_faces, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
+    average_down_faces_geom, average_down_geom, fill_patch_single_level, fill_patch_two_levels,
     interp_from_coarse_level,
 };
 use amrex::array4::FabLayout;
@@ -928,9 +928,15 @@ impl AmrCoreAdv {
                 ));
             }
         }
+        // The velocities at the middle of the step (`DefineVelocityAllLevels`).
+        let t_nph = time + 0.5 * self.dt[0];
         for lev in 0..=finest {
             let geom = *self.mesh.geom(lev);
-            define_velocity(self.facevel[lev].as_mut().expect("level data"), &geom, time)?;
+            define_velocity(
+                self.facevel[lev].as_mut().expect("level data"),
+                &geom,
+                t_nph,
+            )?;
         }
         let t0 = std::time::Instant::now();
         self.advance_phi_all_levels(time, self.dt[0])?;
@@ -983,11 +989,11 @@ impl AmrCoreAdv {
         for lev in (1..=finest).rev() {
             let (lo, hi) = all_fluxes.split_at_mut(lev);
             for d in 0..3 {
-                average_down_faces(
+                average_down_faces_geom(
                     &hi[0][d],
                     &mut lo[lev - 1][d],
                     self.mesh.ref_ratio(lev - 1),
-                    0,
+                    self.mesh.geom(lev - 1),
                 )?;
             }
         }

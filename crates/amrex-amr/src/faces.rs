@@ -3,6 +3,7 @@
 
 use amrex_array4::{Array4, Array4Mut};
 use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::Geometry;
 use amrex_multifab::{CopyOp, MultiFab, Periodicity};
 
 use crate::check;
@@ -15,21 +16,25 @@ use crate::level::{Plan, coarsen_into};
 /// types, `centring`, component counts, ghost widths — `ngcrse` in the coarse data,
 /// `ngcrse · ratio` in the fine data —, fine boxes that coarsen), then `kernel` over the
 /// coarse boxes grown by `ngcrse`, every component, copied into `crse` with its ghost
-/// cells.
+/// cells. With `crse_geom` the copy also lands the periodic images of the coarse values
+/// (AMReX's overloads that take the coarse `Geometry`).
 pub(crate) fn average_staggered(
     op: &'static str,
     fine: &MultiFab,
     crse: &mut MultiFab,
     (ratio, ngcrse): (IntVect, IntVect),
-    centring: Centring,
+    (centring, crse_geom): (Centring, Option<&Geometry>),
     kernel: impl Fn(&mut Array4Mut<'_, f64>, Array4<'_, f64>, &IndexBox) + Sync + Send,
 ) -> Result<(), AmrError> {
-    check::Agreement::new(op)
+    let mut agreement = check::Agreement::new(op)
         .mf(fine)
         .mf(crse)
         .iv(ratio)
-        .iv(ngcrse)
-        .check(crse.communicator())?;
+        .iv(ngcrse);
+    if let Some(g) = crse_geom {
+        agreement = agreement.geom(g);
+    }
+    agreement.check(crse.communicator())?;
     check::ratio(op, ratio)?;
     check::same_type(op, fine, crse)?;
     check::centring(op, Operand::Fine, fine.box_array().ix_type(), centring)?;
@@ -48,7 +53,7 @@ pub(crate) fn average_staggered(
     let plan = Plan {
         ng: ngcrse,
         dst_ng: ngcrse,
-        period: Periodicity::non_periodic(),
+        period: crse_geom.map_or(Periodicity::non_periodic(), Geometry::periodicity),
         op: CopyOp::Copy,
     };
     coarsen_into(op, fine, crse, 0..fine.ncomp(), ratio, &plan, kernel)
@@ -102,15 +107,48 @@ pub fn average_down_faces(
     ngcrse: impl Into<IntVect>,
 ) -> Result<(), AmrError> {
     let (ratio, ngcrse) = (ratio.into(), ngcrse.into());
-    let typ = fine.box_array().ix_type();
-    // The one nodal direction (checked first; 0 stands in until then).
-    let dir = (0..3).find(|&d| typ.node_centered_dir(d)).unwrap_or(0);
+    let dir = nodal_dir(fine);
     average_staggered(
         "average_down_faces",
         fine,
         crse,
         (ratio, ngcrse),
-        Centring::Face,
+        (Centring::Face, None),
         |c, f, bx| kernels::faces(c, f, bx, ratio, dir),
     )
+}
+
+/// [`average_down_faces`] with no ghost faces whose copy into `crse` also lands the
+/// periodic images of the coarse faces, by the periodicity of `crse_geom`, the coarse
+/// level's geometry (AMReX's `average_down_faces(fine, crse, ratio, crse_geom)`, what
+/// its AMR codes call to make the coarse fluxes of a step without subcycling those of
+/// the fine level above them). On a periodic domain the faces on its low and high sides
+/// are one face: a coarse face there takes the fine mean from either side, whichever
+/// the copy lands last, as in AMReX.
+///
+/// # Errors
+/// As [`average_down_faces`].
+pub fn average_down_faces_geom(
+    fine: &MultiFab,
+    crse: &mut MultiFab,
+    ratio: impl Into<IntVect>,
+    crse_geom: &Geometry,
+) -> Result<(), AmrError> {
+    let ratio = ratio.into();
+    let dir = nodal_dir(fine);
+    average_staggered(
+        "average_down_faces_geom",
+        fine,
+        crse,
+        (ratio, IntVect::ZERO),
+        (Centring::Face, Some(crse_geom)),
+        |c, f, bx| kernels::faces(c, f, bx, ratio, dir),
+    )
+}
+
+/// The one nodal direction of `fine`'s index type; `average_staggered` checks that there
+/// is exactly one (0 stands in until then).
+fn nodal_dir(fine: &MultiFab) -> usize {
+    let typ = fine.box_array().ix_type();
+    (0..3).find(|&d| typ.node_centered_dir(d)).unwrap_or(0)
 }

@@ -2,9 +2,10 @@
 //! compute the coarse values on the fine level's distribution (each rank reads only its
 //! own fine data), then `ParallelCopy` them into the coarse MultiFab, whatever its
 //! BoxArray and distribution. When the coarse MultiFab already is the coarsened fine
-//! layout (AMReX's `isMFIterSafe`), and the copy does not add, the values go straight
-//! into it; so they do when every piece the copy would move stays on its rank, lands
-//! once and needs no periodic image (each coarse box computes its own pieces then).
+//! layout (AMReX's `isMFIterSafe`), and the copy neither adds nor lands periodic images,
+//! the values go straight into it; so they do when every piece the copy would move stays
+//! on its rank, lands once and needs no periodic image (each coarse box computes its own
+//! pieces then).
 
 use core::ops::Range;
 
@@ -68,7 +69,10 @@ pub(crate) fn coarsen_into(
         return Ok(());
     }
     let cba = fine.box_array().coarsen(ratio);
+    // A periodic copy also lands images across the domain's faces, which a straight
+    // write into the coarse boxes would miss.
     let direct = plan.op == CopyOp::Copy
+        && !plan.period.is_any_periodic()
         && plan.ng == plan.dst_ng
         && crse.box_array() == &cba
         && crse.distribution_map() == fine.distribution_map()

@@ -13,6 +13,7 @@
 //! | `average_down(S_fine, S_crse, fgeom, cgeom, scomp, ncomp, ratio)` | [`average_down_geom`] |
 //! | `sum_fine_to_coarse` | [`sum_fine_to_coarse`] |
 //! | `average_down_faces(fine, crse, ratio, ngcrse)` | [`average_down_faces`] |
+//! | `average_down_faces(fine, crse, ratio, crse_geom)` | [`average_down_faces_geom`] |
 //! | `average_down_nodal(fine, crse, ratio, ngcrse)` | [`average_down_nodal`] |
 //! | `Interpolater` (`CoarseBox`, `interp`) | [`Interpolater`] ([`coarse_box`](Interpolater::coarse_box), [`interp`](Interpolater::interp)) |
 //! | `PCInterp` (`pc_interp`) | [`PcInterp`] |
@@ -146,7 +147,7 @@ pub use average::{average_down, average_down_geom};
 pub use cluster::ClusterList;
 pub use comps::Comps;
 pub use error::{AmrError, AmrErrorKind, Operand};
-pub use faces::average_down_faces;
+pub use faces::{average_down_faces, average_down_faces_geom};
 pub use fill_patch::{fill_patch_single_level, fill_patch_two_levels, interp_from_coarse_level};
 pub use flux_register::FluxRegister;
 pub use interp::{

@@ -52,7 +52,7 @@ pub fn average_down_nodal(
         fine,
         crse,
         (ratio, ngcrse.into()),
-        Centring::Node,
+        (Centring::Node, None),
         |c, f, bx| kernels::inject(c, f, bx, ratio),
     )
 }

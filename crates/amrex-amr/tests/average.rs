@@ -392,3 +392,37 @@ fn average_down_nodal_injects_with_ghost_nodes() {
         }
     }
 }
+
+#[test]
+fn average_down_faces_geom_lands_periodic_images() {
+    // x-faces of a 16x4x4 fine level over the whole 8x2x2 coarse domain, periodic in x:
+    // the fine faces at x = 0 and x = 16 are one face, here given different values.
+    let xface = IndexType::new(true, false, false);
+    let cdom = IndexBox::new(IntVect::ZERO, IntVect::new(7, 1, 1));
+    let cgeom = Geometry::new(
+        cdom,
+        RealBox::UNIT,
+        CoordSys::Cartesian,
+        [true, false, false],
+    )
+    .unwrap();
+    let fba = BoxArray::new(vec![cdom.refine_iv(IntVect::splat(2))]).convert(xface);
+    let mut fine = MultiFab::new(&fba, &DistributionMapping::single(&fba), 1, IntVect::ZERO);
+    fine.array_mut_at(0)
+        .for_each_mut(fba.get(0), |i, _, _, _, v| *v = f64::from(i + 1));
+    let cba = BoxArray::from_domain(cdom, 4).convert(xface);
+    let dm = DistributionMapping::single(&cba);
+    let mut plain = MultiFab::new(&cba, &dm, 1, IntVect::ZERO);
+    average_down_faces(&fine, &mut plain, 2, 0).unwrap();
+    let mut periodic = MultiFab::new(&cba, &dm, 1, IntVect::ZERO);
+    amrex_amr::average_down_faces_geom(&fine, &mut periodic, 2, &cgeom).unwrap();
+    let at = |mf: &MultiFab, i: i32| mf.value_at(IntVect::new(i, 0, 0), 0).unwrap();
+    // Without the geometry each side keeps its own mean: faces 1 and 17.
+    assert_eq!((at(&plain, 0), at(&plain, 8)), (1.0, 17.0));
+    // With it, both sides hold one of the two, the same on both.
+    assert_eq!(at(&periodic, 0), at(&periodic, 8));
+    assert!([1.0, 17.0].contains(&at(&periodic, 0)));
+    // Inside the domain nothing changes (face 4 is fine face 8: 9).
+    assert_eq!(at(&periodic, 4), 9.0);
+    assert_eq!(at(&plain, 4), 9.0);
+}
