@@ -213,7 +213,7 @@ fn nesting(
     for i in lbase..=max_crse {
         let pc_domain = mesh.geom(i).domain().coarsen_iv(bf_lev[i]);
         let mut c = if i == lbase {
-            let mut bl = mesh.box_array(lbase).box_list();
+            let mut bl = mesh.box_array(lbase).simplified_list();
             bl.coarsen(bf_lev[lbase]);
             let mut c = BoxList::complement_in(&pc_domain, &bl);
             c.simplify();
@@ -375,9 +375,17 @@ pub fn make_new_grids<C: AmrCore>(
         if !new_bx.is_empty() {
             new_bx.intersect(&g.domain());
         }
-        new_bx.refine(rr[levc]);
-        new_bx.max_size(info.max_grid_size[levf]);
-        new_grids[levf] = BoxArray::from(new_bx);
+        new_grids[levf] = if (0..SPACEDIM).any(|d| rr[levc][d] != 1 && rr[levc][d] % 2 != 0) {
+            // An odd ratio: max_grid_size (coarsened) before refining, so that the fine
+            // grids align with the coarse ones.
+            let mgs = info.max_grid_size[levf];
+            // AMReX asserts max_grid_size >= ratio; a smaller one chops to single cells.
+            let coarse_mgs = mgs.zip_map(rr[levc], |m, r| (m / r).max(1));
+            BoxArray::from(new_bx).max_size(coarse_mgs).refine(rr[levc])
+        } else {
+            new_bx.refine(rr[levc]);
+            BoxArray::from_list_max_size(new_bx, info.max_grid_size[levf])
+        };
     }
     for lev in lbase + 1..=new_finest {
         if info.refine_grid_layout.iter().any(|&d| d) {

@@ -441,10 +441,14 @@ impl AmrMesh {
         self.dmap.truncate(finest + 1);
     }
 
-    /// Chops `ba` further, halving the chunk size one direction at a time from `z` down
-    /// to `x` (where [`refine_grid_layout`](AmrInfo::refine_grid_layout) allows it and
-    /// the half stays a multiple of the blocking factor), until there are at least
-    /// `target_size` grids or nothing more can be chopped (AMReX's `ChopGrids`).
+    /// Chops `ba` further until it has at least `target_size` grids or nothing more can
+    /// be chopped (AMReX's `ChopGrids`): starting from `max_grid_size` (at most the
+    /// domain's length), each round halves the chunk in the direction where it is
+    /// longest (the highest direction among equals) that
+    /// [`refine_grid_layout`](AmrInfo::refine_grid_layout) allows and where the half,
+    /// rounded down to a multiple of the refinement ratio from the level below, is a
+    /// positive multiple of the blocking factor, and chops `ba` to it (at multiples of
+    /// that ratio, [`BoxArray::min_max_size`], on a fine level).
     #[must_use]
     pub fn chop_grids(&self, lev: usize, ba: BoxArray, target_size: usize) -> BoxArray {
         let dims = self.info.refine_grid_layout;
@@ -453,16 +457,32 @@ impl AmrMesh {
         }
         let bf = self.info.blocking_factor[lev];
         let mut ba = ba;
-        let mut chunk = self.info.max_grid_size[lev];
+        let mut chunk = self.info.max_grid_size[lev].min(self.geom[lev].domain().length());
         while ba.len() < target_size {
             let prev = chunk;
-            for d in (0..SPACEDIM).rev() {
-                if dims[d] {
-                    let half = chunk[d] / 2;
-                    if ba.len() < target_size && half > 0 && half % bf[d] == 0 {
-                        chunk = chunk.with(d, half);
-                        ba = ba.max_size(chunk);
-                    }
+            let mut order = [(chunk[0], 0), (chunk[1], 1), (chunk[2], 2)];
+            order.sort_unstable();
+            for &(_, d) in order.iter().rev() {
+                if !dims[d] {
+                    continue;
+                }
+                let rr = if lev > 0 {
+                    self.info.ref_ratio[lev - 1][d]
+                } else {
+                    1
+                };
+                let mut half = chunk[d] / 2;
+                if rr > 1 {
+                    half = half / rr * rr;
+                }
+                if half != 0 && half % bf[d] == 0 {
+                    chunk = chunk.with(d, half);
+                    ba = if rr == 1 {
+                        ba.max_size(chunk)
+                    } else {
+                        ba.min_max_size(IntVect::UNIT.with(d, rr), chunk)
+                    };
+                    break;
                 }
             }
             if chunk == prev {

@@ -275,12 +275,17 @@ impl ClusterList {
         }
     }
 
-    /// Cuts the clusters to `domain` (AMReX's `ClusterList::intersect`): a cluster whose
-    /// box `domain` covers stays; any other is replaced, at the end of the list, by its
-    /// tags in each box of `domain` in turn (boxes holding none are dropped), each with
-    /// its minimal box. Tags outside `domain` are dropped. `domain`'s boxes should be
-    /// disjoint.
+    /// Cuts the clusters to `domain` (AMReX's `ClusterList::intersect`): `domain` is
+    /// first [simplified](BoxList::simplify), then a cluster whose box it covers stays;
+    /// any other is replaced, at the end of the list, by its tags in each box of
+    /// `domain` in turn (boxes holding none are dropped), each with its minimal box.
+    /// Tags outside `domain` are dropped. `domain`'s boxes should be disjoint.
     pub fn intersect(&mut self, domain: &BoxList) {
+        // AMReX's `removeOverlap` of the domain, which also simplifies it: its pieces
+        // are the ones the clusters are cut along.
+        let mut domain = domain.clone();
+        domain.simplify();
+        let domain = &domain;
         let domba = BoxArray::new(domain.boxes().to_vec());
         let mut i = 0;
         while i < self.lst.len() {

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
 use amrex_multifab::{
-    BoxArray, BoxList, DistributionMapping, FabArrayError, FabError, Tiling, iMultiFab,
+    BoxArray, BoxList, CopyOp, DistributionMapping, FabArrayError, FabError, Tiling, iMultiFab,
 };
 
 use crate::error::{AmrError, AmrErrorKind, Operand};
@@ -196,36 +196,44 @@ impl TagBoxArray {
         Ok(())
     }
 
-    /// Moves every tag onto the one valid cell that owns its index (another box's cell,
-    /// or a periodic image inside the domain of `geom`) and clears the ghost cells, so
-    /// that each tagged index is counted once (AMReX's `mapPeriodicRemoveDuplicates`).
-    /// A tag in a ghost cell that no valid cell owns (outside a non-periodic domain
-    /// edge) is dropped. This is what the AMReX versions that add into a ghost-free
-    /// temporary; the newest AMReX also keeps owned tags in the ghost cells beyond a
-    /// periodic edge, which this does not. **Collective**.
+    /// Makes every cell of the valid and ghost regions hold the tags of all its periodic
+    /// images (in `geom`'s periodicity) and keeps each cell once, in the box of lowest
+    /// index whose grown box holds it (AMReX 24.10's `mapPeriodicRemoveDuplicates`: a
+    /// `ParallelAdd` into a fresh array with the ghost cells on both sides, then its
+    /// non-periodic `OwnerMask`). Tags in ghost cells beyond a periodic edge stay, as
+    /// AMReX keeps them: the clusters made from them reach across the edge, and are cut
+    /// there only by the proper-nesting domain. A cell holds the sum of its images' tag
+    /// values capped at [`SET`](Self::SET) (AMReX keeps the sum, which only its
+    /// `!= CLEAR` tests read). **Collective**.
     ///
     /// # Errors
     /// [`AmrErrorKind::MultiFab`] if the exchange underneath fails.
     pub fn map_periodic_remove_duplicates(&mut self, geom: &Geometry) -> Result<(), AmrError> {
         const OP: &str = "TagBoxArray::map_periodic_remove_duplicates";
         let ng = self.fa.n_grow();
-        if ng != IntVect::ZERO {
-            self.fa
-                .sum_boundary(geom.periodicity())
-                .map_err(|e| mf_err(OP, e))?;
-        }
-        self.fa.par_for_each_tile(Tiling::None, ng, |mut t| {
-            let (vbx, region) = (t.validbox(), t.region());
-            t.array_mut().for_each_mut(region, |i, j, k, _n, v| {
-                *v = if !vbx.contains(IntVect::new(i, j, k)) || *v <= Self::CLEAR {
-                    Self::CLEAR
-                } else if *v >= Self::SET {
+        let ba = self.fa.box_array().clone();
+        let mut sum = iMultiFab::new(&ba, self.fa.distribution_map(), 1, ng);
+        sum.set_val(Self::CLEAR, .., ng)
+            .map_err(|e| mf_err(OP, e))?;
+        sum.parallel_copy_with(&self.fa, 0, ng, geom.periodicity(), CopyOp::Add, 0..1, ng)
+            .map_err(|e| mf_err(OP, e))?;
+        sum.par_for_each_tile(Tiling::None, ng, |mut t| {
+            let (idx, region) = (t.index(), t.region());
+            let mut a = t.array_mut();
+            a.for_each_mut(region, |_, _, _, _, v| {
+                *v = if *v >= Self::SET {
                     Self::SET
                 } else {
-                    Self::BUF
+                    (*v).max(Self::CLEAR)
                 };
             });
+            for (other, owned) in ba.intersections_grown(&region, ng) {
+                if other < idx {
+                    a.for_each_mut(owned, |_, _, _, _, v| *v = Self::CLEAR);
+                }
+            }
         });
+        self.fa = sum;
         Ok(())
     }
 
@@ -285,7 +293,8 @@ impl TagBoxArray {
             .sum()
     }
 
-    /// Every rank's tagged valid cells, in the same order on every rank: sorted with `z`
+    /// Every rank's tagged cells, valid and ghost (AMReX's `collate` reads whole fabs),
+    /// in the same order on every rank: sorted with `z`
     /// most significant, then `y`, then `x`, without repeats (AMReX's `collate`, which
     /// gathers them to one rank; here every rank gets them). **Collective**.
     ///
@@ -297,7 +306,7 @@ impl TagBoxArray {
         let mut bytes = Vec::new();
         for mfi in self.fa.mfiter(Tiling::None) {
             let a = self.fa.array(&mfi);
-            for p in mfi.validbox().iter() {
+            for p in self.fa.fabbox(mfi.index()).iter() {
                 if a[(p[0], p[1], p[2])] != Self::CLEAR {
                     for d in 0..3 {
                         bytes.extend_from_slice(&p[d].to_le_bytes());
@@ -436,15 +445,21 @@ mod tests {
         .unwrap();
         t.map_periodic_remove_duplicates(&geom).unwrap();
         let tags = t.collate().unwrap();
+        // The 3x3 block, and in box 0's ghost row y = 4 the periodic image of its row
+        // y = 0 (AMReX keeps tags beyond a periodic edge).
         let mut want = Vec::new();
-        for j in 0..3 {
+        for j in [0, 1, 2, 4] {
             for i in 2..5 {
                 want.push(IntVect::new(i, j, 0));
             }
         }
         assert_eq!(tags, want);
-        assert_eq!(t.fab_array().array_at(1)[(4, 1, 0)], TagBoxArray::BUF);
-        assert_eq!(t.fab_array().array_at(0)[(4, 1, 0)], TagBoxArray::CLEAR);
+        // (4, 1) is box 1's valid cell and box 0's ghost cell: the lower box owns it.
+        assert_eq!(t.fab_array().array_at(0)[(4, 1, 0)], TagBoxArray::BUF);
+        assert_eq!(t.fab_array().array_at(1)[(4, 1, 0)], TagBoxArray::CLEAR);
+        // (3, 1) came into box 1's ghost cells by the sum, and box 0 owns it.
+        assert_eq!(t.fab_array().array_at(0)[(3, 1, 0)], TagBoxArray::SET);
+        assert_eq!(t.fab_array().array_at(1)[(3, 1, 0)], TagBoxArray::CLEAR);
         assert!(t.buffer(IntVect::splat(2)).is_err());
         // A negative width is refused the same way, whatever the others, and changes
         // nothing.
@@ -481,16 +496,17 @@ mod tests {
         .unwrap();
         t.map_periodic_remove_duplicates(&geom).unwrap();
         let tags = t.collate().unwrap();
-        for p in [
-            IntVect::new(7, 3, 0),
-            IntVect::new(7, 0, 0),
-            IntVect::new(0, 3, 0),
-            IntVect::new(1, 1, 0),
-        ] {
-            assert!(tags.contains(&p), "{p}");
+        // Every cell of the grown boxes (x in -1..=8, y in -1..=4) whose periodic image
+        // is tagged, once: x in {-1, 0, 1, 7, 8} by y in {-1, 0, 1, 3, 4}.
+        let mut want = Vec::new();
+        for j in [-1, 0, 1, 3, 4] {
+            for i in [-1, 0, 1, 7, 8] {
+                want.push(IntVect::new(i, j, 0));
+            }
         }
-        assert_eq!(tags.len(), 9);
-        assert!(tags.iter().all(|p| domain.contains(*p)));
+        assert_eq!(tags, want);
+        let inside: Vec<_> = tags.iter().filter(|p| domain.contains(**p)).collect();
+        assert_eq!(inside.len(), 9);
     }
 
     #[test]

@@ -195,13 +195,19 @@ fn base_grids_and_chop_follow_amrex() {
         ba.get(1),
         IndexBox::new(IntVect::new(16, 0, 0), IntVect::new(31, 15, 7))
     );
-    // 40 ranks: chunks halved from z down to x while they stay multiples of 8.
+    // 40 ranks: the chunk (16, 16, 8), at most the domain, is halved in its longest
+    // direction (the highest among equals) while the half is a multiple of 8, one
+    // direction per round: y to 32 boxes, then x to 64 boxes of 8³.
     let ba = mesh.make_base_grids(40);
-    assert!(ba.len() >= 32, "{}", ba.len());
-    for b in ba.boxes() {
-        assert!(b.length().all_ge(IntVect::splat(8)), "{b}");
-        assert_eq!(b.small_end()[0] % 8, 0);
-    }
+    assert_eq!(ba.len(), 64);
+    assert!(ba.boxes().iter().all(|b| b.length() == IntVect::splat(8)));
+    let ba = mesh.make_base_grids(20);
+    assert_eq!(ba.len(), 32);
+    assert!(
+        ba.boxes()
+            .iter()
+            .all(|b| b.length() == IntVect::new(16, 8, 8))
+    );
     // An odd number of cells in a direction keeps that direction at factor 1.
     let mut i = info(0);
     i.blocking_factor = vec![IntVect::new(8, 8, 1)];

@@ -38,6 +38,9 @@ struct Inner {
     index: BinIndex,
     /// A hash of the boxes, which distributed operations compare between ranks.
     fingerprint: u64,
+    /// The list the boxes were chopped from, when they were (AMReX's
+    /// `m_simplified_list`; see [`BoxArray::simplified_list`]).
+    simplified: Option<BoxList>,
 }
 
 /// Weak handle on a BoxArray's storage, see [`BoxArray::keepalive`].
@@ -182,8 +185,50 @@ impl BoxArray {
                 boxes,
                 typ,
                 index,
+                simplified: None,
             }),
         })
+    }
+
+    /// The boxes of `bl`, chopped so that no side exceeds `max_size` by the rule of
+    /// [`max_size`](Self::max_size) (AMReX's `BoxArray(BoxList, max_grid_size)`, how
+    /// its `MakeNewGrids` makes a level's grids). The array keeps `bl` as its
+    /// [`simplified_list`](Self::simplified_list).
+    ///
+    /// # Panics
+    /// On the errors of [`try_new`](Self::try_new).
+    #[must_use]
+    #[track_caller]
+    pub fn from_list_max_size(bl: BoxList, max_size: IntVect) -> Self {
+        Self::new(max_size_chop(bl.boxes(), max_size)).remembering(Some(bl))
+    }
+
+    /// `self` with `list` as the list its boxes were chopped from.
+    fn remembering(mut self, list: Option<BoxList>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.simplified = list;
+        }
+        self
+    }
+
+    /// The region of the boxes as fewer, larger boxes (AMReX's `simplified_list`): the
+    /// list the boxes were chopped from when the array was made by
+    /// [`from_list_max_size`](Self::from_list_max_size) or
+    /// [`from_domain`](Self::from_domain) (and chopped further by
+    /// [`max_size`](Self::max_size) or [`min_max_size`](Self::min_max_size) since),
+    /// otherwise the boxes merged by [`BoxList::ordered_simplify`]. AMReX's grid
+    /// generation cuts its proper-nesting domains from this list, so a port that
+    /// makes the same grids needs the same list.
+    #[must_use]
+    pub fn simplified_list(&self) -> BoxList {
+        match &self.inner.simplified {
+            Some(bl) => bl.clone(),
+            None => {
+                let mut bl = self.box_list();
+                bl.ordered_simplify();
+                bl
+            }
+        }
     }
 
     /// Checks that every box grown by the ghost width `ng` (non-negative) stays in the
@@ -212,7 +257,7 @@ impl BoxArray {
     #[must_use]
     #[track_caller]
     pub fn from_domain_iv(domain: IndexBox, max_size: IntVect) -> Self {
-        Self::new(max_size_chop(&[domain], max_size))
+        Self::from_list_max_size(BoxList::from_box(domain), max_size)
     }
 
     /// A new `BoxArray` where every box is chopped so that no side exceeds `max_size`,
@@ -223,6 +268,30 @@ impl BoxArray {
     #[track_caller]
     pub fn max_size(&self, max_size: IntVect) -> Self {
         Self::new(max_size_chop(&self.inner.boxes, max_size))
+            .remembering(self.inner.simplified.clone())
+    }
+
+    /// A new `BoxArray` chopped so that no side exceeds `max_size` with every cut at a
+    /// multiple of `min_size` (AMReX's `minmaxSize`): the boxes coarsened by
+    /// `min_size`, chopped by [`max_size`](Self::max_size) to `max_size / min_size`
+    /// and refined back. The boxes must be coarsenable by `min_size`.
+    ///
+    /// # Panics
+    /// If a component of `min_size` or of `max_size / min_size` is not positive.
+    #[must_use]
+    #[track_caller]
+    pub fn min_max_size(&self, min_size: IntVect, max_size: IntVect) -> Self {
+        let coarse: Vec<IndexBox> = self
+            .inner
+            .boxes
+            .iter()
+            .map(|b| b.coarsen_iv(min_size))
+            .collect();
+        let boxes = max_size_chop(&coarse, max_size.zip_map(min_size, |a, b| a / b))
+            .into_iter()
+            .map(|b| b.refine_iv(min_size))
+            .collect();
+        Self::new(boxes).remembering(self.inner.simplified.clone())
     }
 
     /// Number of boxes.
@@ -327,6 +396,7 @@ impl BoxArray {
                     typ,
                     index: BinIndex::empty(),
                     fingerprint: fingerprint(&[]),
+                    simplified: None,
                 }),
             };
         }
@@ -368,10 +438,12 @@ impl BoxArray {
         bx.ix_type() == self.inner.typ && self.uncovered(bx).is_empty()
     }
 
-    /// The part of `bx` no box covers, as disjoint boxes (AMReX's
-    /// `BoxArray::complementIn`): empty when the boxes cover `bx`, `[bx]` when none
-    /// touches it. The boxes come in a fixed order for given inputs (the boxes' order,
-    /// then the cuts of each difference), so every rank computes the same list.
+    /// The part of `bx` no box covers, as disjoint boxes cut as AMReX's
+    /// `BoxArray::complementIn` cuts them: the boxes that meet `bx` are cut out of it in
+    /// the order of AMReX's hash of the array (by their low corners coarsened by the
+    /// largest box length, `z` slowest, then by position), each one from every piece
+    /// left ([`box_diff`](crate::box_diff)). Empty when the boxes cover `bx`, `[bx]`
+    /// when none touches it. The same inputs give the same list on every rank.
     ///
     /// # Panics
     /// If `bx` has another index type than the boxes.
@@ -389,13 +461,13 @@ impl BoxArray {
         self.uncovered(bx)
     }
 
-    /// `bx` minus every box that meets it.
+    /// `bx` minus every box that meets it, in AMReX's hash order.
     fn uncovered(&self, bx: &IndexBox) -> Vec<IndexBox> {
-        // One implementation of the cut-out loop: BoxList's, which stops once nothing
-        // is left.
-        let isects =
-            BoxList::from_boxes(self.intersections(bx).into_iter().map(|(_, i)| i).collect());
-        BoxList::complement_in(bx, &isects).into_boxes()
+        let crsn = self.inner.index.maxlen;
+        let mut hits = self.intersections(bx);
+        let bin = |i: usize| self.inner.boxes[i].lo().coarsen(crsn);
+        hits.sort_by(|a, b| bin(a.0).lex_cmp(bin(b.0)).then(a.0.cmp(&b.0)));
+        crate::boxlist::cut_out(bx, hits.iter().map(|(_, i)| i))
     }
 
     /// `true` if every box of `o` is covered by `self`.
@@ -687,6 +759,31 @@ mod tests {
 
     fn bx(lo: [i32; 3], hi: [i32; 3]) -> IndexBox {
         IndexBox::new(lo.into(), hi.into())
+    }
+
+    #[test]
+    fn simplified_list_is_the_list_chopped_from() {
+        let sq = IndexBox::new(IntVect::ZERO, IntVect::new(15, 15, 0));
+        let halves = BoxList::from_boxes(vec![
+            IndexBox::new(IntVect::ZERO, IntVect::new(7, 15, 0)),
+            IndexBox::new(IntVect::new(8, 0, 0), IntVect::new(15, 15, 0)),
+        ]);
+        let ba = BoxArray::from_list_max_size(halves.clone(), IntVect::splat(4));
+        assert_eq!(ba.len(), 16);
+        assert_eq!(ba.simplified_list(), halves);
+        // Chopping further keeps it; min_max_size chops at multiples of its minimum.
+        assert_eq!(ba.max_size(IntVect::splat(2)).simplified_list(), halves);
+        let mm = ba.min_max_size(IntVect::splat(2), IntVect::new(2, 4, 4));
+        assert_eq!(mm.len(), 32);
+        assert_eq!(mm.simplified_list(), halves);
+        // A domain's array remembers the domain; any other array merges its boxes.
+        assert_eq!(
+            BoxArray::from_domain(sq, 8).simplified_list().boxes(),
+            &[sq]
+        );
+        let refined = ba.refine(IntVect::UNIT);
+        assert_eq!(refined.simplified_list().boxes(), &[sq]);
+        assert_eq!(refined, ba);
     }
 
     #[test]

@@ -109,9 +109,16 @@ impl BoxList {
         self.boxes.iter().map(IndexBox::num_pts).sum()
     }
 
-    /// `bx` minus the union of `bl`'s boxes, as disjoint boxes (AMReX's
-    /// `BoxList::complementIn`): empty when `bl` covers `bx`, `[bx]` when nothing of `bl`
-    /// touches it. Each box of `bl` in turn is cut out of what is left.
+    /// `bx` minus the union of `bl`'s boxes, as disjoint boxes cut the way AMReX's
+    /// `BoxList::complementIn` cuts them (the same region can be cut into boxes in many
+    /// ways, and AMReX's grid generation depends on the cut): with one box in `bl`, its
+    /// [`box_diff`] from `bx`; with more, `bx` minus the minimal box of `bl` first, then
+    /// the part of `bx` inside that minimal box, chopped into blocks (a side of 16 per 4
+    /// cells of the cube root of `bl`'s mean box volume, rounded up, at least 4) and each
+    /// block minus the boxes that meet it, in the order of
+    /// [`BoxArray::complement_in`]. Empty when `bl` covers `bx`, `[bx]` when `bl` is
+    /// empty. An MPI build of AMReX (`parallelComplementIn`) cuts the same boxes and
+    /// lists the blocks' pieces first.
     ///
     /// # Panics
     /// If `bx` and `bl` have different index types.
@@ -122,22 +129,39 @@ impl BoxList {
             bl.is_empty() || bx.ix_type() == bl.typ,
             "BoxList::complement_in: the box's index type is not the list's"
         );
-        let mut rest = Vec::new();
-        if bx.ok() {
-            rest.push(*bx);
-        }
-        for b in &bl.boxes {
-            if rest.is_empty() {
-                break;
+        let typ = bx.ix_type();
+        let cutters: Vec<IndexBox> = bl.boxes.iter().copied().filter(IndexBox::ok).collect();
+        let boxes = match cutters.as_slice() {
+            [] => {
+                if bx.ok() {
+                    vec![*bx]
+                } else {
+                    Vec::new()
+                }
             }
-            if b.intersects(bx) {
-                rest = rest.iter().flat_map(|r| box_diff(r, b)).collect();
+            [one] => box_diff(bx, one),
+            _ => {
+                let mbox = cutters[1..].iter().fold(cutters[0], |m, b| m.min_box(b));
+                let total: u64 = cutters.iter().map(IndexBox::num_pts).sum();
+                let mean = total / cutters.len() as u64;
+                let mut out = box_diff(bx, &mbox);
+                if let Some(inside) = mbox.intersection(bx) {
+                    #[expect(
+                        clippy::cast_precision_loss,
+                        clippy::cast_possible_truncation,
+                        reason = "AMReX's arithmetic: a box's cube root of cells fits i32"
+                    )]
+                    let quarter = ((mean as f64).cbrt() / 4.0).ceil() as i32;
+                    let block = 4 * quarter.saturating_mul(4).max(1);
+                    let ba = BoxArray::new(cutters);
+                    for chunk in max_size_chop(&[inside], IntVect::splat(block)) {
+                        out.extend(ba.complement_in(&chunk));
+                    }
+                }
+                out
             }
-        }
-        BoxList {
-            boxes: rest,
-            typ: bx.ix_type(),
-        }
+        };
+        BoxList { boxes, typ }
     }
 
     /// Replaces every box by its intersection with `bx`, dropping the empty ones (AMReX's
@@ -173,8 +197,9 @@ impl BoxList {
     /// `BoxList::simplify()`: the boxes are first sorted by their low corner, then each
     /// box is joined into the first of the next 100 boxes it can join, which takes its
     /// place. Returns the number of merges. The sort is lexicographic with `z` most
-    /// significant ([`IntVect::lex_cmp`]); AMReX sorts with its `IntVect` `operator<`,
-    /// so where that orders two corners differently the merges can differ.
+    /// significant ([`IntVect::lex_cmp`]), as AMReX's `IntVect` `operator<`; it is
+    /// stable, where AMReX's `std::sort` is not, which matters only for boxes with the
+    /// same low corner (overlapping boxes).
     pub fn simplify(&mut self) -> usize {
         self.boxes
             .sort_by(|a, b| a.small_end().lex_cmp(b.small_end()));
@@ -187,6 +212,17 @@ impl BoxList {
         self.boxes
             .sort_by(|a, b| a.small_end().lex_cmp(b.small_end()));
         self.simplify_pass(usize::MAX)
+    }
+
+    /// Merges boxes without sorting them first: three passes in which each box is joined
+    /// into the next one when it can be (AMReX's `BoxList::ordered_simplify`, what
+    /// `BoxArray::simplified_list` applies). Returns the merges of the last pass.
+    pub fn ordered_simplify(&mut self) -> usize {
+        let mut count = 0;
+        for _ in 0..3 {
+            count = self.simplify_pass(1);
+        }
+        count
     }
 
     fn simplify_pass(&mut self, max_look: usize) -> usize {
@@ -300,7 +336,7 @@ impl BoxList {
     /// `true` if the union of the boxes covers `bx` (AMReX's `BoxList::contains(Box)`).
     #[must_use]
     pub fn contains(&self, bx: &IndexBox) -> bool {
-        Self::complement_in(bx, self).is_empty()
+        cut_out(bx, self.boxes.iter().filter(|b| b.intersects(bx))).is_empty()
     }
 
     /// Drops the empty boxes (AMReX's `removeEmpty`).
@@ -333,6 +369,25 @@ impl BoxArray {
             typ: self.ix_type(),
         }
     }
+}
+
+/// `bx` minus each of `cutters` in turn: every piece left so far is replaced by its
+/// [`box_diff`] from the next cutter (AMReX's loop in `BoxArray::complementIn`).
+pub(crate) fn cut_out<'a>(
+    bx: &IndexBox,
+    cutters: impl IntoIterator<Item = &'a IndexBox>,
+) -> Vec<IndexBox> {
+    let mut rest = Vec::new();
+    if bx.ok() {
+        rest.push(*bx);
+    }
+    for c in cutters {
+        if rest.is_empty() {
+            break;
+        }
+        rest = rest.iter().flat_map(|r| box_diff(r, c)).collect();
+    }
+    rest
 }
 
 /// `a` minus `b` as disjoint boxes (AMReX's `boxDiff`): at most six boxes, empty if `b`
@@ -449,6 +504,62 @@ mod list_tests {
         );
         assert_eq!(bl.minimal_box(), dom);
         assert!(!BoxList::new(IndexType::CELL).minimal_box().ok());
+    }
+
+    #[test]
+    fn complement_cuts_as_amrex_does() {
+        // Two 4x4 corners of a 16x16 square: mean 16 cells, so 16-cell blocks, and the
+        // minimal box is the square itself. The lower corner is cut first (AMReX's hash
+        // order), each cut in z, then y, then x, low side before high side.
+        let sq = bx([0, 0, 0], [15, 15, 0]);
+        let bl = BoxList::from_boxes(vec![bx([12, 12, 0], [15, 15, 0]), bx([0, 0, 0], [3, 3, 0])]);
+        assert_eq!(
+            BoxList::complement_in(&sq, &bl).boxes(),
+            &[
+                bx([0, 4, 0], [15, 11, 0]),
+                bx([0, 12, 0], [11, 15, 0]),
+                bx([4, 0, 0], [15, 3, 0]),
+            ]
+        );
+        // A 40x8 strip around them: its part outside the minimal box comes first, then
+        // the square in blocks of 16 (one block here).
+        let strip = bx([-8, 0, 0], [31, 15, 0]);
+        let c = BoxList::complement_in(&strip, &bl);
+        assert_eq!(
+            c.boxes()[..2],
+            [bx([-8, 0, 0], [-1, 15, 0]), bx([16, 0, 0], [31, 15, 0])]
+        );
+        assert_eq!(c.len(), 5);
+        // Larger boxes make larger blocks: 27^3 cells on average gives a side of
+        // 16 * ceil(27 / 4) = 112, so the 127-long box is cut into blocks of 64 and 63
+        // cells, and the cut shows in the pieces.
+        let cube = |lo: i32| bx([lo, 0, 0], [lo + 26, 26, 26]);
+        let bl = BoxList::from_boxes(vec![cube(0), cube(100)]);
+        let long = bx([0, 0, 0], [126, 26, 26]);
+        let c = BoxList::complement_in(&long, &bl);
+        assert_eq!(
+            c.boxes(),
+            &[bx([27, 0, 0], [63, 26, 26]), bx([64, 0, 0], [99, 26, 26])]
+        );
+        // Whatever the cut, the pieces are disjoint and cover exactly the difference.
+        let total: u64 = c.iter().map(IndexBox::num_pts).sum();
+        assert_eq!(total, long.num_pts() - 2 * cube(0).num_pts());
+    }
+
+    #[test]
+    fn ordered_simplify_merges_neighbours_in_list_order() {
+        // No sort: A joins B, then AB joins C, in three passes of one look ahead.
+        let mut bl = BoxList::from_boxes(vec![
+            bx([0, 0, 0], [3, 3, 0]),
+            bx([4, 0, 0], [7, 3, 0]),
+            bx([0, 4, 0], [7, 7, 0]),
+            bx([20, 0, 0], [21, 0, 0]),
+        ]);
+        bl.ordered_simplify();
+        assert_eq!(
+            bl.boxes(),
+            &[bx([0, 0, 0], [7, 7, 0]), bx([20, 0, 0], [21, 0, 0])]
+        );
     }
 
     #[test]
