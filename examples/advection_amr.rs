@@ -11,10 +11,17 @@
 //! `max_step`, `stop_time`, `geometry.prob_lo/prob_hi/is_periodic/coord_sys`, `amr.*`
 //! (`n_cell`, `max_level`, `ref_ratio`, `blocking_factor[_x|_y|_z]`, `max_grid_size`,
 //! `regrid_int`, `n_error_buf`, `grid_eff`, `n_proper`, `refine_grid_layout`, `v`,
-//! `plot_file`, `plot_int`, `chk_file`, `chk_int`), `adv.cfl`, `adv.do_subcycle`,
-//! `adv.do_reflux`, `adv.phierr`. Directions that are not periodic get walls
-//! (first-order extrapolation, `foextrap`). Checkpoint files (`amr.chk_int > 0`,
-//! `amr.restart`) are not written or read: the program says so and stops.
+//! `plot_file`, `plot_int`, `chk_file`, `chk_int`, `restart`), `adv.cfl`,
+//! `adv.do_subcycle`, `adv.do_reflux`, `adv.phierr`. Directions that are not periodic get
+//! walls (first-order extrapolation, `foextrap`).
+//!
+//! Checkpoints are the tutorial's: with `amr.chk_int > 0` a `chkNNNNN` after the
+//! initial data and every `chk_int` coarse steps (`Header` with the steps, `dt` and
+//! `t_new` of every level and each level's grids, `Level_L/phi_H` and `phi_D_NNNNN`),
+//! byte for byte what AMReX writes; `amr.restart = chkNNNNN` starts from one (AMReX's
+//! or this program's, written on any number of ranks) and goes on as the run that wrote
+//! it would have, writing a plotfile first when `amr.plot_int > 0`. A checkpoint or
+//! plotfile directory that exists is moved aside to `<name>.old.<unique>`.
 //!
 //! The numerics are the tutorial's, operation for operation: the initial Gaussian, the
 //! stream function and face velocities, fourth-order limited slopes, the unsplit
@@ -538,6 +545,10 @@ struct Params {
     regrid_int: i64,
     plot_file: String,
     plot_int: i64,
+    chk_file: String,
+    chk_int: i64,
+    /// The checkpoint to start from (`amr.restart`; empty: from scratch).
+    restart: String,
     cfl: f64,
     do_reflux: bool,
     do_subcycle: bool,
@@ -573,6 +584,7 @@ struct Timers {
     average_down: f64,
     regrid: f64,
     plotfile: f64,
+    checkpoint: f64,
 }
 
 /// Runs `f`, adding its wall-clock time to `acc`.
@@ -592,18 +604,15 @@ impl AmrCoreAdv {
         let mesh = AmrMesh::from_parm_parse(pp)?;
         let amr = pp.prefixed("amr");
         let adv = pp.prefixed("adv");
-        if amr.query_or::<i64>("chk_int", -1)? > 0 || amr.contains("restart") {
-            return Err(
-                "checkpoint files (amr.chk_int > 0, amr.restart) are not supported by this port"
-                    .into(),
-            );
-        }
         let p = Params {
             max_step: pp.query_or("max_step", i64::from(i32::MAX))?,
             stop_time: pp.query_or("stop_time", f64::MAX)?,
             regrid_int: amr.query_or("regrid_int", 2)?,
             plot_file: amr.query_or("plot_file", String::from("plt"))?,
             plot_int: amr.query_or("plot_int", -1)?,
+            chk_file: amr.query_or("chk_file", String::from("chk"))?,
+            chk_int: amr.query_or("chk_int", -1)?,
+            restart: amr.query_or("restart", String::new())?,
             cfl: adv.query_or("cfl", 0.7)?,
             do_reflux: adv.query_or::<i32>("do_reflux", 1)? != 0,
             do_subcycle: adv.query_or::<i32>("do_subcycle", 1)? != 0,
@@ -674,9 +683,20 @@ impl AmrCoreAdv {
         dm: &DistributionMapping,
         ng: i32,
     ) -> Result<(), AmrError> {
-        self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, IntVect::splat(ng)));
         self.t_new[lev] = time;
         self.t_old[lev] = time - 1.0e200;
+        self.alloc_level(lev, ba, dm, ng)
+    }
+
+    /// The old state, face velocities and flux register of a level on `ba`/`dm`.
+    fn alloc_level(
+        &mut self,
+        lev: usize,
+        ba: &BoxArray,
+        dm: &DistributionMapping,
+        ng: i32,
+    ) -> Result<(), AmrError> {
+        self.phi_old[lev] = Some(MultiFab::new(ba, dm, 1, IntVect::splat(ng)));
         self.facevel[lev] = Some([0, 1, 2].map(|d| {
             MultiFab::new(
                 &ba.convert(IndexType::CELL.with_node(d)),
@@ -1042,8 +1062,100 @@ impl AmrCoreAdv {
         Ok(())
     }
 
+    /// The tutorial's `WriteCheckpointFile`: `chkNNNNN` (the coarse step) with the
+    /// steps, time steps and times of every level in its `Header`, and each level's
+    /// `phi`.
+    fn write_checkpoint_file(&mut self) -> Result<(), Error> {
+        let t0 = std::time::Instant::now();
+        let name = format!("{}{:05}", self.p.chk_file, self.istep[0]);
+        self.say(&format!("Writing checkpoint {name}"));
+        let finest = self.finest();
+        let grids = (0..=finest)
+            .map(|l| self.mesh.box_array(l).clone())
+            .collect();
+        let header = plotfile::CheckpointHeader::new("Checkpoint file for AmrCoreAdv", grids)
+            .with_ints(self.istep.iter().copied())
+            .with_reals(self.dt.iter().copied())
+            .with_reals(self.t_new.iter().copied());
+        let levels: Vec<&MultiFab> = (0..=finest).map(|l| self.state(l)).collect();
+        let r = plotfile::write_checkpoint(&name, &header, &[("phi", &levels)]);
+        self.timers.checkpoint += t0.elapsed().as_secs_f64();
+        Ok(r?)
+    }
+
+    /// The tutorial's `ReadCheckpointFile`: the steps, time steps and times of every
+    /// level and the grids from the `Header` (each level on a new distribution over
+    /// this run's ranks), `phi` from each level's data. What the tutorial does not
+    /// save (the old states, face velocities, flux registers) is made afresh.
+    fn read_checkpoint_file(&mut self) -> Result<(), Error> {
+        let dir = self.p.restart.clone();
+        self.say(&format!("Restart from checkpoint {dir}"));
+        let comm = amrex::runtime::Communicator::current();
+        let header = plotfile::read_checkpoint_header_on(&dir, &comm)?;
+        let nlev = self.mesh.max_level() + 1;
+        let istep = header.ints(0)?;
+        let dt = header.reals(1)?;
+        let t_new = header.reals(2)?;
+        for (what, n) in [
+            ("steps", istep.len()),
+            ("dt", dt.len()),
+            ("t_new", t_new.len()),
+        ] {
+            if n > nlev || n < header.grids.len() {
+                return Err(format!(
+                    "{dir}/Header: {n} values of {what}, expected one per level of the \
+                     checkpoint ({}) and at most one per level amr.max_level = {} allows",
+                    header.grids.len(),
+                    nlev - 1
+                )
+                .into());
+            }
+        }
+        self.mesh.restore_grids(&header.grids)?;
+        self.istep[..istep.len()].copy_from_slice(&istep);
+        self.dt[..dt.len()].copy_from_slice(&dt);
+        self.t_new[..t_new.len()].copy_from_slice(&t_new);
+        for (lev, ba) in header.grids.iter().enumerate() {
+            let dm = self.mesh.dist_map(lev).clone();
+            self.alloc_level(lev, ba, &dm, 0)?;
+            let phi = plotfile::read_checkpoint_multifab(&dir, lev, "phi", ba, &dm)?;
+            if phi.ncomp() != 1 || phi.n_grow() != IntVect::ZERO {
+                return Err(format!(
+                    "{dir}/Level_{lev}/phi_H: {} components and {} ghost cells, expected 1 and 0",
+                    phi.ncomp(),
+                    phi.n_grow()
+                )
+                .into());
+            }
+            self.phi_new[lev] = Some(phi);
+        }
+        Ok(())
+    }
+
+    /// The tutorial's `InitData`: the hierarchy from scratch (then averaged down, and
+    /// checkpointed when `chk_int > 0`) or from `amr.restart`, then a plotfile when
+    /// `plot_int > 0`.
+    fn init_data(&mut self) -> Result<(), Error> {
+        if self.p.restart.is_empty() {
+            self.init_from_scratch(0.0)?;
+            for lev in (0..self.finest()).rev() {
+                self.average_down_to(lev)?;
+            }
+            if self.p.chk_int > 0 {
+                self.write_checkpoint_file()?;
+            }
+        } else {
+            self.read_checkpoint_file()?;
+        }
+        if self.p.plot_int > 0 {
+            self.write_plot_file()?;
+        }
+        Ok(())
+    }
+
     fn evolve(&mut self) -> Result<(), Error> {
         let t_start = std::time::Instant::now();
+        let first_step = self.istep[0];
         let mut cur_time = self.t_new[0];
         let mut last_plot_file_step = 0;
         let mut step = self.istep[0];
@@ -1071,6 +1183,9 @@ impl AmrCoreAdv {
                 last_plot_file_step = step + 1;
                 self.write_plot_file()?;
             }
+            if self.p.chk_int > 0 && (step + 1) % self.p.chk_int == 0 {
+                self.write_checkpoint_file()?;
+            }
             step += 1;
             if cur_time >= self.p.stop_time - 1.0e-6 * self.dt[0] {
                 break;
@@ -1079,14 +1194,14 @@ impl AmrCoreAdv {
         if self.p.plot_int > 0 && self.istep[0] > last_plot_file_step {
             self.write_plot_file()?;
         }
-        self.report_timing(t_start.elapsed().as_secs_f64());
+        self.report_timing(t_start.elapsed().as_secs_f64(), self.istep[0] - first_step);
         Ok(())
     }
 
     /// The wall-clock split of the run per coarse step (rank 0's clock), after the
     /// lines AMReX prints.
-    fn report_timing(&self, total: f64) {
-        let steps = self.istep[0].max(1) as f64;
+    fn report_timing(&self, total: f64, steps_run: i64) {
+        let steps = steps_run.max(1) as f64;
         let t = &self.timers;
         let parts = [
             ("advance", t.advance),
@@ -1095,13 +1210,13 @@ impl AmrCoreAdv {
             ("average_down", t.average_down),
             ("regrid", t.regrid),
             ("plotfiles", t.plotfile),
+            ("checkpoints", t.checkpoint),
         ];
         let other = total - parts.iter().map(|p| p.1).sum::<f64>();
         let ranks = amrex::runtime::Communicator::current().size();
         let threads = rayon::current_num_threads();
         self.say(&format!(
-            "timing: {} coarse steps in {total:.3} s ({ranks} rank(s), {threads} thread(s) each), per coarse step:",
-            self.istep[0]
+            "timing: {steps_run} coarse steps in {total:.3} s ({ranks} rank(s), {threads} thread(s) each), per coarse step:"
         ));
         for (name, secs) in parts
             .iter()
@@ -1313,13 +1428,7 @@ fn run() -> Result<(), Error> {
     if sim.mesh.info().verbose > 0 {
         sim.say("Successfully read inputs file ... ");
     }
-    sim.init_from_scratch(0.0)?;
-    for lev in (0..sim.finest()).rev() {
-        sim.average_down_to(lev)?;
-    }
-    if sim.p.plot_int > 0 {
-        sim.write_plot_file()?;
-    }
+    sim.init_data()?;
     sim.evolve()?;
     Ok(())
 }

@@ -492,6 +492,92 @@ impl AmrMesh {
         ba
     }
 
+    /// Makes `grids` (a checkpoint's, level 0 first) the hierarchy, each level with a
+    /// new [`DistributionMapping`] of its boxes over the current ranks (AMReX codes'
+    /// `ReadCheckpointFile`: `SetBoxArray` and `DistributionMapping(ba, nprocs)` per
+    /// level). They are checked first, and nothing changes when they do not fit: at
+    /// most `max_level + 1` levels (AMReX would write past its per-level arrays), every
+    /// box inside its level's domain, level 0 covering its domain exactly, and every
+    /// finer box coarsenable by the ratio below it and, coarsened, covered by the level
+    /// below. A checkpoint written with another domain or ratio than this mesh's fails
+    /// one of these (a domain is recorded only through level 0's grids, which cover it).
+    ///
+    /// # Errors
+    /// [`AmrErrorKind::CheckpointMismatch`] naming the level and what does not fit.
+    pub fn restore_grids(&mut self, grids: &[BoxArray]) -> Result<(), AmrError> {
+        let bad = |level: usize, detail: String| {
+            AmrError::new(
+                "AmrMesh::restore_grids",
+                AmrErrorKind::CheckpointMismatch { level, detail },
+            )
+        };
+        if grids.is_empty() {
+            return Err(bad(0, String::from("it has no levels")));
+        }
+        let finest = grids.len() - 1;
+        if finest > self.info.max_level {
+            return Err(bad(
+                finest,
+                format!(
+                    "its finest level {finest} is above amr.max_level = {}",
+                    self.info.max_level
+                ),
+            ));
+        }
+        for (lev, ba) in grids.iter().enumerate() {
+            let domain = self.geom[lev].domain();
+            if !ba.ix_type().cell_centered() {
+                return Err(bad(lev, String::from("its boxes are not cell-centred")));
+            }
+            if let Some(b) = ba.boxes().iter().find(|b| !domain.contains_box(b)) {
+                return Err(bad(lev, format!("box {b} is outside the domain {domain}")));
+            }
+            if !ba.is_disjoint() {
+                return Err(bad(lev, String::from("two of its boxes overlap")));
+            }
+            if lev == 0 {
+                if ba.num_pts() != domain.num_pts() {
+                    return Err(bad(
+                        0,
+                        format!(
+                            "its boxes cover {} of the {} cells of the domain {domain}",
+                            ba.num_pts(),
+                            domain.num_pts()
+                        ),
+                    ));
+                }
+                continue;
+            }
+            let r = self.info.ref_ratio[lev - 1];
+            if !ba.coarsenable(r) {
+                return Err(bad(
+                    lev,
+                    format!("its boxes are not coarsenable by the ratio {r}"),
+                ));
+            }
+            let below = &grids[lev - 1];
+            if let Some(b) = ba
+                .boxes()
+                .iter()
+                .find(|b| !below.contains_box(&b.coarsen_iv(r)))
+            {
+                return Err(bad(
+                    lev,
+                    format!(
+                        "box {b} coarsened by the ratio {r} is not inside level {}'s grids",
+                        lev - 1
+                    ),
+                ));
+            }
+        }
+        self.truncate(finest);
+        for (lev, ba) in grids.iter().enumerate() {
+            let dm = DistributionMapping::new(ba);
+            self.set_level(lev, ba.clone(), dm);
+        }
+        Ok(())
+    }
+
     /// Level 0's grids: the domain coarsened by 2 (in the directions where it has an
     /// even number of cells), chopped to half of `max_grid_size`, refined back, and then
     /// chopped for `nprocs` ranks (AMReX's `MakeBaseGrids`), so every box has an even

@@ -282,6 +282,16 @@ pub enum AmrErrorKind {
         /// The offending values.
         values: String,
     },
+    /// Grids read from a checkpoint that do not fit this hierarchy (a restart with other
+    /// inputs than the run that wrote it): more levels than `max_level` allows, a box
+    /// outside its level's domain, a level 0 that does not cover the domain, a level
+    /// not nested in the one below by the refinement ratio.
+    CheckpointMismatch {
+        /// The level.
+        level: usize,
+        /// What does not fit, with the values.
+        detail: String,
+    },
     /// The simulation's `error_est` failed (returned an error, or panicked) on some
     /// rank while tagging `level`; every rank gets this error.
     ErrorEstFailed {
@@ -502,6 +512,10 @@ impl fmt::Display for AmrError {
                 }
                 write!(f, " ({values})")
             }
+            K::CheckpointMismatch { level, detail } => write!(
+                f,
+                "the checkpoint does not fit this hierarchy on level {level}: {detail}"
+            ),
             K::ErrorEstFailed {
                 level,
                 ranks,

@@ -1,7 +1,9 @@
 //! File-system helpers of the reader and the writer: whole text files read and written
-//! with errors that name the path, and the paths of a plotfile (a suffix on a VisMF
-//! prefix; paths read from a file kept inside the plotfile directory).
+//! with errors that name the path, the paths of a plotfile (a suffix on a VisMF prefix;
+//! paths read from a file kept inside the plotfile directory), and the directory a
+//! plotfile or checkpoint is written in before it takes its name.
 
+use alloc::format;
 use alloc::string::String;
 use std::path::{Path, PathBuf};
 
@@ -32,4 +34,58 @@ pub(crate) fn with_suffix(prefix: &Path, suffix: &str) -> PathBuf {
 
 pub(crate) fn write_text(path: &Path, text: &str) -> Result<(), PlotfileError> {
     std::fs::write(path, text).map_err(io_err(path))
+}
+
+/// Where a directory is written before it takes its name: `<dir>.partial`, beside it.
+/// Every rank computes the same path.
+///
+/// # Errors
+/// [`PlotfileError::Argument`] if `dir` has no final name (`/`, `..`, an empty path).
+pub(crate) fn staging_path(dir: &Path) -> Result<PathBuf, PlotfileError> {
+    if dir.file_name().is_none() {
+        return Err(PlotfileError::Argument(format!(
+            "{} names no directory to write (it has no final name)",
+            dir.display()
+        )));
+    }
+    Ok(with_suffix(dir, ".partial"))
+}
+
+/// Rank 0's first step of a write: an empty staging directory `staging` (a leftover of a
+/// write that never finished is removed: it was never complete) with `Level_0` to
+/// `Level_{nlev-1}` inside, AMReX's `PreBuildDirectorHierarchy` under another name.
+pub(crate) fn make_staging(staging: &Path, nlev: usize) -> Result<(), PlotfileError> {
+    if staging.exists() {
+        std::fs::remove_dir_all(staging).map_err(io_err(staging))?;
+    }
+    std::fs::create_dir_all(staging).map_err(io_err(staging))?;
+    for lev in 0..nlev {
+        let ldir = staging.join(format!("Level_{lev}"));
+        std::fs::create_dir(&ldir).map_err(io_err(&ldir))?;
+    }
+    Ok(())
+}
+
+/// Rank 0's last step of a write: an existing `dir` is moved aside to
+/// `<dir>.old.<unique>` (AMReX's `UtilRenameDirectoryToOld`), then the complete
+/// `staging` directory is renamed to `dir`. A write that stops before this leaves `dir`
+/// as it was. Returns where the old directory went.
+pub(crate) fn publish(staging: &Path, dir: &Path) -> Result<Option<PathBuf>, PlotfileError> {
+    let mut moved = None;
+    if std::fs::symlink_metadata(dir).is_ok() {
+        let old = with_suffix(dir, &format!(".old.{}", unique()));
+        std::fs::rename(dir, &old).map_err(io_err(dir))?;
+        moved = Some(old);
+    }
+    std::fs::rename(staging, dir).map_err(io_err(staging))?;
+    Ok(moved)
+}
+
+/// A string no earlier call in any process is likely to have returned: the time in
+/// nanoseconds and the process id, in hexadecimal (AMReX's `UniqueString` is random).
+fn unique() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{nanos:x}{:x}", std::process::id())
 }

@@ -106,6 +106,7 @@
 
 extern crate alloc;
 
+mod checkpoint;
 mod error;
 mod fs;
 mod header;
@@ -117,6 +118,10 @@ mod vismf;
 mod write;
 
 pub use amrex_geometry::{CoordSys, Geometry, GeometryError, GeometryErrorKind, RealBox};
+pub use checkpoint::{
+    CheckpointHeader, MAX_CHECKPOINT_LEVELS, read_checkpoint_header, read_checkpoint_header_on,
+    read_checkpoint_multifab, write_checkpoint,
+};
 pub use error::PlotfileError;
 pub use header::{LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 pub use parallel::{DEFAULT_NFILES, nfiles, set_nfiles};

@@ -45,6 +45,16 @@ impl<'a> Cursor<'a> {
         &self.text[self.pos..]
     }
 
+    /// The current line (without its newline), without moving; `None` at the end.
+    pub(crate) fn peek_line(&self) -> Option<&'a str> {
+        let r = self.rest();
+        if r.is_empty() {
+            return None;
+        }
+        let line = r.find('\n').map_or(r, |i| &r[..i]);
+        Some(line.strip_suffix('\r').unwrap_or(line))
+    }
+
     pub(crate) fn skip_ws(&mut self) {
         let r = self.rest();
         self.pos += r.len() - r.trim_start().len();

@@ -16,7 +16,7 @@ use amrex_multifab::{BoxArray, FabArray, Tiling};
 use amrex_runtime::{Agreed, Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
-use crate::fs::{with_suffix, write_text};
+use crate::fs::{make_staging, publish, staging_path, with_suffix, write_text};
 use crate::header::{LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 use crate::nesting;
 use crate::parallel::{self, nfiles};
@@ -25,7 +25,7 @@ use crate::vismf::{self, FabOnDisk, RealDescriptor, VisMfHeader};
 /// The communicator a write is collective over: the first FabArray's, when its map
 /// spans that communicator; otherwise the single process (a FabArray on a map made for
 /// inspection, which [`check_layout`] accepts only when every box is here).
-fn write_comm<A: HostAccessible>(mfs: &[&FabArray<f64, A>]) -> Communicator {
+pub(crate) fn write_comm<A: HostAccessible>(mfs: &[&FabArray<f64, A>]) -> Communicator {
     match mfs.first() {
         Some(mf) if mf.distribution_map().is_distributed_over_comm() => mf.communicator().clone(),
         _ => Communicator::single(),
@@ -364,8 +364,12 @@ fn check_plot_args<A: HostAccessible>(
 
 /// AMReX's `WriteMultiLevelPlotfile`: level `l` is `mfs[l]` on `geoms[l]` at step
 /// `steps[l]`, refined from level `l - 1` by `ref_ratio[l - 1]` (the Header records
-/// its `x` component, as AMReX does). Creates `dir` and `dir/Level_<l>`; existing files
-/// of the same names are overwritten.
+/// its `x` component, as AMReX does).
+///
+/// The plotfile is written in `<dir>.partial` (a leftover of that name is removed) and
+/// renamed to `dir` once complete, so `dir` never holds half a plotfile; a `dir` that
+/// already exists is first moved aside to `<dir>.old.<unique>`, as AMReX's
+/// `PreBuildDirectorHierarchy` moves it (nothing is overwritten in place).
 ///
 /// The `Header` records what AMReX's `WriteGenericPlotfileHeader` records of a
 /// [`Geometry`]: level 0's `prob_lo` and `prob_hi`, each level's domain and cell size,
@@ -431,18 +435,12 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
         .agree("write_plotfile", &hash)
         .map_err(PlotfileError::Comm)?;
     parallel::agree(&comm, checked)?;
-    let made = on_root(&comm, || {
-        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        for lev in 0..nlev {
-            let ldir = dir.join(format!("Level_{lev}"));
-            std::fs::create_dir_all(&ldir).map_err(io_err(&ldir))?;
-        }
-        Ok(())
-    });
+    let staging = parallel::agree(&comm, staging_path(dir))?;
+    let made = on_root(&comm, || make_staging(&staging, nlev));
     // Also the barrier between rank 0's directories and the others' files.
     parallel::agree(&comm, made)?;
     let prefixes: Vec<PathBuf> = (0..nlev)
-        .map(|lev| dir.join(format!("Level_{lev}")).join("Cell"))
+        .map(|lev| staging.join(format!("Level_{lev}")).join("Cell"))
         .collect();
     let mut parts = Vec::with_capacity(nlev);
     for (mf, prefix) in mfs.iter().zip(&prefixes) {
@@ -489,7 +487,9 @@ pub fn write_multi_level_plotfile<A: HostAccessible, S: AsRef<str>>(
         for (prefix, h) in prefixes.iter().zip(&cell_headers) {
             write_text(&with_suffix(prefix, "_H"), &h.to_text(3))?;
         }
-        write_text(&dir.join("Header"), &header.to_string())
+        write_text(&staging.join("Header"), &header.to_string())
     });
-    parallel::agree(&comm, written)
+    parallel::agree(&comm, written)?;
+    let published = on_root(&comm, || publish(&staging, dir).map(drop));
+    parallel::agree(&comm, published)
 }
