@@ -538,7 +538,9 @@ fn conservative(
     }
 }
 
-/// The tutorial's parameters (`ReadParameters` and the `adv.phierr` of `ErrorEst`).
+/// The tutorial's parameters (`ReadParameters`; `adv.phierr` is read by the first
+/// `error_est`, as the tutorial's `ErrorEst` reads it, so that a run that never tags
+/// leaves it unread).
 struct Params {
     max_step: i64,
     stop_time: f64,
@@ -552,12 +554,15 @@ struct Params {
     cfl: f64,
     do_reflux: bool,
     do_subcycle: bool,
-    phierr: Vec<f64>,
+    phierr: Option<Vec<f64>>,
     verbose: i32,
 }
 
 /// The tutorial's `AmrCoreAdv`.
 struct AmrCoreAdv {
+    /// The inputs: kept to read `adv.phierr` late and to say at the end which keys no
+    /// one read.
+    pp: ParmParse,
     mesh: AmrMesh,
     p: Params,
     istep: Vec<i64>,
@@ -600,8 +605,8 @@ fn timed<T>(acc: &mut f64, f: impl FnOnce() -> T) -> T {
 type Error = Box<dyn core::error::Error>;
 
 impl AmrCoreAdv {
-    fn new(pp: &ParmParse) -> Result<Self, Error> {
-        let mesh = AmrMesh::from_parm_parse(pp)?;
+    fn new(pp: ParmParse) -> Result<Self, Error> {
+        let mesh = AmrMesh::from_parm_parse(&pp)?;
         let amr = pp.prefixed("amr");
         let adv = pp.prefixed("adv");
         let p = Params {
@@ -616,8 +621,8 @@ impl AmrCoreAdv {
             cfl: adv.query_or("cfl", 0.7)?,
             do_reflux: adv.query_or::<i32>("do_reflux", 1)? != 0,
             do_subcycle: adv.query_or::<i32>("do_subcycle", 1)? != 0,
-            phierr: adv.query_arr("phierr")?.unwrap_or_default(),
-            verbose: amr.query_or("v", 0)?,
+            phierr: None,
+            verbose: mesh.info().verbose,
         };
         let nlev = mesh.max_level() + 1;
         let mut nsubsteps = vec![1; nlev];
@@ -641,6 +646,7 @@ impl AmrCoreAdv {
             .collect();
         let rank0 = amrex::runtime::Communicator::current().rank() == 0;
         Ok(Self {
+            pp,
             mesh,
             p,
             istep: vec![0; nlev],
@@ -1335,7 +1341,15 @@ impl AmrCore for AmrCoreAdv {
         _time: f64,
         _ngrow: usize,
     ) -> Result<(), Error> {
-        let Some(&phierr) = self.p.phierr.get(lev) else {
+        if self.p.phierr.is_none() {
+            self.p.phierr = Some(
+                self.pp
+                    .prefixed("adv")
+                    .query_arr("phierr")?
+                    .unwrap_or_default(),
+            );
+        }
+        let Some(&phierr) = self.p.phierr.as_deref().and_then(|p| p.get(lev)) else {
             return Ok(());
         };
         Zip::from(tags.fab_array_mut())
@@ -1424,12 +1438,22 @@ fn run() -> Result<(), Error> {
     };
     let mut pp = ParmParse::from_file(inputs)?;
     pp.read_command_line(&args[1..])?;
-    let mut sim = AmrCoreAdv::new(&pp)?;
+    let mut sim = AmrCoreAdv::new(pp)?;
     if sim.mesh.info().verbose > 0 {
         sim.say("Successfully read inputs file ... ");
     }
     sim.init_data()?;
     sim.evolve()?;
+    // AMReX's Finalize: the keys no one read, with `amrex.verbose` (default 1) > 0.
+    let verbose = match sim.pp.query::<i32>("amrex.verbose")? {
+        Some(v) => v,
+        None => sim.pp.query_or("amrex.v", 1)?,
+    };
+    if verbose > 0
+        && let Some(report) = sim.pp.unused_report()
+    {
+        sim.say(report.trim_end_matches('\n'));
+    }
     Ok(())
 }
 

@@ -52,11 +52,12 @@ pub struct AmrInfo {
     /// `amr.check_input`: whether [`AmrMesh::new`] applies AMReX's `checkInput` rules.
     /// Default on.
     pub check_input: bool,
-    /// `amr.use_new_chop`: [`ClusterList::new_chop`](crate::ClusterList::new_chop)
-    /// instead of `chop`. Default off.
+    /// [`ClusterList::new_chop`](crate::ClusterList::new_chop) instead of `chop`
+    /// (AMReX's `SetUseNewChop`; no inputs key). Default off.
     pub use_new_chop: bool,
-    /// `amr.iterate_on_new_grids`: at start-up, make the levels again (up to 4 times)
-    /// until the grids stop changing. Default on.
+    /// At start-up, make the levels again (up to 4 times) until the grids stop changing
+    /// (AMReX's `iterate_on_new_grids`, off by `SetIterateToFalse`; no inputs key).
+    /// Default on.
     pub iterate_on_new_grids: bool,
 }
 
@@ -94,13 +95,18 @@ fn per_level(values: &[i32], n: usize) -> Vec<i32> {
     v
 }
 
+/// The levels an `AmrMesh` may have at most (AMReX asserts `max_level < 1000`).
+pub const MAX_LEVELS: usize = 1000;
+
 impl AmrInfo {
     /// The `amr.*` keys of `pp` over AMReX's defaults, as `AmrMesh::InitAmrMesh` reads
-    /// them: `v`, `max_level` (required), `n_proper`, `grid_eff`, `n_error_buf[_x|_y|_z]`,
-    /// `ref_ratio` or `ref_ratio_vect` (not both), `max_grid_size[_x|_y|_z]`,
-    /// `blocking_factor[_x|_y|_z]`, `refine_grid_layout[_x|_y|_z]`, `check_input`,
-    /// `use_new_chop`, `iterate_on_new_grids`. A list shorter than the number of levels
-    /// is extended with its last value.
+    /// them: `verbose` (or `v`), `max_level` (required), `n_proper`, `grid_eff`,
+    /// `n_error_buf[_x|_y|_z]`, `ref_ratio` or `ref_ratio_vect` (not both, and only with
+    /// `max_level > 0`), `max_grid_size[_x|_y|_z]`, `blocking_factor[_x|_y|_z]`,
+    /// `refine_grid_layout[_x|_y|_z]`, `check_input`, `use_bittree` (refused when set: it
+    /// is not built). A list shorter than the number of levels is extended with its last
+    /// value. Like AMReX, no key sets [`use_new_chop`](Self::use_new_chop) or
+    /// [`iterate_on_new_grids`](Self::iterate_on_new_grids): a program sets them.
     ///
     /// # Errors
     /// [`AmrErrorKind::Input`] naming the key (and file and line) for a missing
@@ -108,20 +114,29 @@ impl AmrInfo {
     /// a negative `max_level` or both `ref_ratio` and `ref_ratio_vect`.
     pub fn from_parm_parse(pp: &ParmParse) -> Result<Self, AmrError> {
         let amr = pp.prefixed("amr");
+        // `amr.verbose`, or `amr.v` when it is not given (AMReX's `query("verbose", "v")`).
+        let verbose = match amr.query("verbose").map_err(pp_err)? {
+            Some(v) => v,
+            None => amr.query_or("v", 0).map_err(pp_err)?,
+        };
         let mut info = Self {
-            verbose: amr.query_or("v", 0).map_err(pp_err)?,
+            verbose,
             ..Self::default()
         };
         let max_level: i32 = amr.get("max_level").map_err(pp_err)?;
-        info.max_level = usize::try_from(max_level).map_err(|_| {
-            AmrError::new(
-                "AmrMesh::from_parm_parse",
-                AmrErrorKind::BadParameter {
-                    key: String::from("amr.max_level"),
-                    detail: format!("expected 0 or more, got {max_level}"),
-                },
-            )
-        })?;
+        // Checked before the per-level lists are made (AMReX asserts the same range).
+        info.max_level = usize::try_from(max_level)
+            .ok()
+            .filter(|&m| m < MAX_LEVELS)
+            .ok_or_else(|| {
+                AmrError::new(
+                    "AmrMesh::from_parm_parse",
+                    AmrErrorKind::BadParameter {
+                        key: String::from("amr.max_level"),
+                        detail: format!("expected 0 to {}, got {max_level}", MAX_LEVELS - 1),
+                    },
+                )
+            })?;
         let nlev = info.max_level + 1;
         info.n_proper = amr.query_or("n_proper", info.n_proper).map_err(pp_err)?;
         info.grid_eff = amr.query_or("grid_eff", info.grid_eff).map_err(pp_err)?;
@@ -183,8 +198,15 @@ impl AmrInfo {
                 .map_err(pp_err)?;
         }
         info.check_input = amr.query_or("check_input", true).map_err(pp_err)?;
-        info.use_new_chop = amr.query_or("use_new_chop", false).map_err(pp_err)?;
-        info.iterate_on_new_grids = amr.query_or("iterate_on_new_grids", true).map_err(pp_err)?;
+        if amr.query_or("use_bittree", false).map_err(pp_err)? {
+            return Err(AmrError::new(
+                "AmrMesh::from_parm_parse",
+                AmrErrorKind::BadParameter {
+                    key: String::from("amr.use_bittree"),
+                    detail: String::from("the Bittree grid generator is not built in amrex-rs"),
+                },
+            ));
+        }
         Ok(info)
     }
 
@@ -296,6 +318,12 @@ impl AmrMesh {
     /// the next level's blocking factor over the ratio. [`AmrErrorKind::BadParameter`]
     /// if `grid_eff` is not within (0, 1] or `n_proper` is negative.
     pub fn new(level0: Geometry, mut info: AmrInfo) -> Result<Self, AmrError> {
+        if info.max_level >= MAX_LEVELS {
+            return Err(check_err(AmrErrorKind::BadParameter {
+                key: String::from("amr.max_level"),
+                detail: format!("expected 0 to {}, got {}", MAX_LEVELS - 1, info.max_level),
+            }));
+        }
         info.normalise();
         if info.check_input {
             check_input(&level0, &info)?;

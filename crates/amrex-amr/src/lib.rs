@@ -141,7 +141,7 @@ mod sum;
 mod tags;
 
 pub use amr_core::{AmrCore, make_new_grids};
-pub use amr_mesh::{AmrInfo, AmrMesh, geometry_from_parm_parse};
+pub use amr_mesh::{AmrInfo, AmrMesh, MAX_LEVELS, geometry_from_parm_parse};
 pub use amrex_box::IntVect;
 pub use average::{average_down, average_down_geom};
 pub use cluster::ClusterList;

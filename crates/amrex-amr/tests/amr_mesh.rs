@@ -113,6 +113,27 @@ fn parm_parse_errors_name_the_key() {
     .unwrap();
     let e = AmrMesh::from_parm_parse(&pp).unwrap_err();
     assert!(e.to_string().contains("amr.n_cell"), "{e}");
+    // A max_level far beyond AMReX's range is refused before any per-level list is made
+    // (found by the parm_parse fuzz target: a 2^31-level Vec), from inputs and from code.
+    let pp = ParmParse::from_text("amr.max_level = 2147483647", "in").unwrap();
+    let e = AmrInfo::from_parm_parse(&pp).unwrap_err();
+    assert!(
+        e.to_string().contains("amr.max_level") && e.to_string().contains("999"),
+        "{e}"
+    );
+    let e = AmrMesh::new(geom([8, 8, 8], [false; 3]), info(1 << 40)).unwrap_err();
+    assert!(e.to_string().contains("amr.max_level"), "{e}");
+    // Keys AMReX does not read from inputs are not read here either, and so are listed
+    // as unused.
+    let pp = ParmParse::from_text(
+        "amr.max_level = 0
+amr.use_new_chop = 1",
+        "in",
+    )
+    .unwrap();
+    assert!(!AmrInfo::from_parm_parse(&pp).unwrap().use_new_chop);
+    assert_eq!(pp.unused().len(), 1);
+    assert_eq!(pp.unused()[0].0, "amr.use_new_chop");
 }
 
 #[test]

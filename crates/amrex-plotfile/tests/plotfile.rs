@@ -862,3 +862,236 @@ fn geometry_cell_centres() {
         [0.0625, -0.875, 10.125]
     );
 }
+
+/// The checkpoint of `../shared/data/amrex-checkpoint` (AMReX's tutorial, step 20), when
+/// present.
+fn amrex_checkpoint() -> Option<PathBuf> {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/amrex-checkpoint/chk00020"
+    ));
+    if dir.join("Header").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("AMREX_SKIP_SHARED_DATA").is_ok_and(|v| v == "1"),
+        "reference checkpoint not found at {} (or set AMREX_SKIP_SHARED_DATA=1)",
+        dir.display()
+    );
+    None
+}
+
+#[test]
+fn amrex_checkpoint_reads_and_writes_back_byte_for_byte() {
+    let Some(chk) = amrex_checkpoint() else {
+        return;
+    };
+    let h = plotfile::read_checkpoint_header(&chk).unwrap();
+    assert_eq!(h.title, "Checkpoint file for AmrCoreAdv");
+    assert_eq!(h.finest_level(), 2);
+    assert_eq!(h.ints(0).unwrap(), [20, 40, 80]);
+    assert_eq!(h.reals(1).unwrap()[0], 0.011581673274624229);
+    assert_eq!(h.reals(2).unwrap(), [0.22307875274693367; 3]);
+    assert_eq!(
+        h.grids.iter().map(BoxArray::len).collect::<Vec<_>>(),
+        [16, 20, 56]
+    );
+    assert_eq!(
+        h.to_text(),
+        std::fs::read_to_string(chk.join("Header")).unwrap()
+    );
+    let phi: Vec<MultiFab> = h
+        .grids
+        .iter()
+        .enumerate()
+        .map(|(lev, ba)| {
+            plotfile::read_checkpoint_multifab(
+                &chk,
+                lev,
+                "phi",
+                ba,
+                &DistributionMapping::single(ba),
+            )
+            .unwrap()
+        })
+        .collect();
+    let out = scratch("chk-rewrite").join("chk00020");
+    let levels: Vec<&MultiFab> = phi.iter().collect();
+    plotfile::write_checkpoint(&out, &h, &[("phi", &levels)]).unwrap();
+    for f in [
+        "Header",
+        "Level_0/phi_H",
+        "Level_0/phi_D_00000",
+        "Level_2/phi_H",
+        "Level_2/phi_D_00000",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(f)).unwrap(),
+            std::fs::read(chk.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn checkpoints_round_trip_and_replace_safely() {
+    let dir = scratch("chk-round-trip");
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+    let fine = BoxArray::new(vec![IndexBox::new(IntVect::splat(4), IntVect::splat(11))]);
+    let make = |ba: &BoxArray, ncomp, ng, k: f64| {
+        let mut mf = MultiFab::new(
+            ba,
+            &DistributionMapping::single(ba),
+            ncomp,
+            IntVect::splat(ng),
+        );
+        for mfi in mf.mfiter(Tiling::None) {
+            let fb = mf.fabbox(mfi.index());
+            mf.array_mut(&mfi).for_each_mut(fb, |i, j, k2, n, v| {
+                *v =
+                    k + f64::from(i) + 10.0 * f64::from(j) + 100.0 * f64::from(k2) + 0.5 * n as f64;
+            });
+        }
+        mf
+    };
+    let (a0, a1) = (make(&ba, 1, 0, 1.0), make(&fine, 1, 0, 2.0));
+    let (b0, b1) = (make(&ba, 3, 2, 3.0), make(&fine, 3, 2, 4.0));
+    let h = plotfile::CheckpointHeader::new("my code", vec![ba.clone(), fine.clone()])
+        .with_ints([7, 14])
+        .with_reals([0.1, 1.0 / 3.0])
+        .with_reals([f64::MIN_POSITIVE, 1e300]);
+    let chk = dir.join("chk00007");
+    plotfile::write_checkpoint(&chk, &h, &[("a", &[&a0, &a1]), ("b", &[&b0, &b1])]).unwrap();
+    let back = plotfile::read_checkpoint_header(&chk).unwrap();
+    assert_eq!(back, {
+        let mut h2 = h.clone();
+        h2.lines.clone_from(&back.lines);
+        h2
+    });
+    assert_eq!(back.reals(1).unwrap(), [0.1, 1.0 / 3.0]);
+    assert_eq!(back.reals(2).unwrap(), [f64::MIN_POSITIVE, 1e300]);
+    for (lev, (ba, want)) in [(&ba, &b0), (&fine, &b1)].into_iter().enumerate() {
+        let got = plotfile::read_checkpoint_multifab(
+            &chk,
+            lev,
+            "b",
+            ba,
+            &DistributionMapping::single(ba),
+        )
+        .unwrap();
+        assert_eq!((got.ncomp(), got.n_grow()), (3, IntVect::splat(2)));
+        for mfi in got.mfiter(Tiling::None) {
+            let fb = got.fabbox(mfi.index());
+            let (x, y) = (got.array(&mfi), want.array(&mfi));
+            for p in fb.iter() {
+                for n in 0..3 {
+                    assert_eq!(x[(p, n)], y[(p, n)]);
+                }
+            }
+        }
+    }
+    // Writing again moves the first one aside; no staging directory is left.
+    plotfile::write_checkpoint(&chk, &h, &[("a", &[&a0, &a1])]).unwrap();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("chk00007.old.")),
+        "{names:?}"
+    );
+    assert!(!chk.join("Level_0/b_H").exists());
+    // A leftover staging directory (a killed writer) is never read, and is replaced.
+    std::fs::create_dir_all(dir.join("chk00008.partial/Level_0")).unwrap();
+    std::fs::write(dir.join("chk00008.partial/Header"), "half").unwrap();
+    assert!(matches!(
+        plotfile::read_checkpoint_header(dir.join("chk00008")),
+        Err(PlotfileError::Io { .. })
+    ));
+    plotfile::write_checkpoint(dir.join("chk00008"), &h, &[("a", &[&a0, &a1])]).unwrap();
+    assert!(!dir.join("chk00008.partial").exists());
+    assert_eq!(
+        plotfile::read_checkpoint_header(dir.join("chk00008"))
+            .unwrap()
+            .grids
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn bad_checkpoints_are_named_errors() {
+    let dir = scratch("chk-bad");
+    let ba = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 4);
+    let mf = MultiFab::new(&ba, &DistributionMapping::single(&ba), 1, IntVect::ZERO);
+    let h = plotfile::CheckpointHeader::new("t", vec![ba.clone()]).with_ints([1]);
+    let chk = dir.join("chk");
+    plotfile::write_checkpoint(&chk, &h, &[("phi", &[&mf])]).unwrap();
+    let text = std::fs::read_to_string(chk.join("Header")).unwrap();
+    let parse = |t: &str| {
+        plotfile::CheckpointHeader::parse(t)
+            .unwrap_err()
+            .to_string()
+    };
+    // Truncated anywhere: an error naming the line, never a panic.
+    for cut in 0..text.len() {
+        if text.is_char_boundary(cut) && !text[cut..].trim().is_empty() {
+            let _ = plotfile::CheckpointHeader::parse(&text[..cut]).unwrap_err();
+        }
+    }
+    assert!(
+        parse(&text.replace("(8 0", "(9 0")).contains("level 0's BoxArray"),
+        "{}",
+        parse(&text.replace("(8 0", "(9 0"))
+    );
+    assert!(parse(&text.replacen("\n0\n", "\n1\n", 1)).contains("level 1's BoxArray"));
+    assert!(parse(&text.replacen("\n0\n", "\n4000000000\n", 1)).contains("finest level"));
+    assert!(
+        parse(&text.replacen("((0,0,0) (3,3,3) (0,0,0))", "((0,0,0) (3,3,3) (1,0,0))", 1))
+            .contains("cell-centred")
+    );
+    assert!(parse(&format!("{text}extra\n")).contains("end of the file"));
+    let bad_int = plotfile::CheckpointHeader::parse(&text.replace("1 \n", "x \n")).unwrap();
+    assert!(matches!(
+        bad_int.ints(0),
+        Err(PlotfileError::Parse { line: 3, .. })
+    ));
+    assert!(bad_int.reals(5).is_err());
+    // A missing checkpoint, a missing level, a level on other boxes than the Header's.
+    assert!(matches!(
+        plotfile::read_checkpoint_header(dir.join("nope")),
+        Err(PlotfileError::Io { .. })
+    ));
+    let dm = DistributionMapping::single(&ba);
+    assert!(plotfile::read_checkpoint_multifab(&chk, 1, "phi", &ba, &dm).is_err());
+    let other = BoxArray::from_domain(IndexBox::new(IntVect::ZERO, IntVect::splat(7)), 8);
+    let e = plotfile::read_checkpoint_multifab(
+        &chk,
+        0,
+        "phi",
+        &other,
+        &DistributionMapping::single(&other),
+    )
+    .unwrap_err();
+    assert!(!e.to_string().is_empty());
+    // Writer arguments: nothing is created.
+    for (fields, what) in [
+        (vec![("a/b", vec![&mf])], "plain file name"),
+        (vec![("a", vec![&mf]), ("a", vec![&mf])], "twice"),
+        (vec![("a", vec![&mf, &mf])], "levels"),
+    ] {
+        let f: Vec<(&str, &[&MultiFab])> = fields.iter().map(|(n, l)| (*n, l.as_slice())).collect();
+        let e = plotfile::write_checkpoint(dir.join("never"), &h, &f).unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
+        assert!(!dir.join("never").exists() && !dir.join("never.partial").exists());
+    }
+    let wrong = MultiFab::new(
+        &other,
+        &DistributionMapping::single(&other),
+        1,
+        IntVect::ZERO,
+    );
+    let e = plotfile::write_checkpoint(dir.join("never"), &h, &[("a", &[&wrong])]).unwrap_err();
+    assert!(e.to_string().contains("grids"), "{e}");
+}

@@ -35,6 +35,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 /// Where a definition came from: a source name (a file name or `command line`) and a
 /// 1-based line (0 for definitions added by [`ParmParse::add`]).
@@ -205,11 +206,25 @@ impl ParmValue for String {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Definition {
     key: String,
     values: Vec<String>,
     origin: Origin,
+    /// Whether a query has read this key (AMReX's `m_count > 0`): set through `&self`,
+    /// so that queries stay `&self` and the table stays `Sync`.
+    used: AtomicBool,
+}
+
+impl Clone for Definition {
+    fn clone(&self) -> Self {
+        Self {
+            key: self.key.clone(),
+            values: self.values.clone(),
+            origin: self.origin.clone(),
+            used: AtomicBool::new(self.used.load(Ordering::Relaxed)),
+        }
+    }
 }
 
 /// A table of inputs: every definition read from files, the command line and
@@ -321,6 +336,8 @@ impl ParmParse {
                 source: "added".to_owned(),
                 line: 0,
             },
+            // AMReX counts an added key as used.
+            used: AtomicBool::new(true),
         });
     }
 
@@ -345,8 +362,53 @@ impl ParmParse {
         out
     }
 
+    /// The last definition of `key`, which counts as reading it (AMReX's `ppindex`).
     fn last(&self, key: &str) -> Option<&Definition> {
-        self.defs.iter().rev().find(|d| d.key == key)
+        let d = self.defs.iter().rev().find(|d| d.key == key)?;
+        d.used.store(true, Ordering::Relaxed);
+        Some(d)
+    }
+
+    /// The definitions of the keys no query has read (nor [`contains`](Self::contains)),
+    /// sorted by key, each key's definitions in the order given: `(key, values)`.
+    /// Definitions [`add`](Self::add)ed count as read, as in AMReX.
+    #[must_use]
+    pub fn unused(&self) -> Vec<(&str, &[String])> {
+        let read = |key: &str| {
+            self.defs
+                .iter()
+                .any(|d| d.key == key && d.used.load(Ordering::Relaxed))
+        };
+        let mut out: Vec<(&str, &[String])> = self
+            .defs
+            .iter()
+            .filter(|d| !read(&d.key))
+            .map(|d| (d.key.as_str(), d.values.as_slice()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(b.0));
+        out
+    }
+
+    /// What AMReX prints at `Finalize` when some inputs were never read (with
+    /// `amrex.verbose` > 0), `None` when all were: `Unused ParmParse Variables:`, then
+    /// one `  [TOP]::key(nvals = N)  :: [v1, v2]` line per [`unused`](Self::unused)
+    /// definition, then an empty line.
+    #[must_use]
+    pub fn unused_report(&self) -> Option<String> {
+        let unused = self.unused();
+        if unused.is_empty() {
+            return None;
+        }
+        let mut s = String::from("Unused ParmParse Variables:\n");
+        for (key, values) in unused {
+            s.push_str(&format!(
+                "  [TOP]::{key}(nvals = {})  :: [{}]\n",
+                values.len(),
+                values.join(", ")
+            ));
+        }
+        s.push('\n');
+        Some(s)
     }
 
     /// Whether `key` is defined.
@@ -645,6 +707,7 @@ fn parse_line(
             key,
             values,
             origin: origin.clone(),
+            used: AtomicBool::new(false),
         });
     }
     Ok(())
@@ -669,6 +732,27 @@ a = 1 b = 2 3
 amr.max_level = 1
 dt = 1.5d-3
 ";
+
+    #[test]
+    fn unused_keys_are_reported_as_amrex_does() {
+        let mut pp =
+            ParmParse::from_text("b.x = 1 2\na = t\nb.x = 3\nc = \"p q\"\n", "in").unwrap();
+        pp.add("d", &[4]);
+        assert!(pp.contains("c"));
+        // Never read: `a` and both definitions of `b.x`, sorted by key; `c` was read
+        // (`contains` counts), `d` was added.
+        let unused = pp.unused();
+        assert_eq!(unused.len(), 3);
+        assert_eq!(
+            pp.unused_report().unwrap(),
+            "Unused ParmParse Variables:\n  [TOP]::a(nvals = 1)  :: [t]\n  [TOP]::b.x(nvals = 2)  :: [1, 2]\n  [TOP]::b.x(nvals = 1)  :: [3]\n\n"
+        );
+        let _: Option<i32> = pp.prefixed("b").query("x").unwrap();
+        let _: Option<bool> = pp.query("a").unwrap();
+        assert_eq!(pp.unused_report(), None);
+        // A clone carries what was read so far.
+        assert!(pp.clone().unused().is_empty());
+    }
 
     #[test]
     fn reads_the_tutorial_layout() {
