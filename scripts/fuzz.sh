@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a number of seconds:  bash scripts/fuzz.sh TARGET SECONDS
-#   TARGET: dlpack_core | dlpack_containers | plotfile | all
+#   TARGET: dlpack_core | dlpack_containers | plotfile | checkpoint | parm_parse | all
 # Installs cargo-fuzz on the dated nightly if needed, (re)writes the seed corpus from
 # fuzz/seeds/make_corpus.py, then runs libFuzzer under AddressSanitizer with a memory
 # limit, so an allocation the input does not justify is a finding too. A crash leaves its
@@ -17,13 +17,13 @@ if ! cargo "+$NIGHTLY" fuzz --version >/dev/null 2>&1; then
 fi
 python3 fuzz/seeds/make_corpus.py fuzz/corpus
 if [ "$target" = all ]; then
-    targets="dlpack_core dlpack_containers plotfile"
+    targets="dlpack_core dlpack_containers plotfile checkpoint parm_parse"
 else
     targets="$target"
 fi
 for t in $targets; do
     max_len=4096
-    [ "$t" = plotfile ] && max_len=65536
+    case "$t" in plotfile | checkpoint) max_len=65536 ;; esac
     echo "==> fuzz $t for ${secs}s"
     # -rss_limit_mb: the harness allocates at most a few MiB per input; 2 GiB means the
     # code under test allocated far beyond what the input's bytes justify.

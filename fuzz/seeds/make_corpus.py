@@ -8,6 +8,9 @@ valid layouts of each container, and the hostile layouts once found by hand (ind
 edges, zero strides over huge extents, rank 0, NULL strides, negative strides).
 plotfile: a small plotfile written by amrex-plotfile (fuzz/seeds/plt_small), each file
 cut down, in the target's format (two u16 lengths, Header, Cell_H, data).
+checkpoint: a checkpoint over the same two boxes (its level 0 is plt_small's VisMF data
+under the name phi), the tutorial's Header lines, and cut or corrupted versions.
+parm_parse: inputs files (the tutorial's keys) and malformed or extreme ones.
 """
 import os
 import struct
@@ -98,8 +101,38 @@ def main(root):
         "huge_box": plot(header, cell_h.replace(b"(7,3,3)", b"(999999990,1,1)", 1), b""),
         "dotdot": plot(header.replace(b"Level_0/Cell", b"../Level_0/Cell"), cell_h, cell_d),
     }
+    lo = cell_h.index(b"(2 0")
+    grids = cell_h[lo:cell_h.index(b"\n)\n", lo) + 3]
+    chk_header = (b"Checkpoint file for AmrCoreAdv\n0\n20 40 \n0.011581673274624229 "
+                  b"0.0057908366373121143 \n0.22307875274693367 0.22307875274693367 \n" + grids)
+    phi_h = cell_h.replace(b"Cell_D_00000", b"phi_D_00000")
+    checkpoint = {
+        "valid": plot(chk_header, phi_h, cell_d),
+        "two_levels": plot(chk_header.replace(b"\n0\n", b"\n1\n", 1)
+                           + b"(1 0\n((2,2,2) (5,5,5) (0,0,0))\n)\n", phi_h, cell_d),
+        "truncated": plot(chk_header[:len(chk_header) // 2], phi_h, cell_d),
+        "count_mismatch": plot(chk_header.replace(b"(2 0", b"(3 0"), phi_h, cell_d),
+        "finest_huge": plot(chk_header.replace(b"\n0\n", b"\n999999\n", 1), phi_h, cell_d),
+        "short_data": plot(chk_header, phi_h, cell_d[:64]),
+        "nan_dt": plot(chk_header.replace(b"0.011581673274624229", b"nan"), phi_h, cell_d),
+    }
+    tutorial = (b"max_step = 40\nstop_time = 1000.0\ngeometry.prob_lo = 0.0 0.0 0.0\n"
+                b"geometry.prob_hi = 1.0 1.0 0.125\ngeometry.is_periodic = 1 1 1\n"
+                b"amr.n_cell = 64 64 8\namr.max_level = 2\namr.ref_ratio = 2 2 2 2\n"
+                b"amr.blocking_factor = 8\namr.max_grid_size = 16\namr.v = 1\n"
+                b"adv.phierr = 1.01 1.1 1.5 # comment\nplot_file = \"a b\"\n")
+    parm_parse = {
+        "tutorial": tutorial,
+        "max_level_huge": tutorial.replace(b"amr.max_level = 2", b"amr.max_level = 2147483647"),
+        "n_cell_huge": tutorial.replace(b"64 64 8", b"2147483647 64 8"),
+        "ref_ratio_vect": tutorial + b"amr.ref_ratio_vect = 2 2 1 4 4 2\n",
+        "no_value": b"amr.max_level =\n",
+        "bad_quotes": b"a = \"unterminated\n",
+        "many_keys": b" ".join(b"k%d = %d" % (i, i) for i in range(200)),
+    }
     for name, seeds in [("dlpack_core", core), ("dlpack_containers", containers),
-                        ("plotfile", plotfile)]:
+                        ("plotfile", plotfile), ("checkpoint", checkpoint),
+                        ("parm_parse", parm_parse)]:
         d = os.path.join(root, name)
         os.makedirs(d, exist_ok=True)
         for k, v in seeds.items():
