@@ -6,10 +6,15 @@ regrid makes. The same numerics as examples/advection_amr.rs, operation for oper
     python examples/advection_amr.py INPUTS [key=value ...]
 
 reads the tutorial's inputs file (through `amr.initialize` and `ParmParse`), prints what
-the tutorial prints at `amr.v = 1`, and writes the `plt*` plotfiles into the current
-directory. Walls (foextrap) where `geometry.is_periodic` is 0; `adv.do_subcycle = 0` is
-the Rust port's, not this one's (this one subcycles). python-tests/test_advection_py.py
-runs a short run and compares its plotfiles with the Rust port's.
+the tutorial prints at `amr.v = 1`, and writes the `plt*` plotfiles (and, with
+`amr.chk_int > 0`, the `chk*` checkpoints) into the current directory. Walls (foextrap)
+where `geometry.is_periodic` is 0. `adv.do_subcycle = 0` advances every level with the
+coarse time step (the fine fluxes averaged onto the coarse faces beneath them, as the
+tutorial's `AdvancePhiAllLevels`). Checkpoints are the tutorial's, byte for byte the
+Rust port's and AMReX's: one right after the initial data and one every `amr.chk_int`
+coarse steps; `amr.restart = chkNNNNN` starts from one (AMReX's, either port's) and goes
+on as the run that wrote it would have. python-tests/test_amr_core.py and
+python-tests/test_checkpoint.py run it against AMReX's output and the Rust port's.
 
 The stream function and the initial Gaussian use Python's `math` (the C library's sin,
 cos and exp, as the Rust port and AMReX), so the two ports compute the same numbers.
@@ -175,12 +180,18 @@ class AmrCoreAdv(amr.AmrCore):
         self.regrid_int = amr_pp.query("regrid_int", 2)
         self.plot_file = amr_pp.query("plot_file", "plt")
         self.plot_int = amr_pp.query("plot_int", -1)
+        self.chk_file = amr_pp.query("chk_file", "chk")
+        self.chk_int = amr_pp.query("chk_int", -1)
+        self.restart = amr_pp.query("restart", "")
         self.verbose = amr_pp.query("v", 0)
         self.cfl = adv.query("cfl", 0.7)
         self.do_reflux = adv.query("do_reflux", 1) != 0
+        self.do_subcycle = adv.query("do_subcycle", 1) != 0
         self.phierr = list(adv.queryarr("phierr", float)[1])
         nlev = self.max_level + 1
-        self.nsubsteps = [1] + [self.max_ref_ratio(lev - 1) for lev in range(1, nlev)]
+        self.nsubsteps = [1] * nlev
+        if self.do_subcycle:
+            self.nsubsteps = [1] + [self.max_ref_ratio(lev - 1) for lev in range(1, nlev)]
         self.istep = [0] * nlev
         self.t_new, self.t_old, self.dt = [0.0] * nlev, [-1.0e100] * nlev, [1.0e100] * nlev
         self.last_regrid_step = [0] * nlev
@@ -198,12 +209,16 @@ class AmrCoreAdv(amr.AmrCore):
 
     # ---- level data ------------------------------------------------------------------
     def define_level(self, lev, time, ba, dm, ng):
-        self.phi_old[lev] = amr.MultiFab(ba, dm, 1, ng)
         self.t_new[lev], self.t_old[lev] = time, time - 1.0e200
+        self.alloc_level(lev, ba, dm, ng)
+        return amr.MultiFab(ba, dm, 1, ng)
+
+    def alloc_level(self, lev, ba, dm, ng):
+        """The old state, face velocities and flux register of a level on ba/dm."""
+        self.phi_old[lev] = amr.MultiFab(ba, dm, 1, ng)
         self.facevel[lev] = [amr.MultiFab(face_boxes(ba, d), dm, 1, 1) for d in range(3)]
         if lev > 0 and self.do_reflux:
             self.flux_reg[lev] = amr.FluxRegister(ba, dm, self.ref_ratio(lev - 1), lev, 1)
-        return amr.MultiFab(ba, dm, 1, ng)
 
     def get_data(self, lev, time):
         tn, to = self.t_new[lev], self.t_old[lev]
@@ -348,7 +363,7 @@ class AmrCoreAdv(amr.AmrCore):
                     self.flux_reg[lev].fine_add(fluxes[d], d, 0, 0, 1, 1.0)
         self.phi_new[lev] = new
 
-    def time_step(self, lev, time):
+    def time_step_with_subcycling(self, lev, time):
         if (self.regrid_int > 0 and lev < self.max_level and self.istep[lev] > self.last_regrid_step[lev]
                 and self.istep[lev] % self.regrid_int == 0):
             old_finest = self.finest_level
@@ -369,10 +384,68 @@ class AmrCoreAdv(amr.AmrCore):
             self.say(f"[Level {lev} step {self.istep[lev]}] Advanced {self.count_cells(lev)} cells")
         if lev < self.finest_level:
             for i in range(1, self.nsubsteps[lev + 1] + 1):
-                self.time_step(lev + 1, time + (i - 1) * self.dt[lev + 1])
+                self.time_step_with_subcycling(lev + 1, time + (i - 1) * self.dt[lev + 1])
             if self.do_reflux:
                 self.flux_reg[lev + 1].reflux(self.phi_new[lev], 1.0, 0, 0, 1, self.geom(lev))
             self.average_down_to(lev)
+
+    def time_step_no_subcycling(self, time):
+        if self.max_level > 0 and self.regrid_int > 0 and self.istep[0] % self.regrid_int == 0:
+            self.regrid(0, time)
+        finest = self.finest_level
+        if self.verbose > 0:
+            for lev in range(finest + 1):
+                self.say(f"[Level {lev} step {self.istep[lev] + 1}] ADVANCE with time = {g10(self.t_new[lev])} "
+                         f"dt = {g10(self.dt[0])}")
+        # The velocities at the middle of the step (the tutorial's DefineVelocityAllLevels).
+        for lev in range(finest + 1):
+            self.define_velocity(lev, time + 0.5 * self.dt[0])
+        self.advance_phi_all_levels(time, self.dt[0])
+        for lev in reversed(range(finest)):
+            self.average_down_to(lev)
+        for lev in range(finest + 1):
+            self.istep[lev] += 1
+        if self.verbose > 0:
+            for lev in range(finest + 1):
+                self.say(f"[Level {lev} step {self.istep[lev]}] Advanced {self.count_cells(lev)} cells")
+
+    def advance_phi_all_levels(self, time, dt):
+        """Every level one step of dt (the tutorial's AdvancePhiAllLevels): the fluxes on
+        every level, the fine fluxes averaged onto the coarse faces beneath them (with the
+        coarse level's periodicity), then the updates."""
+        finest = self.finest_level
+        all_fluxes = []
+        for lev in range(finest + 1):
+            self.phi_old[lev], self.phi_new[lev] = self.phi_new[lev], self.phi_old[lev]
+            self.t_old[lev] = self.t_new[lev]
+            self.t_new[lev] += dt
+            dx = self.geom(lev).CellSize()
+            dtdx = [dt / dx[d] for d in range(3)]
+            old = self.phi_old[lev]
+            sborder = amr.MultiFab(old.box_array(), old.dm(), 1, NUM_GROW)
+            self.fill_patch(lev, time, sborder)
+            fluxes = [amr.MultiFab(f.box_array(), old.dm(), 1, 0) for f in self.facevel[lev]]
+            for mfi in sborder:
+                bx = box_of(mfi)
+                vel = [view(v, mfi) for v in self.facevel[lev]]
+                fl = fab_fluxes(view(sborder, mfi), vel, bx, dtdx)
+                for d in range(3):
+                    fb = faces(bx, d)
+                    view(fluxes[d], mfi).at(fb)[...] = fl[d].at(fb)
+            all_fluxes.append(fluxes)
+        for lev in reversed(range(1, finest + 1)):
+            for d in range(3):
+                amr.average_down_faces(all_fluxes[lev][d], all_fluxes[lev - 1][d], self.ref_ratio(lev - 1),
+                                       self.geom(lev - 1))
+        for lev, fl in enumerate(all_fluxes):
+            dx = self.geom(lev).CellSize()
+            dtdx = [dt / dx[d] for d in range(3)]
+            old = self.phi_old[lev]
+            new = amr.MultiFab(old.box_array(), old.dm(), 1, old.n_grow[0])
+            for mfi in old:
+                bx = box_of(mfi)
+                view(new, mfi).at(bx)[...] = conservative(view(old, mfi), [view(f, mfi) for f in fl], bx, dtdx)
+            self.phi_new[lev] = new
 
     def average_down_to(self, lev):
         amr.average_down(self.phi_new[lev + 1], self.phi_new[lev], self.geom(lev + 1), self.geom(lev), 0, 1,
@@ -388,13 +461,67 @@ class AmrCoreAdv(amr.AmrCore):
                                        prob_lo=tuple(g.ProbLo()), prob_hi=tuple(g.ProbHi()), time=self.t_new[0],
                                        steps=self.istep[:finest + 1])
 
+    def write_checkpoint_file(self):
+        """The tutorial's WriteCheckpointFile: chkNNNNN (the coarse step) with the steps,
+        time steps and times of every level in its Header, and each level's phi."""
+        name = f"{self.chk_file}{self.istep[0]:05d}"
+        self.say(f"Writing checkpoint {name}")
+        finest = self.finest_level
+        amr.write_checkpoint(name, {"phi": self.phi_new[:finest + 1]}, [self.istep, self.dt, self.t_new],
+                             title="Checkpoint file for AmrCoreAdv")
+
+    def read_checkpoint_file(self):
+        """The tutorial's ReadCheckpointFile: the steps, time steps and times of every level
+        and the grids from the Header (each level on a new distribution map over this run's
+        ranks), phi from each level's data. The old states, face velocities and flux
+        registers (not saved) are made afresh."""
+        name = self.restart
+        self.say(f"Restart from checkpoint {name}")
+        header = amr.read_checkpoint_header(name)
+        nlev = self.max_level + 1
+        istep, dt, t_new = header.ints(0), header.reals(1), header.reals(2)
+        for what, n in (("steps", len(istep)), ("dt", len(dt)), ("t_new", len(t_new))):
+            if n > nlev or n < len(header.grids):
+                raise ValueError(f"{name}/Header: {n} values of {what}, expected one per level of the checkpoint "
+                                 f"({len(header.grids)}) and at most one per level amr.max_level = {nlev - 1} allows")
+        self.restore_grids(header.grids)
+        self.istep[:len(istep)] = istep
+        self.dt[:len(dt)] = [float(x) for x in dt]
+        self.t_new[:len(t_new)] = [float(x) for x in t_new]
+        for lev, ba in enumerate(header.grids):
+            dm = self.distribution_map(lev)
+            self.alloc_level(lev, ba, dm, 0)
+            phi = amr.read_checkpoint_multifab(name, lev, "phi", ba, dm)
+            if phi.ncomp != 1 or tuple(phi.n_grow) != (0, 0, 0):
+                raise ValueError(f"{name}/Level_{lev}/phi_H: {phi.ncomp} components and {tuple(phi.n_grow)} ghost "
+                                 f"cells, expected 1 and 0")
+            self.phi_new[lev] = phi
+
+    def init_data(self):
+        """The tutorial's InitData: the hierarchy from scratch (then averaged down, and
+        checkpointed when chk_int > 0) or from amr.restart, then a plotfile when
+        plot_int > 0."""
+        if not self.restart:
+            self.init_from_scratch(0.0)
+            for lev in reversed(range(self.finest_level)):
+                self.average_down_to(lev)
+            if self.chk_int > 0:
+                self.write_checkpoint_file()
+        else:
+            self.read_checkpoint_file()
+        if self.plot_int > 0:
+            self.write_plot_file()
+
     def evolve(self):
         cur_time, last_plot = self.t_new[0], 0
         step = self.istep[0]
         while step < self.max_step and cur_time < self.stop_time:
             self.say(f"\nCoarse STEP {step + 1} starts ...")
             self.compute_dt()
-            self.time_step(0, cur_time)
+            if self.do_subcycle:
+                self.time_step_with_subcycling(0, cur_time)
+            else:
+                self.time_step_no_subcycling(cur_time)
             cur_time += self.dt[0]
             self.say(f"Coarse STEP {step + 1} ends. TIME = {g10(cur_time)} DT = {g10(self.dt[0])} "
                      f"Sum(Phi) = {g10(self.phi_new[0].sum(0))}")
@@ -403,6 +530,8 @@ class AmrCoreAdv(amr.AmrCore):
             if self.plot_int > 0 and (step + 1) % self.plot_int == 0:
                 last_plot = step + 1
                 self.write_plot_file()
+            if self.chk_int > 0 and (step + 1) % self.chk_int == 0:
+                self.write_checkpoint_file()
             step += 1
             if cur_time >= self.stop_time - 1.0e-6 * self.dt[0]:
                 break
@@ -418,11 +547,7 @@ def main(argv):
         sim = AmrCoreAdv()
         if sim.verbose > 0:
             sim.say("Successfully read inputs file ... ")
-        sim.init_from_scratch(0.0)
-        for lev in reversed(range(sim.finest_level)):
-            sim.average_down_to(lev)
-        if sim.plot_int > 0:
-            sim.write_plot_file()
+        sim.init_data()
         sim.evolve()
     finally:
         amr.finalize()

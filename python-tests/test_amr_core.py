@@ -1,8 +1,9 @@
 """Regridding from Python: `AmrInfo`, `AmrMesh`, `TagBoxArray` and an `AmrCore` subclass
 whose callbacks the package's regrid calls in AMReX's order; and the Python port of
-AMReX's Advection_AmrCore tutorial (examples/advection_amr.py) against the Rust port
-(examples/advection_amr.rs, itself bit for bit AMReX's run) on a short run with regrids
-from both levels."""
+AMReX's Advection_AmrCore tutorial (examples/advection_amr.py) against AMReX's own runs
+(the shipped inputs; without subcycling; a small base grid with two thresholds) and
+against the Rust port (examples/advection_amr.rs, itself bit for bit AMReX's run) on a
+short run with regrids from both levels. Its checkpoints and restarts: test_checkpoint.py."""
 import json
 import os
 import subprocess
@@ -15,6 +16,9 @@ import pytest
 amr = pytest.importorskip("amrex_rs")
 ROOT = Path(__file__).resolve().parent.parent
 REF = Path(os.environ.get("AMREX_ADVECTION_REF", ROOT.parent / "shared" / "data" / "amrex-advection"))
+# AMReX's runs without subcycling (nosubcycle/) and on a 32x32x8 base grid (phierr2/).
+MORE = ROOT.parent / "shared" / "data" / "amrex-advection-more"
+PORT = ROOT / "examples" / "advection_amr.py"
 
 
 def geom(n=(32, 32, 32), periodic=(0, 0, 0)):
@@ -197,8 +201,8 @@ def compare_plotfiles(a_dir, b_dir, rtol=1e-12):
 
 def printed(text):
     """The lines AMReX (and both ports) print, without blank lines, AMReX's own start-up
-    and closing lines and the Rust port's timing report."""
-    skip = ("timing", "  ", "Initializing AMReX", "OMP initialized", "AMReX (", "Total Time")
+    and closing lines (MPI's too, from an MPI build) and the Rust port's timing report."""
+    skip = ("timing", "  ", "Initializing AMReX", "MPI initialized", "OMP initialized", "AMReX (", "Total Time")
     return [line for line in text.splitlines() if line and not line.startswith(skip)]
 
 
@@ -233,3 +237,72 @@ def test_python_port_matches_the_rust_port(tmp_path):
     assert printed(py) == printed(rust)
     for step in ("plt00000", "plt00001", "plt00002"):
         compare_plotfiles(rust_dir / step, py_dir / step)
+
+
+def run_port(args, cwd, timeout=600):
+    """The Python port's stdout, run in `cwd`."""
+    return subprocess.run([sys.executable, str(PORT)] + [str(a) for a in args], cwd=cwd, check=True,
+                          capture_output=True, text=True, timeout=timeout).stdout
+
+
+@pytest.mark.parametrize("case, args, plots", [
+    # adv.do_subcycle = 0: every level one step of the coarse dt, the fine fluxes averaged
+    # onto the coarse faces with the coarse level's periodicity (average_down_faces with a
+    # Geometry), the velocities of the middle of the step; regrids at steps 1, 3, ...
+    ("nosubcycle", ["max_step=10"], ["plt00000", "plt00010"]),
+    # 32x32x8 cells, phierr 1.05 1.25: level 2's grids reach across the periodic edges.
+    ("phierr2", [], ["plt00000", "plt00005", "plt00010"]),
+])
+def test_python_port_matches_amrex_on_more_cases(case, args, plots, tmp_path):
+    """Ten coarse steps of AMReX's other two runs: every line AMReX printed up to the last
+    plotfile compared, and those plotfiles to 1e-12."""
+    ref_dir = MORE / case
+    if not (ref_dir / "inputs").exists():
+        pytest.skip(f"no AMReX reference run at {ref_dir}")
+    out = run_port([ref_dir / "inputs"] + args, tmp_path)
+    ref = printed((ref_dir / "stdout.txt").read_text())
+    end = ref.index(f"Writing plotfile {plots[-1]}") + 1
+    assert printed(out) == ref[:end]
+    for plt in plots:
+        compare_plotfiles(ref_dir / plt, tmp_path / plt)
+
+
+def test_average_down_faces_with_the_coarse_geometry():
+    """pyAMReX's `average_down_faces(fine, crse, ratio, geom)`: the means of the
+    `ngcrse` form, and on a periodic domain the faces on its low and high sides (one
+    face) get one value, whichever side's mean the copy lands last."""
+    cdom = amr.Box((0, 0, 0), (15, 15, 15))
+    cgeom = amr.Geometry(cdom, amr.RealBox((0, 0, 0), (1, 1, 1)), amr.CoordSys.CoordType.cartesian, [1, 1, 1])
+    xface = amr.IndexType(True, False, False)
+
+    def faces_of(ba):
+        return amr.BoxArray([ba[i].convert(xface) for i in range(len(ba))])
+
+    cba = amr.BoxArray(cdom, max_size=8)
+    fba = amr.BoxArray(amr.Box((0, 0, 0), (31, 31, 31)), max_size=16)
+    fine = amr.MultiFab(faces_of(fba), amr.DistributionMapping(fba), 1, 0)
+    for mfi in fine:
+        a = np.from_dlpack(fine.array(mfi))[0]
+        lo = mfi.validbox().lo
+        a[...] = (lo[0] + np.arange(a.shape[2]))[None, None, :].astype(float)  # the face's i
+    plain = amr.MultiFab(faces_of(cba), amr.DistributionMapping(cba), 1, 0)
+    periodic = amr.MultiFab(faces_of(cba), amr.DistributionMapping(cba), 1, 0)
+    by_keyword = amr.MultiFab(faces_of(cba), amr.DistributionMapping(cba), 1, 0)
+    for mf in (plain, periodic, by_keyword):
+        mf.set_val(-1.0)
+    amr.average_down_faces(fine, plain, 2)
+    amr.average_down_faces(fine, periodic, 2, cgeom)
+    amr.average_down_faces(fine, by_keyword, amr.IntVect(2, 2, 2), crse_geom=cgeom)
+    for i in range(17):
+        for j, k in ((0, 0), (7, 3), (15, 15)):
+            assert plain.value_at((i, j, k), 0) == 2.0 * i
+            want = 2.0 * i if 0 < i < 16 else periodic.value_at((0, j, k), 0)
+            assert periodic.value_at((i, j, k), 0) == want
+            assert by_keyword.value_at((i, j, k), 0) == want
+    # The low and high faces of the domain are one face, holding one side's mean.
+    assert periodic.value_at((0, 0, 0), 0) in (0.0, 32.0)
+    assert periodic.value_at((16, 0, 0), 0) == periodic.value_at((0, 0, 0), 0)
+    with pytest.raises(TypeError, match="not both"):
+        amr.average_down_faces(fine, periodic, 2, 1, crse_geom=cgeom)
+    with pytest.raises(ValueError):
+        amr.average_down_faces(fine, periodic, 3, cgeom)  # 32 fine faces are not 3 x 16

@@ -9,7 +9,8 @@
 //!
 //! Beyond the containers, with pyAMReX's names:
 //! - global indexing of a MultiFab as pyAMReX does it (`indexing`, `multifab`);
-//! - AMReX plotfiles read lazily per box and written per level (`plotfile`);
+//! - AMReX plotfiles read lazily per box and written per level (`plotfile`), and
+//!   checkpoints written and read as AMReX's AMR codes do (`checkpoint`);
 //! - particles: arrays of structs and structs of arrays built from NumPy arrays in one
 //!   call (`particles`), and the particle container with `redistribute`, deposition,
 //!   gather and particle plotfiles (`particle_container`);
@@ -46,6 +47,7 @@ mod arena;
 mod array4;
 mod basefab;
 mod box_array;
+mod checkpoint;
 #[cfg(feature = "testing")]
 mod debug;
 mod distribution;
@@ -93,6 +95,7 @@ fn amrex_rs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     particles::register(m)?;
     particle_container::register(m)?;
     plotfile::register(m)?;
+    checkpoint::register(m)?;
     amr::register(m)?;
     runtime::register(m)?;
     Ok(())

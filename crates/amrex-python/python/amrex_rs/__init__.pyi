@@ -7,7 +7,7 @@ import sys
 from types import ModuleType
 import builtins
 import os
-from typing import Any, Callable, ClassVar, final, Generic, Iterator, Literal, Sequence, TypeVar, Union, overload, type_check_only
+from typing import Any, Callable, ClassVar, final, Generic, Iterator, Literal, Mapping, Sequence, TypeVar, Union, overload, type_check_only
 
 if sys.version_info >= (3, 10):
     from types import EllipsisType
@@ -40,6 +40,7 @@ __all__ = [
     "BaseFab_float",
     "Box",
     "BoxArray",
+    "CheckpointHeader",
     "Config",
     "CoordSys",
     "CoordType",
@@ -135,9 +136,12 @@ __all__ = [
     "node_bilinear_interp",
     "particle_cpu",
     "particle_id",
+    "read_checkpoint_header",
+    "read_checkpoint_multifab",
     "pc_interp",
     "setBC",
     "sum_fine_to_coarse",
+    "write_checkpoint",
     "write_multi_level_plotfile",
     "write_single_level_plotfile",
     "xp_for",
@@ -1513,6 +1517,44 @@ def write_multi_level_plotfile(
 ) -> None:
     """AMReX's WriteMultiLevelPlotfile."""
 
+# --- checkpoints ------------------------------------------------------------------------
+
+@final
+class CheckpointHeader:
+    """A checkpoint's `Header` (AMReX's AMR codes' `WriteCheckpointFile`): the title, the
+    caller's lines between the finest level and the grids, and each level's grids."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def lines(self) -> list[str]: ...
+    @property
+    def finest_level(self) -> int: ...
+    @property
+    def grids(self) -> list[BoxArray]: ...
+    def ints(self, i: int) -> list[int]:
+        """Line `i` (0: the first after the finest level) as ints; ValueError if not."""
+    def reals(self, i: int) -> list[float]:
+        """Line `i` as finite reals; ValueError if not."""
+    def to_text(self) -> str:
+        """The Header's text, as write_checkpoint writes it."""
+
+def write_checkpoint(
+    dir: str | os.PathLike[str],
+    fields: Mapping[str, Sequence[MultiFab]],
+    lines: Sequence[Sequence[float]] | None = None,
+    title: str = "Checkpoint file",
+) -> None:
+    """A checkpoint as AMReX's AMR codes write it: `fields` maps a name to one MultiFab per
+    level (the grids are the first field's); each of `lines` all ints (written as ints) or
+    with a float (written with 17 digits). Collective."""
+
+def read_checkpoint_header(dir: str | os.PathLike[str], *, comm: Communicator | None = None) -> CheckpointHeader:
+    """`<dir>/Header`, read by rank 0 of `comm` and sent to the others. Collective."""
+
+def read_checkpoint_multifab(dir: str | os.PathLike[str], lev: int, name: str, ba: BoxArray, dm: DistributionMapping) -> MultiFab:
+    """The MultiFab `name` of level `lev` on the level's grids `ba` and the map `dm`. Collective."""
+
 # --- AMR: geometry, boundary conditions, level operations --------------------------------
 # Every level operation takes host float64 MultiFabs (NotImplementedError for device
 # memory) and raises ValueError, before writing anything, for a refused argument.
@@ -1745,8 +1787,11 @@ def sum_fine_to_coarse(
 ) -> None:
     """Adds each coarse cell's fine mean to the coarse data."""
 
-def average_down_faces(fine: MultiFab, crse: MultiFab, ratio: _IntVectLike, ngcrse: _IntVectLike | None = None) -> None:
-    """Averages face data (one direction) onto the coarse faces."""
+def average_down_faces(
+    fine: MultiFab, crse: MultiFab, ratio: _IntVectLike, ngcrse: _IntVectLike | Geometry | None = None, *, crse_geom: Geometry | None = None
+) -> None:
+    """Averages face data (one direction) onto the coarse faces: `ngcrse` ghost faces deep,
+    or, given the coarse Geometry (4th argument or `crse_geom`), periodic images included."""
 
 def average_down_nodal(fine: MultiFab, crse: MultiFab, ratio: _IntVectLike, ngcrse: _IntVectLike | None = None) -> None:
     """Injects nodal data onto the coarse nodes."""
@@ -1960,6 +2005,8 @@ class AmrMesh:
     def max_ref_ratio(self, lev: int) -> int: ...
     def count_cells(self, lev: int) -> int: ...
     def make_base_grids(self, nprocs: int = 1) -> BoxArray: ...
+    def restore_grids(self, grids: Sequence[BoxArray]) -> None:
+        """Makes a checkpoint's grids the hierarchy (ValueError, nothing changed, if they do not fit)."""
 
 class AmrCore(AmrMesh):
     """A simulation on an AMR hierarchy (AMReX `AmrCore`), to subclass: define the five

@@ -440,6 +440,24 @@ impl PyAmrMesh {
         Ok(PyBoxArray(self.m()?.make_base_grids(nprocs)))
     }
 
+    /// Makes `grids` (a checkpoint's, level 0 first: `read_checkpoint_header(dir).grids`)
+    /// the hierarchy, each level on a new distribution map over the current ranks, as
+    /// AMReX codes' `ReadCheckpointFile` does; no callback is called (the caller reads
+    /// each level's data onto `box_array(lev)`/`distribution_map(lev)`). `ValueError`
+    /// naming the level and the problem, with nothing changed, if they do not fit this
+    /// mesh: more levels than `max_level + 1`, a box outside its level's domain, level 0
+    /// not covering its domain, overlapping boxes, or a finer level not coarsenable by
+    /// the ratio or not inside the level below.
+    fn restore_grids(&mut self, grids: Vec<PyRef<'_, PyBoxArray>>) -> PyResult<()> {
+        let grids: Vec<BoxArray> = grids.iter().map(|g| g.0.clone()).collect();
+        let mesh = self.mesh.as_mut().ok_or_else(|| {
+            PyRuntimeError::new_err(
+                "this AmrMesh/AmrCore has no hierarchy: its __init__ was not run (a subclass's __init__ must call super().__init__(...))",
+            )
+        })?;
+        mesh.restore_grids(&grids).map_err(py_err)
+    }
+
     fn __repr__(&self) -> String {
         match &self.mesh {
             Some(m) => format!(

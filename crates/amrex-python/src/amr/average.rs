@@ -7,8 +7,8 @@ use crate::error::py_err;
 use crate::geometry::int_vect_of;
 use crate::multifab::PyMultiFab;
 use amrex_amr::{
-    IntVect, average_down, average_down_faces, average_down_geom, average_down_nodal,
-    sum_fine_to_coarse,
+    IntVect, average_down, average_down_faces, average_down_faces_geom, average_down_geom,
+    average_down_nodal, sum_fine_to_coarse,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -110,23 +110,42 @@ fn sum_fine_to_coarse_py(
     .map_err(py_err)
 }
 
-/// Averages face data (nodal in exactly one direction) onto the coarse faces, coarse
-/// ghost faces `ngcrse` deep included (pyAMReX `average_down_faces(fine, crse, ratio,
-/// ngcrse=0)`, one direction per call).
+/// Averages face data (nodal in exactly one direction) onto the coarse faces, one
+/// direction per call, in pyAMReX's two forms: `average_down_faces(fine, crse, ratio,
+/// ngcrse=0)` (coarse ghost faces `ngcrse` deep included) and `average_down_faces(fine,
+/// crse, ratio, geom)` (or `crse_geom=geom`), where the copy onto `crse` also lands the
+/// periodic images of the coarse faces by the periodicity of `geom`, the coarse level's
+/// geometry: what AMReX's codes call to make the coarse fluxes of a step without
+/// subcycling the means of the fine ones (on a periodic domain a face on its low side
+/// and the one on its high side are one face, and both get the fine mean).
 #[pyfunction]
-#[pyo3(name = "average_down_faces", signature = (fine, crse, ratio, ngcrse=None))]
+#[pyo3(name = "average_down_faces", signature = (fine, crse, ratio, ngcrse=None, *, crse_geom=None))]
 fn average_down_faces_py(
     fine: &Bound<'_, PyMultiFab>,
     crse: &Bound<'_, PyMultiFab>,
     ratio: &Bound<'_, PyAny>,
     ngcrse: Option<&Bound<'_, PyAny>>,
+    crse_geom: Option<PyRef<'_, PyGeometry>>,
 ) -> PyResult<()> {
-    let (ratio, ng) = (
-        int_vect_of(ratio)?,
-        ngcrse.map_or(Ok(IntVect::ZERO), int_vect_of)?,
-    );
+    let ratio = int_vect_of(ratio)?;
+    // The fourth argument is a Geometry in pyAMReX's second form.
+    let (ngcrse, geom) = match (ngcrse, crse_geom) {
+        (Some(g), None) if g.is_instance_of::<PyGeometry>() => {
+            (None, Some(g.cast::<PyGeometry>()?.borrow()))
+        }
+        (Some(_), Some(_)) => {
+            return Err(PyTypeError::new_err(
+                "average_down_faces takes ngcrse or crse_geom, not both (the periodic form has no ghost faces)",
+            ));
+        }
+        (ng, g) => (ng, g),
+    };
+    let ng = ngcrse.map_or(Ok(IntVect::ZERO), int_vect_of)?;
     let (f, mut c) = read_write("average_down_faces", fine, crse)?;
-    average_down_faces(f.host()?, c.host_mut()?, ratio, ng).map_err(py_err)
+    match geom {
+        Some(g) => average_down_faces_geom(f.host()?, c.host_mut()?, ratio, &g.0).map_err(py_err),
+        None => average_down_faces(f.host()?, c.host_mut()?, ratio, ng).map_err(py_err),
+    }
 }
 
 /// Injects nodal data onto the coarse nodes, coarse ghost nodes `ngcrse` deep included
