@@ -379,6 +379,32 @@ where
         )
     }
 
+    /// The smallest and the largest value of components `comps` over `bx` in one pass
+    /// over the data (each row folded for both while it is in cache): the values of
+    /// [`min`](Self::min) and [`max`](Self::max), bit for bit.
+    ///
+    /// # Errors
+    /// As [`min`](Self::min).
+    pub fn min_max(
+        &self,
+        comps: impl RangeBounds<usize>,
+        bx: IndexBox,
+    ) -> Result<(T, T), FabError> {
+        let comps = component_range(comps, self.ncomp())?;
+        let first = self.first_value(comps.clone(), bx)?;
+        let (mut lo, mut hi) = ([first; kernels::LANES], [first; kernels::LANES]);
+        let less = |a: T, x: T| if x < a { x } else { a };
+        let more = |a: T, x: T| if x > a { x } else { a };
+        self.for_rows(comps, bx, |_, row| {
+            kernels::fold_lanes(row, &mut lo, &less);
+            kernels::fold_lanes(row, &mut hi, &more);
+        })?;
+        Ok((
+            kernels::combine_lanes(lo, first, less),
+            kernels::combine_lanes(hi, first, more),
+        ))
+    }
+
     /// Largest value of components `comps` over `bx` (AMReX `max`).
     ///
     /// # Errors

@@ -231,6 +231,8 @@ proptest! {
             prop_assert_eq!(fab.sum(c..=c, sub).unwrap(), vals.iter().sum::<f64>());
             prop_assert_eq!(fab.min(c..=c, sub).unwrap(), vals.iter().copied().fold(f64::INFINITY, f64::min));
             prop_assert_eq!(fab.max(c..=c, sub).unwrap(), vals.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+            let (lo, hi) = fab.min_max(c..=c, sub).unwrap();
+            prop_assert_eq!((lo.to_bits(), hi.to_bits()), (fab.min(c..=c, sub).unwrap().to_bits(), fab.max(c..=c, sub).unwrap().to_bits()));
             prop_assert_eq!(fab.norm0(c..=c, sub).unwrap(), vals.iter().fold(0.0f64, |a, x| a.max(x.abs())));
             prop_assert_eq!(fab.norm1(c..=c, sub).unwrap(), vals.iter().map(|x| x.abs()).sum::<f64>());
             let n2 = vals.iter().map(|x| x * x).sum::<f64>().sqrt();

@@ -5,9 +5,9 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use amrex_box::IndexBox;
 use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
 use amrex_runtime::{Communicator, Fingerprint};
 
@@ -343,6 +343,112 @@ fn read_multifab_layout(
     Ok((h, mf))
 }
 
+/// Reads FAB `g` of `file` at byte `offset` into `out` (`fabbox` with `h.ncomp`
+/// components): its header line first when the VisMF header has no real descriptor
+/// (version 1), checked against the box and components `h` expects, then the values.
+/// Native little-endian doubles land in `out` directly; other formats are decoded.
+fn read_fab(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    g: usize,
+    (fabbox, h): (IndexBox, &VisMfHeader),
+    dim: usize,
+    out: &mut [f64],
+) -> Result<(), PlotfileError> {
+    let mut at = offset;
+    let rd = if let Some(rd) = h.real_descriptor {
+        rd
+    } else {
+        // The header line: at most 4096 bytes, up to its newline.
+        let mut head = alloc::vec![0_u8; 4096];
+        let n = read_at_most(file, &mut head, at).map_err(io_err(path))?;
+        let end =
+            head[..n]
+                .iter()
+                .position(|&b| b == b'\n')
+                .ok_or_else(|| PlotfileError::Parse {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    what: format!("a FAB header line (FAB {g} at byte {offset}), found no newline"),
+                })?;
+        let line = String::from_utf8_lossy(&head[..=end]);
+        let (rd, bx, nc) =
+            vismf::parse_fab_header(&line, dim).map_err(|e| PlotfileError::Parse {
+                path: path.to_path_buf(),
+                line: 1,
+                what: format!("{} (FAB {g} at byte {offset})", e.what),
+            })?;
+        if bx != fabbox || nc != h.ncomp {
+            return Err(invalid(
+                path,
+                format!(
+                    "FAB {g} at byte {offset} covers {bx} with {nc} components; the header \
+                     says {fabbox} with {}",
+                    h.ncomp
+                ),
+            ));
+        }
+        at += end as u64 + 1;
+        rd
+    };
+    let nbytes = out.len() * rd.bytes;
+    let short = |e: std::io::Error| {
+        invalid(
+            path,
+            format!("FAB {g} at byte {offset}: {nbytes} bytes of data: {e}"),
+        )
+    };
+    if rd.is_native_f64() {
+        read_exact_at(file, bytemuck::cast_slice_mut(out), at).map_err(short)
+    } else {
+        let mut bytes = alloc::vec![0_u8; nbytes];
+        read_exact_at(file, &mut bytes, at).map_err(short)?;
+        rd.decode(&bytes, out);
+        Ok(())
+    }
+}
+
+/// Fills `buf` from `file` at byte `offset` (a positional read: no shared cursor).
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let n = read_at_most(file, buf, offset)?;
+    if n < buf.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the file ends after {n} of them"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads into `buf` from `file` at byte `offset` until `buf` is full or the file ends;
+/// returns the bytes read.
+fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(file, &mut buf[done..], offset + done as u64);
+        #[cfg(windows)]
+        let n =
+            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64);
+        #[cfg(not(any(unix, windows)))]
+        let n: std::io::Result<usize> = {
+            let _ = (file, offset);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "positional reads are not available on this platform",
+            ))
+        };
+        match n {
+            Ok(0) => break,
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
 /// This process's part of a MultiFab on disk: the FABs `dm` gives it (all of them for a
 /// single-process map). Not collective; the caller agrees on the result.
 fn read_local_fabs(
@@ -360,7 +466,7 @@ fn read_local_fabs(
     // the bytes its FABs need are there: each FAB's data lies inside its file. The
     // MultiFab then costs at most twice the files' size (f32 data read as f64), whatever
     // the headers claim.
-    let mut files: Vec<(String, BufReader<File>, u64)> = Vec::new();
+    let mut files: Vec<(String, File, u64)> = Vec::new();
     let mut fab_file = alloc::vec![usize::MAX; h.fabs.len()];
     // Bytes per value: known from the header (versions >= 2), else at least 4 (the FAB
     // header of version 1 says; f32 is the smallest AMReX writes).
@@ -382,7 +488,7 @@ fn read_local_fabs(
                 let path = dir.join(&fod.file);
                 let f = File::open(&path).map_err(io_err(&path))?;
                 let len = f.metadata().map_err(io_err(&path))?.len();
-                files.push((fod.file.clone(), BufReader::new(f), len));
+                files.push((fod.file.clone(), f, len));
                 files.len() - 1
             }
         };
@@ -424,59 +530,39 @@ fn read_local_fabs(
         }
     }
     let mut mf = MultiFab::new(ba, dm, h.ncomp, h.ngrow);
-    let mut bytes = Vec::new();
-    for &g in &mine {
+    // Each FAB is read at its offset into its own memory, the FABs in parallel (the
+    // files are read with positional reads, which share no cursor).
+    // The FabArray holds this rank's FABs in the order of their global indices.
+    debug_assert!(
+        mine.iter()
+            .enumerate()
+            .all(|(l, &g)| mf.local_index(g) == Some(l))
+    );
+    let mut jobs: Vec<(
+        usize,
+        &mut amrex_multifab::BaseFab<'static, f64, amrex_multifab::HostArena>,
+    )> = Vec::with_capacity(mine.len());
+    for (l, fab) in mf.fabs_mut().enumerate() {
+        jobs.push((mine[l], fab));
+    }
+    let results = amrex_runtime::threads::par_map_mut(&mut jobs, |(g, fab)| {
+        let g = *g;
         let fod = &h.fabs[g];
         let path = dir.join(&fod.file);
-        let r = &mut files[fab_file[g]].1;
-        r.seek(SeekFrom::Start(fod.offset)).map_err(io_err(&path))?;
         let fabbox = ba.get(g).grow_iv(h.ngrow);
-        let rd = if let Some(rd) = h.real_descriptor {
-            rd
-        } else {
-            let mut line = Vec::new();
-            r.by_ref()
-                .take(4096)
-                .read_until(b'\n', &mut line)
-                .map_err(io_err(&path))?;
-            let line = String::from_utf8_lossy(&line);
-            let (rd, bx, nc) =
-                vismf::parse_fab_header(&line, dim).map_err(|e| PlotfileError::Parse {
-                    path: path.clone(),
-                    line: 1,
-                    what: format!("{} (FAB {g} at byte {})", e.what, fod.offset),
-                })?;
-            if bx != fabbox || nc != h.ncomp {
-                return Err(invalid(
-                    &path,
-                    format!(
-                        "FAB {g} at byte {} covers {bx} with {nc} components; the header \
-                         says {fabbox} with {}",
-                        fod.offset, h.ncomp
-                    ),
-                ));
-            }
-            rd
-        };
-        let l = mf
-            .local_index(g)
-            .ok_or_else(|| invalid(&path, format!("FAB {g} is not this rank's")))?;
-        let out = mf
-            .fab_mut(l)
+        let out = fab
             .as_mut_slice()
             .map_err(|e| invalid(&path, format!("FAB {g}: {e}")))?;
-        bytes.resize(out.len() * rd.bytes, 0);
-        r.read_exact(&mut bytes).map_err(|e| {
-            invalid(
-                &path,
-                format!(
-                    "FAB {g} at byte {}: {} bytes of data: {e}",
-                    fod.offset,
-                    bytes.len()
-                ),
-            )
-        })?;
-        rd.decode(&bytes, out);
-    }
+        read_fab(
+            &files[fab_file[g]].1,
+            &path,
+            fod.offset,
+            g,
+            (fabbox, h),
+            dim,
+            out,
+        )
+    });
+    results.into_iter().collect::<Result<(), _>>()?;
     Ok(mf)
 }

@@ -85,6 +85,12 @@ impl RealDescriptor {
         )))
     }
 
+    /// Whether the values are this machine's `f64`s (8-byte IEEE doubles in its byte
+    /// order), which need no decoding.
+    pub(crate) fn is_native_f64(self) -> bool {
+        self.bytes == 8 && self.little_endian == cfg!(target_endian = "little")
+    }
+
     /// Decodes values into `out` (its length says how many).
     pub(crate) fn decode(self, bytes: &[u8], out: &mut [f64]) {
         debug_assert_eq!(bytes.len(), out.len() * self.bytes);

@@ -6,13 +6,12 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use amrex_arena::HostAccessible;
 use amrex_box::IntVect;
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, FabArray, Tiling};
+use amrex_multifab::{BoxArray, FabArray, FabError, Tiling};
 use amrex_runtime::{Agreed, Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
@@ -109,85 +108,111 @@ fn write_my_fabs<A: HostAccessible>(
     append: bool,
 ) -> Result<parallel::LocalPart, PlotfileError> {
     let dpath = with_suffix(prefix, &format!("_D_{file:05}"));
-    let f = if append {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(&dpath)
-    } else {
-        File::create(&dpath)
-    }
-    .map_err(io_err(&dpath))?;
-    let mut offset = if append {
+    // Not opened for appending: the FABs are written at their offsets (an appending
+    // descriptor would ignore them); a later turn starts at the end of the earlier ones.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(!append)
+        .open(&dpath)
+        .map_err(io_err(&dpath))?;
+    let start = if append {
         f.metadata().map_err(io_err(&dpath))?.len()
     } else {
         0
     };
-    let mut w = BufWriter::with_capacity(1 << 20, f);
     let rd = RealDescriptor::NATIVE_F64;
     let nc = mf.ncomp();
-    let mut part = parallel::LocalPart {
-        file,
-        fabs: Vec::with_capacity(mf.local_size()),
-    };
-    // Local boxes in increasing global order: on one process, every box in order.
-    for mfi in mf.mfiter(Tiling::None) {
+    // Local boxes in increasing global order (on one process, every box in order), each
+    // at the offset the ones before it leave: its FAB header line, then its values.
+    let mfis: Vec<_> = mf.mfiter(Tiling::None).collect();
+    let mut offsets = Vec::with_capacity(mfis.len());
+    let mut heads = Vec::with_capacity(mfis.len());
+    let mut offset = start;
+    for mfi in &mfis {
+        let region = mfi.validbox().grow_iv(ngrow);
+        let head = vismf::fab_header(rd, &region, nc, 3);
+        offsets.push(offset);
+        offset += head.len() as u64 + region.num_pts() * nc as u64 * 8;
+        heads.push(head);
+    }
+    // The FABs in parallel: each written with positional writes (no shared cursor), then
+    // its minima and maxima over the valid box (what `_H` records), while it is in cache.
+    let records = amrex_runtime::threads::par_map(mfis.len(), |i| {
+        let mfi = &mfis[i];
         let (g, vbx) = (mfi.index(), mfi.validbox());
         let region = vbx.grow_iv(ngrow);
-        let fab = mf.fab(&mfi);
-        let head = vismf::fab_header(rd, &region, nc, 3);
-        w.write_all(head.as_bytes()).map_err(io_err(&dpath))?;
-        let mut len = head.len() as u64;
-        let whole = fab.index_box() == region && fab.is_contiguous();
-        if whole {
-            let data = fab
-                .as_slice()
-                .map_err(|e| invalid(&dpath, format!("box {g}: {e}")))?;
-            w.write_all(bytemuck::cast_slice(data))
-                .map_err(io_err(&dpath))?;
-            len += (data.len() * 8) as u64;
+        let fab = mf.fab(mfi);
+        let bad = |e: FabError| invalid(&dpath, format!("box {g}: {e}"));
+        let head = heads[i].as_bytes();
+        let at = offsets[i];
+        write_all_at(&f, head, at).map_err(io_err(&dpath))?;
+        let at = at + head.len() as u64;
+        if fab.index_box() == region && fab.is_contiguous() {
+            let data = fab.as_slice().map_err(bad)?;
+            write_all_at(&f, bytemuck::cast_slice(data), at).map_err(io_err(&dpath))?;
         } else {
-            let a = fab
-                .array()
-                .map_err(|e| invalid(&dpath, format!("box {g}: {e}")))?;
+            let a = fab.array().map_err(bad)?;
             let x0 = (region.lo()[0] - a.begin()[0]) as usize;
             let nx = region.length_dir(0) as usize;
+            let mut values =
+                Vec::with_capacity(usize::try_from(region.num_pts()).unwrap_or(0) * nc);
             for n in 0..nc {
                 for k in region.lo()[2]..=region.hi()[2] {
                     for j in region.lo()[1]..=region.hi()[1] {
-                        let row = &a.row(j, k, n)[x0..x0 + nx];
-                        w.write_all(bytemuck::cast_slice(row))
-                            .map_err(io_err(&dpath))?;
+                        values.extend_from_slice(&a.row(j, k, n)[x0..x0 + nx]);
                     }
                 }
             }
-            len += (region.num_pts() * nc as u64) * 8;
+            write_all_at(&f, bytemuck::cast_slice(&values), at).map_err(io_err(&dpath))?;
         }
-        // Minima and maxima over the valid box, from the rank that owns it.
-        let minmax = |max: bool| {
-            (0..nc)
-                .map(|n| {
-                    let r = if max {
-                        fab.max(n..=n, vbx)
-                    } else {
-                        fab.min(n..=n, vbx)
-                    };
-                    r.map_err(|e| invalid(&dpath, format!("box {g}: {e}")))
-                })
-                .collect::<Result<Vec<f64>, _>>()
-        };
-        part.fabs.push(parallel::BoxRecord {
+        let (mut min, mut max) = (Vec::with_capacity(nc), Vec::with_capacity(nc));
+        for n in 0..nc {
+            let (lo, hi) = fab.min_max(n..=n, vbx).map_err(bad)?;
+            min.push(lo);
+            max.push(hi);
+        }
+        Ok(parallel::BoxRecord {
             g,
-            offset,
-            min: minmax(false)?,
-            max: minmax(true)?,
-        });
-        offset += len;
-    }
-    w.flush().map_err(io_err(&dpath))?;
+            offset: offsets[i],
+            min,
+            max,
+        })
+    });
     // Closed before the next turn's rank opens the file (close-to-open consistency).
-    drop(w);
-    Ok(part)
+    drop(f);
+    Ok(parallel::LocalPart {
+        file,
+        fabs: records.into_iter().collect::<Result<_, PlotfileError>>()?,
+    })
+}
+
+/// Writes all of `buf` into `file` at byte `offset` (a positional write: no shared
+/// cursor, so threads can write the parts of one file at once).
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = offset + done as u64;
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::write_at(file, &buf[done..], at);
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_write(file, &buf[done..], at);
+        #[cfg(not(any(unix, windows)))]
+        let n: std::io::Result<usize> = {
+            let _ = (file, at);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "positional writes are not available on this platform",
+            ))
+        };
+        match n {
+            Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::WriteZero)),
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// **Collective.** Every rank's [`parallel::LocalPart`] gathered on every rank and put
