@@ -1,6 +1,8 @@
 //! AMReX plotfiles (`HyperCLaw-V1.1`): read what AMReX's `WriteSingleLevelPlotfile` /
 //! `WriteMultiLevelPlotfile` write, and write plotfiles AMReX, yt, VisIt and ParaView
-//! read, for the [`MultiFab`]s of `amrex-multifab`.
+//! read, for the [`MultiFab`]s of `amrex-multifab`; and AMR checkpoints as AMReX's codes
+//! write them ([`CheckpointHeader`], [`write_checkpoint`], [`read_checkpoint_header`],
+//! [`read_checkpoint_multifab`]).
 //!
 //! A plotfile is a directory:
 //!
