@@ -211,7 +211,7 @@ fn main() {
             eprintln!("plotfile_compare: bad rtol: {e}");
             std::process::exit(2);
         });
-    let fail = |p: &str, e: &dyn std::fmt::Display| -> ! {
+    let fail = |p: &str, e: &dyn core::fmt::Display| -> ! {
         eprintln!("plotfile_compare: cannot read {p}: {e}");
         std::process::exit(2);
     };

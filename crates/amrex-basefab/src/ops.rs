@@ -396,8 +396,8 @@ where
         let less = |a: T, x: T| if x < a { x } else { a };
         let more = |a: T, x: T| if x > a { x } else { a };
         self.for_rows(comps, bx, |_, row| {
-            kernels::fold_lanes(row, &mut lo, &less);
-            kernels::fold_lanes(row, &mut hi, &more);
+            kernels::fold_lanes(row, &mut lo, less);
+            kernels::fold_lanes(row, &mut hi, more);
         })?;
         Ok((
             kernels::combine_lanes(lo, first, less),
