@@ -1,10 +1,12 @@
 //! File-system helpers of the reader and the writer: whole text files read and written
 //! with errors that name the path, the paths of a plotfile (a suffix on a VisMF prefix;
 //! paths read from a file kept inside the plotfile directory), and the directory a
-//! plotfile or checkpoint is written in before it takes its name.
+//! plotfile or checkpoint is written in before it takes its name; positional reads and
+//! writes, with which threads read and write the FABs of one file at once.
 
 use alloc::format;
 use alloc::string::String;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::error::{PlotfileError, io_err};
@@ -88,4 +90,72 @@ fn unique() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     format!("{nanos:x}{:x}", std::process::id())
+}
+
+/// Fills `buf` from `file` at byte `offset` (a positional read: no shared cursor).
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let n = read_at_most(file, buf, offset)?;
+    if n < buf.len() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the file ends after {n} of them"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads into `buf` from `file` at byte `offset` until `buf` is full or the file ends;
+/// returns the bytes read.
+pub(crate) fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(file, &mut buf[done..], offset + done as u64);
+        #[cfg(windows)]
+        let n =
+            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64);
+        #[cfg(not(any(unix, windows)))]
+        let n: std::io::Result<usize> = {
+            let _ = (file, offset);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "positional reads are not available on this platform",
+            ))
+        };
+        match n {
+            Ok(0) => break,
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
+/// Writes all of `buf` into `file` at byte `offset` (a positional write: no shared
+/// cursor, so threads can write the parts of one file at once).
+pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let at = offset + done as u64;
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::write_at(file, &buf[done..], at);
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_write(file, &buf[done..], at);
+        #[cfg(not(any(unix, windows)))]
+        let n: std::io::Result<usize> = {
+            let _ = (file, at);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "positional writes are not available on this platform",
+            ))
+        };
+        match n {
+            Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::WriteZero)),
+            Ok(k) => done += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -12,7 +12,7 @@ use amrex_multifab::{BoxArray, DistributionMapping, MultiFab};
 use amrex_runtime::{Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, header_err, invalid, io_err, parse_err};
-use crate::fs::{confined, read_text, with_suffix};
+use crate::fs::{confined, read_at_most, read_exact_at, read_text, with_suffix};
 use crate::header::PlotfileHeader;
 use crate::parallel;
 use crate::vismf::{self, VisMfHeader};
@@ -407,46 +407,6 @@ fn read_fab(
         rd.decode(&bytes, out);
         Ok(())
     }
-}
-
-/// Fills `buf` from `file` at byte `offset` (a positional read: no shared cursor).
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    let n = read_at_most(file, buf, offset)?;
-    if n < buf.len() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            format!("the file ends after {n} of them"),
-        ));
-    }
-    Ok(())
-}
-
-/// Reads into `buf` from `file` at byte `offset` until `buf` is full or the file ends;
-/// returns the bytes read.
-fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::read_at(file, &mut buf[done..], offset + done as u64);
-        #[cfg(windows)]
-        let n =
-            std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64);
-        #[cfg(not(any(unix, windows)))]
-        let n: std::io::Result<usize> = {
-            let _ = (file, offset);
-            Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "positional reads are not available on this platform",
-            ))
-        };
-        match n {
-            Ok(0) => break,
-            Ok(k) => done += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
 }
 
 /// This process's part of a MultiFab on disk: the FABs `dm` gives it (all of them for a

@@ -5,7 +5,6 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use amrex_arena::HostAccessible;
@@ -15,7 +14,7 @@ use amrex_multifab::{BoxArray, FabArray, FabError, Tiling};
 use amrex_runtime::{Agreed, Communicator, Fingerprint};
 
 use crate::error::{PlotfileError, invalid, io_err};
-use crate::fs::{make_staging, publish, staging_path, with_suffix, write_text};
+use crate::fs::{make_staging, publish, staging_path, with_suffix, write_all_at, write_text};
 use crate::header::{LevelHeader, PLOTFILE_VERSION, PlotfileHeader};
 use crate::nesting;
 use crate::parallel::{self, nfiles};
@@ -185,34 +184,6 @@ fn write_my_fabs<A: HostAccessible>(
         file,
         fabs: records.into_iter().collect::<Result<_, PlotfileError>>()?,
     })
-}
-
-/// Writes all of `buf` into `file` at byte `offset` (a positional write: no shared
-/// cursor, so threads can write the parts of one file at once).
-fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        let at = offset + done as u64;
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::write_at(file, &buf[done..], at);
-        #[cfg(windows)]
-        let n = std::os::windows::fs::FileExt::seek_write(file, &buf[done..], at);
-        #[cfg(not(any(unix, windows)))]
-        let n: std::io::Result<usize> = {
-            let _ = (file, at);
-            Err(std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "positional writes are not available on this platform",
-            ))
-        };
-        match n {
-            Ok(0) => return Err(std::io::Error::from(std::io::ErrorKind::WriteZero)),
-            Ok(k) => done += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// **Collective.** Every rank's [`parallel::LocalPart`] gathered on every rank and put
