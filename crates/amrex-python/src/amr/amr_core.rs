@@ -59,10 +59,11 @@ pub(crate) struct PyAmrInfo {
     /// `amr.check_input`.
     #[pyo3(get, set)]
     check_input: bool,
-    /// `amr.use_new_chop`.
+    /// The alternative cluster chop (AMReX's `SetUseNewChop`; no inputs key).
     #[pyo3(get, set)]
     use_new_chop: bool,
-    /// `amr.iterate_on_new_grids`.
+    /// Remake the levels at start-up until their grids stop changing (AMReX's
+    /// `SetIterateToFalse` turns it off; no inputs key).
     #[pyo3(get, set)]
     iterate_on_new_grids: bool,
     /// The per-level lists and the per-direction layout switch.
