@@ -1,8 +1,8 @@
 //! Plotfiles on many ranks, under `mpirun`: every rank writes its own FABs, rank 0 the
 //! headers; reading back distributed (default map and a map of our own), on rank 0 alone
 //! (`read_plotfile`), and against a single-process write of the same values; NFiles
-//! groups; and errors on one rank (a directory that cannot be made, a data file that
-//! cannot be created, a truncated data file, arguments that differ between ranks) that
+//! groups; checkpoints; and errors on one rank (a directory that cannot be made, a
+//! truncated data file, a missing checkpoint, arguments that differ between ranks) that
 //! must come back as errors on every rank, not hangs.
 //!
 //! Run by `scripts/test-mpi.sh` under `mpirun -n 1`, `-n 2` and `-n 4`
@@ -337,6 +337,64 @@ fn failed_on(
     }
 }
 
+/// A checkpoint of two levels and two fields written on every rank, read back onto
+/// another map and on rank 0 alone; a corrupt `Header` and a missing checkpoint are
+/// errors on every rank.
+fn checkpoints(c: &Communicator, s: &Scratch) {
+    let ba0 = random_ba(domain(), 5);
+    let ba1 = BoxArray::new(vec![IndexBox::new(IntVect::splat(8), IntVect::splat(23))])
+        .max_size(IntVect::splat(8));
+    let dms = [
+        DistributionMapping::new(&ba0),
+        DistributionMapping::new(&ba1),
+    ];
+    let (l0, l1) = (filled(&ba0, &dms[0], 0), filled(&ba1, &dms[1], 1));
+    let header = plotfile::CheckpointHeader::new("mpi", vec![ba0.clone(), ba1.clone()])
+        .with_ints([3, 6])
+        .with_reals([0.5, 0.25]);
+    let dir = s.dir("chk");
+    plotfile::write_checkpoint(&dir, &header, &[("u", &[&l0, &l1])]).expect("write");
+    let h = plotfile::read_checkpoint_header_on(&dir, c).expect("header");
+    assert_eq!(h, header);
+    for (lev, ba) in h.grids.iter().enumerate() {
+        // Another map than the writer's: the FABs come from other ranks' files.
+        let dm = DistributionMapping::with_strategy_on(ba, c, Strategy::RoundRobin);
+        let mf = plotfile::read_checkpoint_multifab(&dir, lev, "u", ba, &dm).expect("level");
+        let cells = check_values(&mf, lev);
+        let total = c
+            .all_reduce_u64(cells, amrex_runtime::ReduceOp::Sum)
+            .unwrap();
+        assert_eq!(total, 2 * ba.num_pts());
+    }
+    if c.rank() == 0 {
+        let h0 = plotfile::read_checkpoint_header(&dir).unwrap();
+        let mf = plotfile::read_checkpoint_multifab(
+            &dir,
+            1,
+            "u",
+            &h0.grids[1],
+            &DistributionMapping::single(&h0.grids[1]),
+        )
+        .unwrap();
+        assert_eq!(check_values(&mf, 1), 2 * ba1.num_pts());
+    }
+    c.barrier().unwrap();
+    // Every rank parses the same broadcast text: the same error everywhere.
+    if c.rank() == 0 {
+        let text = std::fs::read_to_string(dir.join("Header")).unwrap();
+        std::fs::write(dir.join("Header"), text.replacen("(", "[", 1)).unwrap();
+    }
+    c.barrier().unwrap();
+    let e = plotfile::read_checkpoint_header_on(&dir, c).unwrap_err();
+    assert!(
+        matches!(e, PlotfileError::Parse { .. }),
+        "rank {}: {e}",
+        c.rank()
+    );
+    let e = plotfile::read_checkpoint_header_on(s.dir("no_chk"), c).unwrap_err();
+    failed_on(c, &e, 0, |e| matches!(e, PlotfileError::Io { .. }));
+}
+
 fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
     let ba = random_ba(domain(), 12);
     let mf = filled(&ba, &DistributionMapping::new(&ba), 0);
@@ -360,19 +418,37 @@ fn errors_reach_every_rank(c: &Communicator, s: &Scratch) {
     .unwrap_err();
     failed_on(c, &e, 0, is_io);
 
-    // Only the last rank cannot create its data file (a directory has its name).
-    let dir = s.dir("plt_blocked");
+    assert!(
+        !blocker.join("plt").exists(),
+        "nothing under the name after a failed write"
+    );
+    // A half-written plotfile of a killed run (`<dir>.partial`) is replaced, and the
+    // plotfile appears under its name only when complete; an existing one is moved aside.
+    let dir = s.dir("plt_partial");
     if c.rank() == 0 {
-        std::fs::create_dir_all(dir.join(format!("Level_0/Cell_D_{last:05}"))).unwrap();
+        std::fs::create_dir_all(s.dir("plt_partial.partial/Level_0")).unwrap();
+        std::fs::write(s.dir("plt_partial.partial/Header"), "half").unwrap();
     }
     c.barrier().unwrap();
-    let e =
-        plotfile::write_single_level_plotfile(&dir, &mf, &["u", "v"], &geom(), 0.0, 0).unwrap_err();
-    failed_on(c, &e, last, is_io);
-    assert!(
-        !dir.join("Header").exists(),
-        "no Header after a failed write"
-    );
+    for _ in 0..2 {
+        plotfile::write_single_level_plotfile(&dir, &mf, &["u", "v"], &geom(), 0.0, 0).unwrap();
+    }
+    c.barrier().unwrap();
+    assert!(!s.dir("plt_partial.partial").exists());
+    let aside = std::fs::read_dir(&s.0)
+        .unwrap()
+        .filter(|e| {
+            let n = e.as_ref().unwrap().file_name();
+            n.to_string_lossy().starts_with("plt_partial.old.")
+        })
+        .count();
+    assert_eq!(aside, 1);
+    let back = plotfile::read_plotfile_on(&dir, c).unwrap();
+    let cells = check_values(&back.levels[0], 0);
+    let total = c
+        .all_reduce_u64(cells, amrex_runtime::ReduceOp::Sum)
+        .unwrap();
+    assert_eq!(total, 2 * ba.num_pts());
 
     // Reading: a missing plotfile (rank 0 reads the Header) ...
     let e = plotfile::read_plotfile_on(s.dir("nowhere"), c).unwrap_err();
@@ -422,6 +498,7 @@ fn main() {
         ("read_into_another_map", read_into_another_map),
         ("multi_level_and_nfiles", multi_level_and_nfiles),
         ("errors_reach_every_rank", errors_reach_every_rank),
+        ("checkpoints", checkpoints),
     ];
     for (name, check) in checks {
         check(&c, &s);
