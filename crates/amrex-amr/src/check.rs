@@ -411,19 +411,10 @@ impl Agreement {
         self
     }
 
-    /// Adds a geometry: domain, extent, coordinates, periodicity.
+    /// Adds a geometry: domain, extent, coordinates, periodicity
+    /// ([`hash_geometry`](amrex_multifab::hash_geometry), the words every crate hashes).
     pub(crate) fn geom(mut self, g: &Geometry) -> Self {
-        let d = g.domain();
-        self.fp
-            .iv(d.lo())
-            .iv(d.hi())
-            .word(i64::from(g.coord().to_int()).cast_unsigned());
-        for x in g.prob_lo().into_iter().chain(g.prob_hi()) {
-            self.fp.f64(x);
-        }
-        for dir in 0..3 {
-            self.fp.word(u64::from(g.is_periodic(dir)));
-        }
+        amrex_multifab::hash_geometry(&mut self.fp, g);
         self
     }
 

@@ -45,11 +45,10 @@ fn region<T, A: Arena>(
 where
     T: bytemuck::AnyBitPattern,
 {
-    let [sj, sk, sn] = fab.strides();
-    let lo = fab.index_box().small_end();
+    let layout = fab.layout();
+    let [sj, sk, sn] = layout.strides();
     // `bx` lies in the fab's box (checked ghost width): its lengths are at most the fab's,
-    // which fit usize (FabLayout invariant 2), and its offsets from the fab's corner are
-    // not negative.
+    // which fit usize (FabLayout invariant 2).
     let size = |v: u64| usize::try_from(v).expect("a length of a box in a fab");
     let len = if bx.ok() {
         [
@@ -61,12 +60,15 @@ where
     } else {
         [0; 4]
     };
-    let d = bx.small_end() - lo;
     let offset = if len.contains(&0) {
         0
     } else {
-        let off = |v: i32| usize::try_from(v).expect("a box in the fab's box");
-        off(d.x()) + off(d.y()) * sj + off(d.z()) * sk + c.start * sn
+        // Not empty: `bx`'s low corner is a cell of the fab and `c.start` one of its
+        // components (`c` was resolved against them), so the layout has its offset.
+        let lo = bx.small_end();
+        layout
+            .offset(lo.x(), lo.y(), lo.z(), c.start)
+            .expect("a region's corner inside its fab")
     };
     // Pointer arithmetic only (a device address is never dereferenced here); the kernels'
     // callers prove the region lies in the allocation.

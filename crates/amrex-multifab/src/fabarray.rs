@@ -14,6 +14,7 @@ use amrex_array4::{Array4, Array4Mut};
 pub(crate) use crate::raw_fab::RawFab;
 use amrex_basefab::{BaseFab, FabError};
 use amrex_box::{IndexBox, IntVect};
+use amrex_geometry::Geometry;
 use amrex_podvector::PodVector;
 
 use crate::box_array::BoxArray;
@@ -146,6 +147,42 @@ impl HashArgs for Fingerprint {
             Err(_) => (usize::MAX, usize::MAX),
         };
         self.usize(s).usize(e)
+    }
+}
+
+/// Adds what distributed operations on a level hash of its geometry to `fp`: the
+/// domain's corners, the coordinate system, the physical extent (by the bits of
+/// `prob_lo` and `prob_hi`) and the periodic flags.
+///
+/// Next to [`FabArray::hash_operand`] so that every crate that agrees on a geometry (the
+/// AMR level operations, the particle container) hashes the same words in the same
+/// order; here because this crate depends on both `amrex-geometry` and `amrex-runtime`,
+/// and neither of those depends on the other.
+///
+/// ```
+/// use amrex_geometry::{CoordSys, Geometry, RealBox};
+/// use amrex_multifab::{IndexBox, IntVect, hash_geometry};
+/// use amrex_runtime::Fingerprint;
+/// let dom = IndexBox::new(IntVect::ZERO, IntVect::splat(7));
+/// let rb = RealBox::new([0.0; 3], [1.0; 3])?;
+/// let a = Geometry::new(dom, rb, CoordSys::Cartesian, [true; 3])?;
+/// let b = Geometry::new(dom, rb, CoordSys::Cartesian, [true, true, false])?;
+/// let (mut fa, mut fb) = (Fingerprint::new(), Fingerprint::new());
+/// hash_geometry(&mut fa, &a);
+/// hash_geometry(&mut fb, &b);
+/// assert_ne!(fa.value(), fb.value());
+/// # Ok::<(), amrex_geometry::GeometryError>(())
+/// ```
+pub fn hash_geometry(fp: &mut Fingerprint, g: &Geometry) {
+    let d = g.domain();
+    fp.iv(d.lo())
+        .iv(d.hi())
+        .word(i64::from(g.coord().to_int()).cast_unsigned());
+    for x in g.prob_lo().into_iter().chain(g.prob_hi()) {
+        fp.f64(x);
+    }
+    for dir in 0..3 {
+        fp.word(u64::from(g.is_periodic(dir)));
     }
 }
 

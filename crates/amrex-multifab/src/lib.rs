@@ -121,7 +121,7 @@ pub use distribution::{DistributionMapping, Strategy};
 pub use dlpack::Ghosts;
 pub use element::Element;
 pub use error::FabArrayError;
-pub use fabarray::{FabArray, FabIndex, MultiFab, iMultiFab};
+pub use fabarray::{FabArray, FabIndex, MultiFab, hash_geometry, iMultiFab};
 pub use mfiter::{DEFAULT_TILE_SIZE, MFIter, Mfi, Tiling};
 pub use ops::Reduction;
 pub use par::TileMut;

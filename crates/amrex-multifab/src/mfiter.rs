@@ -150,8 +150,12 @@ pub(crate) fn tile_boxes(valid: &IndexBox, ts: Option<IntVect>) -> Vec<IndexBox>
             (s, s + tsize[d] - 1)
         }
     };
-    // Each count is at least 1; the capacity is only a hint.
-    let mut out = Vec::with_capacity(usize::try_from(nt[0] * nt[1] * nt[2]).unwrap_or(0));
+    // Each count is at least 1; the capacity is only a hint (their product may not fit
+    // i32, nor usize: then none is given).
+    let count = nt
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(usize::try_from(n).ok()?));
+    let mut out = Vec::with_capacity(count.unwrap_or(0));
     for k in 0..nt[2] {
         let (kl, kh) = range(2, k);
         for j in 0..nt[1] {

@@ -12,9 +12,9 @@ use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
 use amrex_geometry::Geometry;
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect};
+use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, hash_geometry};
 use amrex_runtime::threads::par_for_each_mut;
-use amrex_runtime::{Communicator, Fingerprint, ReduceOp};
+use amrex_runtime::{Agreed, Communicator, Fingerprint, ReduceOp};
 
 /// Entry of `ParticleContainer::local` for a tile on another rank.
 pub(crate) const REMOTE: u32 = u32::MAX;
@@ -676,8 +676,11 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// are redistributed. **Collective**.
     ///
     /// # Errors
+    /// On every rank, before anything is added: [`ErrorKind::Comm`] when the ranks do not
+    /// all call it with the same arguments on the same container layout;
     /// [`ErrorKind::ComponentCount`] when `reals`/`ints` do not have one value per
-    /// component; those of [`redistribute`](Self::redistribute).
+    /// component; [`ErrorKind::BadId`] when `n` exceeds [`idcpu::MAX_ID`] (particle `n`
+    /// would have id `n`). Then those of [`redistribute`](Self::redistribute).
     pub fn init_random(
         &mut self,
         n: u64,
@@ -695,8 +698,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         }
         self.agree("init_random", &fp)?;
         self.check_comp_values(reals, ints)?;
-        let (r, size) = (self.comm.rank() as u64, self.comm.size() as u64);
-        let (b, e) = (n * r / size, n * (r + 1) / size);
+        if n > idcpu::MAX_ID.unsigned_abs() {
+            return Err(ErrorKind::BadId {
+                id: i64::try_from(n).unwrap_or(i64::MAX),
+            }
+            .into());
+        }
+        // Rank `r` draws particles `n * r / size .. n * (r + 1) / size`, in u128: `n * r`
+        // may not fit u64, the quotient (at most `n`) does.
+        let size = self.comm.size() as u128;
+        let share = |r: usize| {
+            u64::try_from(u128::from(n) * r as u128 / size).expect("n * r / size <= n, a u64")
+        };
+        let (b, e) = (share(self.comm.rank()), share(self.comm.rank() + 1));
         let g = self.levels[0].geom;
         let (plo, phi) = (g.prob_lo(), g.prob_hi());
         let mut t = self.template.new_like();
@@ -789,30 +803,52 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             .all_reduce_u64(n, ReduceOp::Sum))
     }
 
-    /// The hash of the container's layout that its collective operations agree on: each
-    /// level's grids and map, and the particle type's components.
+    /// The hash of the container's layout that its collective operations agree on:
+    /// everything that decides which tile, rank and message a particle goes to, or what a
+    /// mesh operation reads. Each level's geometry ([`hash_geometry`]: domain, extent,
+    /// coordinates, periodicity), grids and map; the tile size (`None` or the cut);
+    /// the communicator's message limit (the pieces `redistribute`'s messages are cut
+    /// into); the particle type's components.
     pub(crate) fn fingerprint(&self) -> Fingerprint {
         let mut fp = Fingerprint::new();
         fp.usize(self.levels.len());
         for l in &self.levels {
+            hash_geometry(&mut fp, &l.geom);
             fp.word(l.ba.fingerprint()).word(l.dm.fingerprint());
         }
-        fp.usize(self.template.num_reals())
+        match self.tile_size {
+            None => fp.word(0),
+            Some(ts) => fp.word(1).iv(ts),
+        };
+        fp.usize(self.comm.message_limit())
+            .usize(self.template.num_reals())
             .usize(self.template.num_ints())
             .usize(self.template.packed_bytes());
         fp
     }
 
     /// The agreement of collective operation `op` of this container, with `args` (the
-    /// operation's arguments) and the container's layout.
-    pub(crate) fn agree(
+    /// operation's arguments) and the container's layout, on its communicator.
+    pub(crate) fn agree(&self, op: &'static str, args: &Fingerprint) -> Result<Agreed<'_>> {
+        self.agree_with(&self.comm, op, args)
+    }
+
+    /// [`agree`](Self::agree) on `comm`, a clone of the container's communicator, for an
+    /// operation that takes `&mut self` and so cannot hold an agreement that borrows it
+    /// (`redistribute`, `read_plotfile`).
+    pub(crate) fn agree_with<'c>(
         &self,
+        comm: &'c Communicator,
         op: &'static str,
         args: &Fingerprint,
-    ) -> Result<amrex_runtime::Agreed<'_>> {
+    ) -> Result<Agreed<'c>> {
+        debug_assert!(
+            *comm == self.comm,
+            "{op}: agreeing on another communicator than the container's"
+        );
         let mut fp = self.fingerprint();
         fp.word(args.value());
-        Ok(self.comm.agree(op, &fp).map_err(ErrorKind::Comm)?)
+        Ok(comm.agree(op, &fp).map_err(ErrorKind::Comm)?)
     }
 
     /// Particles at level `lev` (pyAMReX `number_of_particles_at_level(lev, only_valid,
@@ -941,6 +977,24 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// The levels, and the local tiles (mutable).
     pub(crate) fn entries_mut(&mut self) -> (&[ParticleLevel], &mut [TileEntry<T>]) {
         (&self.levels, &mut self.tiles)
+    }
+}
+
+/// The outcome of a step of collective operation `op` that may fail on some ranks and
+/// not on others (a file, a particle outside its fab), agreed in one all-reduce before
+/// the next collective, so that no rank goes on into a collective a failed rank has left:
+/// this rank's own error `failed` if it has one, else [`ErrorKind::FailedOnOtherRank`]
+/// naming the lowest rank that failed, else `Ok`.
+pub(crate) fn agree_failure(
+    agreed: &Agreed<'_>,
+    op: &'static str,
+    failed: Option<ParticleContainerError>,
+) -> Result<()> {
+    let first = agreed.first_failure(failed.is_none());
+    match (failed, first) {
+        (Some(e), _) => Err(e),
+        (None, Some(rank)) => Err(ErrorKind::FailedOnOtherRank { op, rank }.into()),
+        (None, None) => Ok(()),
     }
 }
 

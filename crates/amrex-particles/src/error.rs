@@ -88,6 +88,14 @@ pub enum ErrorKind {
     BadHierarchy(String),
     /// A message or collective failed.
     Comm(CommError),
+    /// Collective operation `op` failed on another rank (which returns its own error),
+    /// so it stopped on this one too, before its next collective.
+    FailedOnOtherRank {
+        /// The operation (`"deposit_cic"`, `"write_plotfile (particles)"`, ...).
+        op: &'static str,
+        /// The lowest rank that failed.
+        rank: usize,
+    },
     /// A MultiFab (or one of its fabs) refused an operation.
     MultiFab(FabArrayError),
     /// A file could not be read or written (with std).
@@ -194,7 +202,7 @@ impl fmt::Display for ParticleContainerError {
             } => write!(
                 f,
                 "components {start}..{} are not within the MultiFab's {ncomp}",
-                start + count
+                start.saturating_add(*count)
             ),
             ErrorKind::NotEnoughGhosts { need, have } => write!(
                 f,
@@ -206,6 +214,7 @@ impl fmt::Display for ParticleContainerError {
             ),
             ErrorKind::BadHierarchy(m) => write!(f, "bad level hierarchy: {m}"),
             ErrorKind::Comm(e) => write!(f, "communication failed: {e}"),
+            ErrorKind::FailedOnOtherRank { op, rank } => write!(f, "{op}: rank {rank} failed"),
             ErrorKind::MultiFab(e) => write!(f, "MultiFab operation failed: {e}"),
             ErrorKind::Io { path, message } => write!(f, "{path}: {message}"),
             ErrorKind::Format { path, message } => {

@@ -37,11 +37,11 @@
 //! `particles.particles_nfiles = -1`); rank 0 writes the headers. Reading works on any
 //! number of ranks and any grids: each rank reads a share of the grids and
 //! `redistribute` puts the particles where they belong.
-use crate::container::{ParticleContainer, check_count};
+use crate::container::{ParticleContainer, agree_failure, check_count};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::tile::{ParticleTile, is_valid, r2f};
 use amrex_aos::{ParticleReal, SPACEDIM, idcpu};
-use amrex_runtime::{Agreed, Fingerprint, ReduceOp};
+use amrex_runtime::{Fingerprint, ReduceOp};
 use core::fmt::Write as _;
 use std::fs;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
@@ -51,6 +51,9 @@ use std::vec::Vec;
 use std::{format, vec};
 
 const RB: usize = core::mem::size_of::<ParticleReal>();
+/// The operation names of the writer's and the reader's agreements.
+const WRITE: &str = "write_plotfile (particles)";
+const READ: &str = "read_plotfile (particles)";
 
 fn io_err(path: &Path, e: impl core::fmt::Display) -> ParticleContainerError {
     ErrorKind::Io {
@@ -181,9 +184,12 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// the particles as `particle_position_x`, `particle_<real name>`, ... **Collective**.
     ///
     /// # Errors
-    /// [`ErrorKind::ComponentCount`] if the names are not one per component;
-    /// [`ErrorKind::BadId`] for a particle whose id does not fit the format's `i32`;
-    /// [`ErrorKind::Io`] (on every rank when any rank fails to write or refuses an id).
+    /// On every rank, before anything is written: [`ErrorKind::Comm`] when the ranks do
+    /// not all call it with the same path and names on the same container layout;
+    /// [`ErrorKind::ComponentCount`] if the names are not one per component. Then
+    /// [`ErrorKind::BadId`] on a rank with a particle whose id does not fit the format's
+    /// `i32`, [`ErrorKind::Io`] on a rank that fails to write: the other ranks get
+    /// [`ErrorKind::FailedOnOtherRank`].
     pub fn write_plotfile(
         &self,
         dir: impl AsRef<Path>,
@@ -198,7 +204,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             fp.str(n);
         }
         fp.usize(real_names.len());
-        let agreed = self.agree("write_plotfile (particles)", &fp)?;
+        let agreed = self.agree(WRITE, &fp)?;
         check_count("real name", self.num_real_comps(), real_names.len())?;
         check_count("int name", self.num_int_comps(), int_names.len())?;
         let comm = self.communicator();
@@ -223,7 +229,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             };
             failed = mk().err();
         }
-        agree_io(&agreed, &mut failed)?;
+        agree_failure(&agreed, WRITE, failed.take())?;
 
         let (nr, ni) = (self.num_real_comps(), self.num_int_comps());
         let mut grid_info: Vec<Vec<u64>> = Vec::new();
@@ -290,7 +296,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             agreed.all_reduce_u64_slice(&mut info, ReduceOp::Sum);
             grid_info.push(info);
         }
-        agree_io(&agreed, &mut failed)?;
+        agree_failure(&agreed, WRITE, failed.take())?;
         let next_id = agreed.all_reduce_u64(self.next_id().max(0).cast_unsigned(), ReduceOp::Max);
         if me == root {
             let mut h = String::new();
@@ -312,7 +318,10 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                     let _ = writeln!(h, "{} {} {}", g[0], g[1], g[2]);
                 }
                 if per_level[lev] > 0 {
-                    let ba = self.level(lev)?.box_array();
+                    // Not `self.level(lev)?`: an early return here, on the root only,
+                    // would leave the other ranks waiting in the agreement below; and
+                    // `lev < nlev`, a level of this container.
+                    let ba = self.levels[lev].box_array();
                     let mut ph = format!("({} 0\n", ba.len());
                     for b in ba.boxes() {
                         let _ = writeln!(ph, "{b}");
@@ -341,7 +350,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
                 failed.get_or_insert(io_err(&ji, e));
             }
         }
-        agree_io(&agreed, &mut failed)
+        agree_failure(&agreed, WRITE, failed)
     }
 
     /// Reads the particles of `dir/name/` (AMReX `Restart(dir, name)`) written by
@@ -351,30 +360,31 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// read on all ranks. **Collective**.
     ///
     /// # Errors
-    /// [`ErrorKind::Format`] for a file that is not what AMReX writes (wrong version,
-    /// dimension, component counts, ids, or data shorter than the header says),
-    /// [`ErrorKind::Io`]; on every rank, and nothing is added then.
+    /// Nothing is added on any rank when one fails. [`ErrorKind::Comm`] on every rank
+    /// when the ranks do not all call it with the same path on the same container
+    /// layout. [`ErrorKind::Format`] for a file that is not what AMReX writes (wrong
+    /// version, dimension, component counts, ids, or data shorter than the header says)
+    /// and [`ErrorKind::Io`], on each rank that finds it in its share of the files: the
+    /// other ranks get [`ErrorKind::FailedOnOtherRank`]. Then those of
+    /// [`redistribute`](Self::redistribute).
     pub fn read_plotfile(&mut self, dir: impl AsRef<Path>, name: &str) -> Result<u64> {
         let pdir = dir.as_ref().join(name);
         let comm = self.communicator().clone();
         let (me, size) = (comm.rank(), comm.size());
-        let mut fp = self.fingerprint();
+        let mut fp = Fingerprint::new();
         fp.str(&pdir.to_string_lossy());
-        let agreed = comm
-            .agree("read_plotfile (particles)", &fp)
-            .map_err(ErrorKind::Comm)?;
-        let mut failed = None;
+        let agreed = self.agree_with(&comm, READ, &fp)?;
         let mut t = self.make_tile();
-        let mut hdr_next_id = 0;
-        match self.read_share(&pdir, me, size, &mut t) {
-            Ok(n) => hdr_next_id = n,
-            Err(e) => failed = Some(e),
-        }
-        agree_io(&agreed, &mut failed)?;
+        let read_share = self.read_share(&pdir, me, size, &mut t);
+        let hdr_next_id = read_share.as_ref().map_or(0, |&n| n);
+        agree_failure(&agreed, READ, read_share.err())?;
         self.raise_next_id(hdr_next_id);
         let read = agreed.all_reduce_u64(t.len() as u64, ReduceOp::Sum);
-        // Positions were checked while reading, so this cannot fail.
-        self.add_tile(t)?;
+        // Between collectives, so it must not fail on one rank alone, and it cannot:
+        // `t` has this container's components (`make_tile`), and `read_share` refused
+        // every position that is not finite, the only other refusal of `add_tile`.
+        self.add_tile(t)
+            .expect("read_plotfile: add_tile refused a tile read_share checked");
         self.redistribute()?;
         Ok(read)
     }
@@ -466,19 +476,5 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             }
         }
         Ok(h.next_id)
-    }
-}
-
-/// Every rank learns whether some rank failed; the failing rank returns its error.
-fn agree_io(agreed: &Agreed<'_>, failed: &mut Option<ParticleContainerError>) -> Result<()> {
-    let any = agreed.first_failure(failed.is_none());
-    match (failed.take(), any) {
-        (Some(e), _) => Err(e),
-        (None, Some(_)) => Err(ErrorKind::Io {
-            path: String::from("(another rank)"),
-            message: String::from("writing or reading the particle files failed on another rank"),
-        }
-        .into()),
-        (None, None) => Ok(()),
     }
 }

@@ -2,16 +2,17 @@
 //! (`mesh_to_particle`), AMReX's nearest-grid-point and cloud-in-cell weights
 //! (`ParticleInterpolator::Nearest` / `Linear`), `increment` and
 //! `sort_particles_by_cell`.
-use crate::container::{ParticleContainer, ParticleLevel, TileEntry};
+use crate::container::{ParticleContainer, ParticleLevel, TileEntry, agree_failure};
 use crate::error::{ErrorKind, ParticleContainerError, Result};
 use crate::tile::{PREFETCH_AHEAD, ParticleTile, f2r, r2f};
 use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
 use amrex_array4::FabLayout;
+use amrex_basefab::component_range;
 use amrex_geometry::Geometry;
 use amrex_multifab::{Array4, Array4Mut, BaseFab, FabArray, IntVect, MultiFab, iMultiFab};
-use amrex_runtime::Agreed;
+use amrex_runtime::Fingerprint;
 use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
 
 /// What a particle needs to find its cells: the domain's low corner, inverse cell size
@@ -452,38 +453,24 @@ fn grid_runs<T>(tiles: &[TileEntry<T>], lev: usize) -> Vec<(usize, usize, usize)
     runs
 }
 
-/// The first error of a parallel loop, agreed by every rank before the collective that
-/// follows (so a failing rank does not leave the others waiting in `sum_boundary`).
-fn agree_failures(agreed: &Agreed<'_>, errs: impl IntoIterator<Item = Result<()>>) -> Result<()> {
-    let first = errs.into_iter().find_map(core::result::Result::err);
-    let other = agreed.first_failure(first.is_none());
-    match (first, other) {
-        (Some(e), _) => Err(e),
-        (None, Some(_)) => Err(ErrorKind::BadHierarchy(alloc::string::String::from(
-            "another rank failed in the same particle-mesh operation",
-        ))
-        .into()),
-        (None, None) => Ok(()),
-    }
+/// The arguments a collective particle–mesh operation agrees on (with the container's
+/// layout, [`ParticleContainer::agree`]) before anything is checked, so that every rank
+/// then takes the same path, refusals included: the level, the component and the mesh
+/// operand.
+fn mesh_args<E: amrex_multifab::Element>(lev: usize, comp: usize, mf: &FabArray<E>) -> Fingerprint {
+    let mut fp = Fingerprint::new();
+    fp.usize(lev).usize(comp).with(|fp| mf.hash_operand(fp));
+    fp
+}
+
+/// The first error of a parallel loop, if any.
+fn first_error(errs: impl IntoIterator<Item = Result<()>>) -> Option<ParticleContainerError> {
+    errs.into_iter().find_map(core::result::Result::err)
 }
 
 impl<T: ParticleTile + Clone> ParticleContainer<T> {
-    /// The agreement a particle–mesh operation starts with: the container's layout, the
-    /// level, the component and the mesh operand, before anything is checked, so that
-    /// every rank then takes the same path (refusals included).
-    fn agree_mesh_op<'c, E: amrex_multifab::Element>(
-        &self,
-        comm: &'c amrex_runtime::Communicator,
-        op: &'static str,
-        lev: usize,
-        comp: usize,
-        mf: &FabArray<E>,
-    ) -> Result<Agreed<'c>> {
-        let mut fp = self.fingerprint();
-        fp.usize(lev).usize(comp).with(|fp| mf.hash_operand(fp));
-        Ok(comm.agree(op, &fp).map_err(ErrorKind::Comm)?)
-    }
-
+    /// The level `lev` when `mf` is on its grids and map, components `comp..comp +
+    /// ncomp` (at least one) are among `mf`'s and `mf` has `ghosts` ghost cells.
     fn check_layout<E: amrex_multifab::Element>(
         &self,
         lev: usize,
@@ -498,7 +485,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         {
             return Err(ErrorKind::LayoutMismatch { level: lev }.into());
         }
-        if comp + ncomp > mf.ncomp() || ncomp == 0 {
+        if ncomp == 0 || component_range(comp..comp.saturating_add(ncomp), mf.ncomp()).is_err() {
             return Err(ErrorKind::BadComponent {
                 start: comp,
                 count: ncomp,
@@ -548,16 +535,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// **Collective**.
     ///
     /// # Errors
-    /// [`ErrorKind::LayoutMismatch`] if `mf` is not on level `lev`'s grids and mapping;
-    /// errors of `sum_boundary`.
+    /// On every rank, before anything is written: [`ErrorKind::Comm`] when the ranks do
+    /// not all call it with the same level and MultiFab layout on the same container
+    /// layout; [`ErrorKind::NoSuchLevel`]; [`ErrorKind::LayoutMismatch`] if `mf` is not
+    /// on level `lev`'s grids and mapping; [`ErrorKind::BadComponent`] for a MultiFab
+    /// without components. [`ErrorKind::MultiFab`] from a fab this rank cannot write (the
+    /// other ranks get [`ErrorKind::FailedOnOtherRank`]), or from `sum_boundary`.
     pub fn particle_to_mesh(
         &self,
         lev: usize,
         mf: &mut MultiFab,
         f: impl Fn(&T, usize, &mut Array4Mut<'_, f64>) + Sync + Send,
     ) -> Result<()> {
-        let comm = self.communicator().clone();
-        let agreed = self.agree_mesh_op(&comm, "particle_to_mesh", lev, 0, mf)?;
+        let agreed = self.agree("particle_to_mesh", &mesh_args(lev, 0, mf))?;
         let l = self.check_layout(lev, mf, 0, mf.ncomp(), 0)?;
         let period = l.geom().periodicity();
         let tiles = self.entries();
@@ -573,7 +563,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree_failures(&agreed, errs)?;
+        agree_failure(&agreed, "particle_to_mesh", first_error(errs))?;
         mf.sum_boundary(period)?;
         Ok(())
     }
@@ -584,10 +574,14 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// **Collective**.
     ///
     /// # Errors
-    /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
-    /// [`ErrorKind::NotEnoughGhosts`]; [`ErrorKind::OutsideFab`] for a particle moved
-    /// out of its grid without `redistribute` (or at a position that is not finite);
-    /// errors of `sum_boundary`.
+    /// On every rank, before anything is written: [`ErrorKind::Comm`] when the ranks do
+    /// not all call it with the same level, component and MultiFab layout on the same
+    /// container layout; [`ErrorKind::NoSuchLevel`], [`ErrorKind::LayoutMismatch`],
+    /// [`ErrorKind::BadComponent`], [`ErrorKind::NotEnoughGhosts`].
+    /// [`ErrorKind::OutsideFab`] on a rank with a particle moved out of its grid without
+    /// `redistribute` (or at a position that is not finite), and
+    /// [`ErrorKind::MultiFab`] on one whose fab cannot be written: the other ranks get
+    /// [`ErrorKind::FailedOnOtherRank`]. [`ErrorKind::MultiFab`] from `sum_boundary`.
     pub fn deposit_cic(
         &self,
         lev: usize,
@@ -621,13 +615,12 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         reach: i32,
         weight: impl Fn(&T, usize) -> f64 + Sync + Send,
     ) -> Result<()> {
-        let comm = self.communicator().clone();
         let op = if reach == 0 {
             "deposit_ngp"
         } else {
             "deposit_cic"
         };
-        let agreed = self.agree_mesh_op(&comm, op, lev, comp, mf)?;
+        let agreed = self.agree(op, &mesh_args(lev, comp, mf))?;
         let l = self.check_layout(lev, mf, comp, 1, reach)?;
         let map = MeshMap::new(l.geom());
         let period = l.geom().periodicity();
@@ -648,7 +641,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree_failures(&agreed, errs)?;
+        agree_failure(&agreed, op, first_error(errs))?;
         mf.sum_boundary_with(period, comp..=comp, IntVect::splat(reach).min(mf.n_grow()))?;
         Ok(())
     }
@@ -659,7 +652,9 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// Not collective.
     ///
     /// # Errors
-    /// [`ErrorKind::LayoutMismatch`].
+    /// [`ErrorKind::NoSuchLevel`], [`ErrorKind::LayoutMismatch`],
+    /// [`ErrorKind::BadComponent`] for a MultiFab without components,
+    /// [`ErrorKind::MultiFab`] for a fab that cannot be read (not host-accessible).
     pub fn mesh_to_particle(
         &mut self,
         lev: usize,
@@ -781,24 +776,29 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// cell is in its grid). **Collective** (the ranks agree on success).
     ///
     /// # Errors
-    /// [`ErrorKind::LayoutMismatch`], [`ErrorKind::BadComponent`],
-    /// [`ErrorKind::OutsideFab`].
+    /// On every rank, before anything is written: [`ErrorKind::Comm`] when the ranks do
+    /// not all call it with the same level, component and iMultiFab layout on the same
+    /// container layout; [`ErrorKind::NoSuchLevel`], [`ErrorKind::LayoutMismatch`],
+    /// [`ErrorKind::BadComponent`]. [`ErrorKind::OutsideFab`] on a rank with a particle
+    /// outside its grid, [`ErrorKind::MultiFab`] on one whose fab cannot be written: the
+    /// other ranks get [`ErrorKind::FailedOnOtherRank`].
     pub fn increment(&self, lev: usize, imf: &mut iMultiFab, comp: usize) -> Result<()> {
-        let comm = self.communicator().clone();
-        let agreed = self.agree_mesh_op(&comm, "increment", lev, comp, imf)?;
+        let agreed = self.agree("increment", &mesh_args(lev, comp, imf))?;
         let l = self.check_layout(lev, imf, comp, 1, 0)?;
         let map = MeshMap::new(l.geom());
         let tiles = self.entries();
         let mut jobs = self.fab_runs(lev, imf);
         let errs = par_map_mut(&mut jobs, |(fab, s, e)| -> Result<()> {
             let fi = fab.layout();
-            let data = fab.as_mut_slice()?;
+            let ns = fi.strides()[2];
+            // Component `comp` (checked above), so offsets below are of component 0.
+            let data = &mut fab.as_mut_slice()?[comp * ns..][..ns];
             for t in &tiles[*s..*e] {
                 for i in 0..t.data.len() {
                     t.data.prefetch(i + PREFETCH_AHEAD);
                     let p = t.data.pos(i);
                     let c = Nearest::new(&map, p).index;
-                    let o = fi.offset(c[0], c[1], c[2], comp).ok_or_else(
+                    let o = fi.offset(c[0], c[1], c[2], 0).ok_or_else(
                         || -> ParticleContainerError {
                             ErrorKind::OutsideFab {
                                 grid: t.grid,
@@ -813,7 +813,7 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
             Ok(())
         });
         drop(jobs);
-        agree_failures(&agreed, errs)
+        agree_failure(&agreed, "increment", first_error(errs))
     }
 
     /// Sorts the particles of every local tile of level `lev` by cell (AMReX

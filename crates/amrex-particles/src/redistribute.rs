@@ -28,8 +28,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use amrex_aos::{ParticleReal, SPACEDIM};
 use amrex_multifab::{IndexBox, IntVect};
-use amrex_runtime::ReduceOp;
 use amrex_runtime::threads::{par_for_each_mut, par_map_mut};
+use amrex_runtime::{Fingerprint, ReduceOp};
 use num_traits::Float;
 
 /// Destination code of a particle to drop because its id is negative (invalid).
@@ -102,8 +102,16 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
     /// coordinate: every rank learns it (one all-reduce) before any particle changes
     /// tile, so none is lost, removed or moved to another tile (their order within a
     /// tile may change; ranks without such a particle report index `usize::MAX` and a
-    /// NaN position); [`ErrorKind::Comm`] if a message fails, or if the ranks are not
-    /// all in `redistribute` (nothing moves then either).
+    /// NaN position); [`ErrorKind::Comm`] if the ranks are not all in `redistribute` on
+    /// the same container layout (nothing moves then either).
+    ///
+    /// A failed exchange of particles between ranks is not returned: it cannot be undone
+    /// (the leavers for other ranks were already taken out of their tiles) and the other
+    /// ranks may be waiting for its messages, so the rank whose exchange fails ends every
+    /// rank with [`abort_all_ranks`](amrex_runtime::abort_all_ranks). The job stops; no
+    /// rank hangs, and none goes on with particles missing. (`abort_all_ranks` returns
+    /// only without MPI ranks to end, where there is no exchange; the exchange's
+    /// [`ErrorKind::Comm`] would be returned then.)
     pub fn redistribute(&mut self) -> Result<RedistributeReport> {
         // Pass 1 (tiles in parallel): each tile sifts its particles in one sweep, its
         // leavers into its staging tile (kept between calls, so no fresh pages each
@@ -127,9 +135,8 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
         // every rank learns whether some rank found a bad position. Either way the
         // leavers go back to their tiles.
         let comm = self.comm.clone();
-        let agreed = comm
-            .agree("redistribute", &self.fingerprint())
-            .map_err(|e| ErrorKind::Comm(e).into())
+        let agreed = self
+            .agree_with(&comm, "redistribute", &Fingerprint::new())
             .and_then(|agreed| {
                 if agreed.first_failure(first_bad.is_none()).is_none() {
                     return Ok(agreed);
@@ -159,7 +166,19 @@ impl<T: ParticleTile + Clone> ParticleContainer<T> {
 
         // Pass 3: between ranks, counts first, then one message per rank that gets any.
         if self.comm.size() > 1 {
-            let (got, bytes_sent) = plan.communicate(&comm, self.template.packed_bytes())?;
+            let (got, bytes_sent) = match plan.communicate(&comm, self.template.packed_bytes()) {
+                Ok(r) => r,
+                Err(e) => {
+                    // The packed leavers are in no tile any more, and the other ranks may
+                    // be waiting in the exchange: an error here would lose particles or
+                    // leave them hanging, so the job ends (see `# Errors`).
+                    amrex_runtime::abort_all_ranks(
+                        "redistribute",
+                        &alloc::format!("could not exchange particles with the other ranks: {e}"),
+                    );
+                    return Err(e);
+                }
+            };
             rep.bytes_sent = bytes_sent;
             for (_, msg) in got {
                 rep.received += self.unpack_buffer(&msg);

@@ -115,6 +115,14 @@ fn periodic_deposit_folds_ghosts_and_conserves_the_total() {
         let n = cnt.value_at(c, 0).unwrap();
         assert_eq!(f64::from(n) * 0.5, ngp.value_at(c, 0).unwrap());
     }
+    // Into the second component of two: the same counts, the first left alone.
+    let mut cnt2 = iMultiFab::new(&ba, &dm, 2, IntVect::ZERO);
+    cnt2.set_val(0, .., 0).unwrap();
+    pc.increment(0, &mut cnt2, 1).unwrap();
+    assert_eq!(cnt2.sum(0..1, 0).unwrap(), 0);
+    for c in g.domain().iter() {
+        assert_eq!(cnt2.value_at(c, 1), cnt.value_at(c, 0), "cell {c}");
+    }
 }
 
 #[test]
@@ -223,6 +231,41 @@ fn mesh_refusals() {
     let e = pc.gather_cic(0, &mf, 0, &[1]).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::BadComponent { start: 1, .. }),
+        "{e}"
+    );
+    // A first component so large that `start + count` overflows: refused, not a panic,
+    // by every operation, and the message saturates.
+    let mut cnt = iMultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    let mut rho = MultiFab::new(&ba, &dm, 1, IntVect::splat(1));
+    let errs = [
+        pc.deposit_ngp(0, &mut rho, usize::MAX, |_, _| 1.0),
+        pc.deposit_cic(0, &mut rho, usize::MAX, |_, _| 1.0),
+        pc.increment(0, &mut cnt, usize::MAX),
+        pc.gather_ngp(0, &rho, usize::MAX, &[0]),
+        pc.gather_cic(0, &rho, usize::MAX, &[0, 0]),
+    ];
+    for e in errs {
+        let e = e.unwrap_err();
+        assert!(
+            matches!(
+                e.kind(),
+                ErrorKind::BadComponent {
+                    start: usize::MAX,
+                    ncomp: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains(&format!("{}..{}", usize::MAX, usize::MAX)),
+            "{e}"
+        );
+    }
+    let e = pc.increment(3, &mut cnt, 0).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::NoSuchLevel { level: 3, .. }),
         "{e}"
     );
     // A particle moved far without redistribute reaches outside its fab.

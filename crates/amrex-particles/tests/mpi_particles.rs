@@ -4,7 +4,10 @@
 //! exactly the set that one process computes in-process on the same grids; every
 //! particle sits in a tile of a grid its rank owns; CIC deposition matches the
 //! single-process field cell by cell; a NaN position on one rank is an error on every
-//! rank and loses nothing.
+//! rank and loses nothing; ranks that call different collectives, or the same one on
+//! containers that differ (geometry, tile size), all get an error and none hangs; a
+//! particle outside its fab on one rank is its error and `FailedOnOtherRank` on the
+//! others.
 //!
 //! Run by `scripts/test-mpi.sh` under `mpirun -n 1`, `-n 2` and `-n 4`
 //! (`cargo test -p amrex-particles --features mpi --test mpi_particles` runs it on one
@@ -13,7 +16,9 @@
 #![warn(clippy::cast_possible_truncation)]
 
 use amrex_geometry::{CoordSys, Geometry, RealBox};
-use amrex_multifab::{BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling};
+use amrex_multifab::{
+    BoxArray, DistributionMapping, IndexBox, IntVect, MultiFab, Tiling, iMultiFab,
+};
 use amrex_particles::{AosTile, ErrorKind, ParticleContainer, ParticleTile, idcpu};
 use amrex_runtime::{CommError, Communicator};
 
@@ -234,7 +239,10 @@ fn check_plotfile_written_on_n_ranks_reads_back_anywhere(comm: &Communicator) {
 
 /// Ranks that call different collectives of a container (a count against a
 /// redistribute, `init_random` with different seeds, a particle plotfile written to two
-/// paths, a count of two levels) all get an error and go on: none hangs.
+/// paths, a count of two levels, deposits into two components, a deposit against an
+/// `increment`), or one on containers that differ (periodicity, tile size), all get an
+/// error and go on: none hangs. A particle outside its fab on one rank is that rank's
+/// `OutsideFab` and every other rank's `FailedOnOtherRank`.
 fn check_mismatched_calls_are_errors_everywhere(comm: &Communicator) {
     if comm.size() == 1 {
         return;
@@ -257,12 +265,101 @@ fn check_mismatched_calls_are_errors_everywhere(comm: &Communicator) {
         .init_random(10, comm.rank() as u64, &[0.0], &[0])
         .unwrap_err();
     assert!(comm_err(&e), "{e}");
-    let dir = std::env::temp_dir().join(format!("amrex_rs_mpi_mismatch_{}", comm.rank()));
-    let e = pc.write_plotfile(&dir, "p", &["q"], &["s"]).unwrap_err();
+    // One directory for all ranks (on this one machine), a plotfile name per rank: the
+    // root, the only rank that creates directories, would make `dir/p0` (and `dir`) if it
+    // went ahead.
+    let dir = std::env::temp_dir().join(format!("amrex_rs_mpi_mismatch_{}", comm.size()));
+    if comm.rank() == 0 {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    comm.barrier().unwrap();
+    let name = format!("p{}", comm.rank());
+    let e = pc.write_plotfile(&dir, &name, &["q"], &["s"]).unwrap_err();
     assert!(comm_err(&e), "{e}");
-    assert!(!dir.join("p").exists(), "nothing written");
+    comm.barrier().unwrap();
+    assert!(!dir.exists(), "{} was created", dir.display());
     let e = pc.number_of_particles_at_level(0, odd, false).unwrap_err();
     assert!(comm_err(&e), "{e}");
+
+    // Mesh operations: one component against another, a deposit against an increment.
+    let mut rho = MultiFab::new(&ba, &dm, 2, IntVect::splat(1));
+    rho.set_val(0.0, .., 1).unwrap();
+    let mut cnt = iMultiFab::new(&ba, &dm, 1, IntVect::ZERO);
+    cnt.set_val(0, .., 0).unwrap();
+    let e = pc
+        .deposit_cic(0, &mut rho, usize::from(odd), |_, _| 1.0)
+        .unwrap_err();
+    assert!(comm_err(&e), "{e}");
+    let e = if odd {
+        pc.increment(0, &mut cnt, 0).unwrap_err()
+    } else {
+        pc.deposit_ngp(0, &mut rho, 0, |_, _| 1.0).unwrap_err()
+    };
+    assert!(comm_err(&e), "{e}");
+    assert_eq!(rho.sum(0..2, 1).unwrap(), 0.0, "nothing deposited");
+    assert_eq!(cnt.sum(0..1, 0).unwrap(), 0, "nothing counted");
+
+    // A particle moved out of its grid (without redistribute) on the last rank only:
+    // that rank's deposit and increment fail, and every other rank stops with it before
+    // `sum_boundary` instead of waiting there.
+    let last = comm.size() - 1;
+    if comm.rank() == last {
+        let grid = (0..ba.len())
+            .find(|&b| dm.rank_of(b) == last && pc.tile(0, b, 0).is_ok_and(|t| !t.is_empty()))
+            .expect("the last rank has particles");
+        let t = pc.tile_mut(0, grid, 0).unwrap();
+        let mut p = t.pos(0);
+        // 12 cells: farther than any grid is wide, ghost cells included.
+        p[0] += 0.6;
+        t.set_pos(0, p);
+    }
+    for e in [
+        pc.deposit_cic(0, &mut rho, 0, |_, _| 1.0).unwrap_err(),
+        pc.increment(0, &mut cnt, 0).unwrap_err(),
+    ] {
+        if comm.rank() == last {
+            assert!(matches!(e.kind(), ErrorKind::OutsideFab { .. }), "{e}");
+        } else {
+            assert!(
+                matches!(e.kind(), ErrorKind::FailedOnOtherRank { rank, .. } if *rank == last),
+                "{e}"
+            );
+            assert!(
+                e.to_string().ends_with(&format!(": rank {last} failed")),
+                "{e}"
+            );
+        }
+    }
+    pc.redistribute().unwrap();
+    pc.deposit_cic(0, &mut rho, 0, |_, _| 1.0).unwrap();
+
+    // Containers that differ: tiles on one rank and not on the others, or tiles of
+    // another size. Every rank's next collective refuses (a redistribute would send
+    // particles to tiles the others do not have), and nothing is lost.
+    for (mine, others) in [
+        (Some(IntVect::splat(4)), None),
+        (Some(IntVect::splat(4)), Some(IntVect::new(4, 4, 8))),
+    ] {
+        pc.set_tile_size(if comm.rank() == last { mine } else { others });
+        let e = pc.redistribute().unwrap_err();
+        assert!(comm_err(&e), "{e}");
+        let e = pc.num_particles().unwrap_err();
+        assert!(comm_err(&e), "{e}");
+        pc.set_tile_size(None);
+        pc.redistribute().unwrap();
+    }
+    // Containers on geometries that differ (periodic in z on the last rank only).
+    let gz = Geometry::new(
+        g.domain(),
+        g.real_box(),
+        CoordSys::Cartesian,
+        [true, true, comm.rank() == last],
+    )
+    .unwrap();
+    let pz = Pc::new(gz, &ba, &dm, AosTile::new(0, 0));
+    let e = pz.num_particles().unwrap_err();
+    assert!(comm_err(&e), "{e}");
+
     // Still in step, and nothing lost.
     assert_eq!(pc.num_particles().unwrap(), 500);
 }

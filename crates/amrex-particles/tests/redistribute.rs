@@ -454,6 +454,13 @@ fn bad_input_gets_a_specific_error_and_loses_nothing() {
         }
     ));
     assert_eq!(pc.num_particles().unwrap(), 100);
+    // More particles than AMReX's ids can number: refused before any is drawn (and
+    // before `n * rank` could overflow).
+    for n in [amrex_particles::idcpu::MAX_ID.unsigned_abs() + 1, u64::MAX] {
+        let e = pc.init_random(n, 1, &[0.0, 0.0], &[]).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::BadId { .. }), "{e}");
+    }
+    assert_eq!(pc.num_particles().unwrap(), 100);
 
     // A NaN written into a tile: redistribute refuses before moving anything.
     let t = pc.tile_mut(0, 0, 0).unwrap();

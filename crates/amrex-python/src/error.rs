@@ -120,6 +120,9 @@ impl Classify for ParticleContainerError {
             ParticleKind::MultiFab(e) => e.exc(),
             ParticleKind::Comm(e) => e.exc(),
             ParticleKind::Io { .. } => Exc::Os,
+            // As `FabArrayError::RefusedOnOtherRank`: the rank that failed raises its
+            // own error's exception; the others stop with it.
+            ParticleKind::FailedOnOtherRank { .. } => Exc::Value,
             _ => Exc::Value,
         }
     }
