@@ -1096,9 +1096,10 @@ fn mismatched_reflux_components(c: &Communicator) {
     }
 }
 
-/// Tags set on whichever rank owns the cell, buffered, folded onto their owners across
-/// box and periodic edges and collated: every rank gets the periodic `nbuf`-neighbourhood
-/// of the set cells, computed here serially, whatever the map.
+/// Tags set on whichever rank owns the cell, buffered, mapped through periodic edges and
+/// collated (AMReX 24.10's semantics: every cell of the grown boxes, inside the domain or
+/// not, tagged when one of its periodic images is within `nbuf` of a set cell, once):
+/// every rank gets that set, computed here serially, whatever the map.
 fn tags_buffer_map_collate(c: &Communicator) {
     let domain = IndexBox::new(IntVect::ZERO, IntVect::new(15, 11, 3));
     let geom = Geometry::new(
@@ -1119,7 +1120,8 @@ fn tags_buffer_map_collate(c: &Communicator) {
         "no set cell on a periodic edge"
     );
     let mut want = Vec::new();
-    for p in domain.iter() {
+    // The union of the grown boxes: the boxes tile the domain.
+    for p in domain.grow_iv(nbuf).iter() {
         let near = set.iter().any(|q| {
             (0..3).all(|d| {
                 let n = domain.length()[d];

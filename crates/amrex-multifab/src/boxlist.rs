@@ -146,13 +146,7 @@ impl BoxList {
                 let mean = total / cutters.len() as u64;
                 let mut out = box_diff(bx, &mbox);
                 if let Some(inside) = mbox.intersection(bx) {
-                    #[expect(
-                        clippy::cast_precision_loss,
-                        clippy::cast_possible_truncation,
-                        reason = "AMReX's arithmetic: a box's cube root of cells fits i32"
-                    )]
-                    let quarter = ((mean as f64).cbrt() / 4.0).ceil() as i32;
-                    let block = 4 * quarter.saturating_mul(4).max(1);
+                    let block = complement_block(mean);
                     let ba = BoxArray::new(cutters);
                     for chunk in max_size_chop(&[inside], IntVect::splat(block)) {
                         out.extend(ba.complement_in(&chunk));
@@ -371,6 +365,26 @@ impl BoxArray {
     }
 }
 
+/// The side of the blocks `complement_in` cuts a region into for boxes of `mean` cells:
+/// AMReX's `4 * max(1, ceil(cbrt(mean) / 4) * 4)`, in integers (`no_std` has no `cbrt`):
+/// `ceil(cbrt(m) / 4)` is the least `q` with `(4q)³ >= m`, the same number, since the
+/// cube root of an integer that is not a cube is never a multiple of 4.
+fn complement_block(mean: u64) -> i32 {
+    let covers = |q: u64| 64 * u128::from(q).pow(3) >= u128::from(mean);
+    // The least q that covers, by bisection over 0..=2^21 (64·(2^21)³ > u64::MAX).
+    let (mut lo, mut hi) = (0_u64, 1_u64 << 21);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if covers(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let quarter = i32::try_from(lo).unwrap_or(i32::MAX);
+    4 * quarter.saturating_mul(4).max(1)
+}
+
 /// `bx` minus each of `cutters` in turn: every piece left so far is replaced by its
 /// [`box_diff`] from the next cutter (AMReX's loop in `BoxArray::complementIn`).
 pub(crate) fn cut_out<'a>(
@@ -544,6 +558,24 @@ mod list_tests {
         // Whatever the cut, the pieces are disjoint and cover exactly the difference.
         let total: u64 = c.iter().map(IndexBox::num_pts).sum();
         assert_eq!(total, long.num_pts() - 2 * cube(0).num_pts());
+    }
+
+    #[test]
+    fn complement_blocks_follow_amrex_cube_roots() {
+        // 4 * max(1, ceil(cbrt(m) / 4) * 4): 4 for nothing, 16 up to 4³ cells, 32 up to 8³.
+        for (m, want) in [
+            (0, 4),
+            (1, 16),
+            (64, 16),
+            (65, 32),
+            (512, 32),
+            (513, 48),
+            (19683, 112),
+        ] {
+            assert_eq!(complement_block(m), want, "{m}");
+        }
+        // cbrt(2^64 - 1) = 2642245.95: ceil(/ 4) = 660562.
+        assert_eq!(complement_block(u64::MAX), 16 * 660_562);
     }
 
     #[test]
