@@ -136,11 +136,11 @@ def corrupt(d, old, new):
 @pytest.mark.parametrize("edit, match", [
     (lambda t: t[:len(t) // 2], r"Header:\d+: expected"),  # truncated in level 0's boxes
     # 9 boxes, 8 listed: line 15 is level 0's `)` where a ninth box should be.
-    (lambda t: t.replace("(8 0", "(9 0", 1), r"Header:15: expected '\(', found '\)'"),
+    (lambda t: t.replace("(8 0", "(9 0", 1), r"Header:15: expected level 0's BoxArray: '\(', found '\)'"),
     # 3 boxes, 4 listed: the fourth where level 1's `)` should be.
-    (lambda t: t.replace("(4 0", "(3 0", 1), r"Header:\d+: expected '\)', found '\('"),
+    (lambda t: t.replace("(4 0", "(3 0", 1), r"Header:\d+: expected level 1's BoxArray: '\)', found '\('"),
     # Finest level 2, two BoxArrays.
-    (lambda t: t.replace("A test\n1\n", "A test\n2\n", 1), r"Header:22: expected '\(', found the end of the file"),
+    (lambda t: t.replace("A test\n1\n", "A test\n2\n", 1), r"Header:22: expected level 2's BoxArray: '\(', found the end of the file"),
     (lambda t: t.replace("A test\n1\n", "A test\n999\n", 1), r"Header:2: expected the finest level, an integer below 128"),
     (lambda t: t.replace("A test\n1\n", "A test\nx\n", 1), r"Header:2: expected the finest level"),
     (lambda t: t + "(1 0\n", r"Header:22: expected the end of the file after the 2 BoxArrays"),

@@ -103,7 +103,7 @@ rm -f "$miri_log"
 
 # The hostile-input regression suites: the importer and plotfile tests once more in a
 # release build (where integer overflow wraps instead of panicking), then under
-# AddressSanitizer (nightly; its own target directory), then each fuzz target for 30 s
+# AddressSanitizer (nightly; its own target directory), then each fuzz target for 20 s
 # (the corpus in fuzz/corpus is replayed first, so each run starts from the coverage the
 # seeds reach; longer campaigns: scripts/fuzz.sh TARGET SECONDS).
 HOSTILE_PKGS="-p amrex-dlpack-core -p amrex-array4 -p amrex-basefab -p amrex-podvector -p amrex-smallmatrix -p amrex-multifab -p amrex-plotfile -p amrex"
@@ -121,8 +121,8 @@ ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 RUSTFLAGS="-Zsanitizer=a
     --release --target x86_64-unknown-linux-gnu $HOSTILE_PKGS \
     --features amrex-dlpack-core/ndarray ${HOSTILE_TESTS/--test bounded_alloc/}
 
-log "fuzz targets, 30 s each (scripts/fuzz.sh)"
-bash scripts/fuzz.sh all 30
+log "fuzz targets, 20 s each (scripts/fuzz.sh)"
+bash scripts/fuzz.sh all 20
 
 log "Python package, the main example and the Python consumer tests"
 bash scripts/test-python.sh
